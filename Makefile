@@ -1,0 +1,33 @@
+# The two commands a newcomer needs: `make run` (talk to the bot) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: run test lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+## run: set up, ingest docbot's own docs/ and open a terminal chat with the bot (no credentials needed)
+run: $(STAMP)
+	$(BIN)/docbot run --ingest docs
+
+## test: lint, type-check and run every test
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python -m bench --quick
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

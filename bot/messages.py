@@ -1,0 +1,123 @@
+"""Neutral messages between adapters and the conversation service.
+
+Adapters turn platform events into `Inbound` and render `Reply` into Block Kit or Discord components; platform
+payload shapes never cross this boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+from pipeline.types import ActionKind, HistoryMessage
+
+
+class InboundKind(StrEnum):
+    MESSAGE = "message"
+    ACTION = "action"  # a button press; `action_id` holds the opaque stored-action id
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    platform: str  # "slack" | "discord" | "console"
+    workspace_id: str  # Slack team id, Discord guild id ("dm" for DMs), "local" for the console
+    channel_id: str
+    thread_id: str | None  # Slack thread_ts / Discord thread id; None when this message starts a new thread
+    message_id: str  # platform message id (Slack ts, Discord snowflake)
+    user_id: str
+    user_name: str
+    text: str
+    ts: datetime  # timezone-aware UTC
+    kind: InboundKind = InboundKind.MESSAGE
+    action_id: str | None = None
+    mentioned: bool = True  # addressed to the bot (mention, /ask, DM); False for plain thread follow-ups
+
+    @property
+    def thread_key(self) -> str:
+        """Stable key of the conversation this message belongs to."""
+        root = self.thread_id or self.message_id
+        return f"{self.platform}:{self.workspace_id}:{self.channel_id}:{root}"
+
+    @property
+    def dedup_key(self) -> str:
+        """Platform-stable id of this event: the same user message or button press always maps to one key."""
+        base = f"{self.platform}:{self.workspace_id}:{self.channel_id}:{self.message_id}"
+        return f"{base}:action:{self.action_id}" if self.kind is InboundKind.ACTION else base
+
+
+class ReplyKind(StrEnum):
+    ANSWER = "answer"
+    CLARIFICATION = "clarification"
+    REFUSAL = "refusal"
+    NOTICE = "notice"  # busy, rate-limited, failure, expired button: a short message, never silence
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    number: int
+    title: str
+    crumbs: tuple[str, ...]
+    url: str
+    chunk_id: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyAction:
+    """A button. `id` is an opaque stored-action id; the button value carries nothing else."""
+
+    id: str
+    label: str
+    kind: ActionKind
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the bot says in the thread.
+
+    `text` uses a small neutral markup every adapter can render: paragraphs separated by blank lines,
+    `> ` quoted lines, `- ` bullets, `**bold**`, and citation markers `[n]` that refer to `citations`.
+    """
+
+    kind: ReplyKind
+    text: str
+    language: str
+    conversation_id: str
+    citations: tuple[Citation, ...] = ()
+    actions: tuple[ReplyAction, ...] = ()  # clarification options, then feedback / ask-a-human
+    reason: str | None = None  # machine-readable reason for refusals and notices
+    note: str | None = None  # e.g. "answered without the language model, which was unavailable"
+    cached: bool = False
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionOutcome:
+    """Result of a button press: whether it was accepted, the label to show on the original message,
+    and the reply that resuming produced (if any)."""
+
+    accepted: bool
+    chosen_label: str
+    reply: Reply | None = None
+    notice: str | None = None  # why a press was refused (already used, other thread, expired)
+
+
+class ThreadFetcher(Protocol):
+    """Reads a thread's earlier messages from the platform (used once per conversation)."""
+
+    async def fetch_thread(self) -> list[HistoryMessage]: ...
+
+
+class ConversationHandler(Protocol):
+    """What adapters call. Implemented by `bot.service.ConversationService`.
+
+    `handle_message` returns None when the message is not for the bot (a follow-up in a thread the bot is not
+    engaged in, a follow-up where the channel's follow mode requires a mention) or was already answered
+    (a duplicate delivery). Otherwise it always returns a Reply, never raises for user mistakes.
+    """
+
+    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None: ...
+
+    async def handle_action(self, inbound: Inbound) -> ActionOutcome: ...

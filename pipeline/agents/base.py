@@ -1,0 +1,39 @@
+"""What every role shares: an offline strategy that always works, and an optional LLM strategy tried first.
+
+An agent composes the two with `run_with_fallback`: when the LLM strategy raises `StrategyFailed` (timeout,
+rate limit, malformed output after one repair, refusal), the offline strategy answers and the trace says
+`llm->offline`. The LLM issue adds LLM strategies without reshaping the agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from pipeline.envelope import AgentResult, Context, Payload
+
+Strategy = Callable[[Payload, Context], Awaitable[AgentResult]]
+
+
+class StrategyFailed(Exception):
+    """An LLM strategy could not produce a valid result; `reason` is operator-facing (no user text, no secrets)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def run_with_fallback(
+    payload: Payload, context: Context, offline: Strategy, llm: Strategy | None
+) -> AgentResult:
+    if llm is None:
+        return await offline(payload, context)
+    try:
+        return await llm(payload, context)
+    except StrategyFailed as failure:
+        result = await offline(payload, context)
+        return AgentResult(
+            payload=result.payload,
+            decision=f"{result.decision} (llm failed: {failure.reason})",
+            usage=result.usage,
+            strategy="llm->offline",
+        )

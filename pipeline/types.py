@@ -1,0 +1,193 @@
+"""The pipeline's vocabulary: roles, decisions, the data that crosses agent boundaries, and the protocols
+the pipeline needs from the outside world (implemented in storage/ and bot/, faked in tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+class Role(StrEnum):
+    MANAGER = "manager"
+    LANG = "lang"
+    TRANSLATION = "translation"
+    ESSENCE = "essence"
+    GUARDRAILS = "guardrails"
+    SEARCH = "search"
+    AUGMENTATION = "augmentation"
+    RESPONSE = "response"
+    QUALITY = "quality"
+    CLARIFICATION = "clarification"
+
+
+class ContextType(StrEnum):
+    NEW_TOPIC = "new_topic"
+    FOLLOW_UP = "follow_up"
+
+
+class SearchQuality(StrEnum):
+    EXCELLENT = "excellent"
+    GOOD = "good"
+    POOR = "poor"
+
+
+class QualityDecision(StrEnum):
+    APPROVE = "approve"
+    RESEARCH = "research"
+    REGENERATE = "regenerate"
+    CLARIFY = "clarify"
+
+
+class ActionKind(StrEnum):
+    """What pressing a suggested action does when the conversation resumes."""
+
+    SEARCH = "search"  # search again with `value` as the topic
+    REPHRASE = "rephrase"  # ask the person to rephrase (no search)
+    HUMAN = "human"  # hand over to the configured support person/group
+    HELPFUL = "helpful"  # feedback
+    NOT_HELPFUL = "not_helpful"  # feedback
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryMessage:
+    """One message of a thread as the pipeline sees it."""
+
+    ts: datetime  # timezone-aware UTC
+    author: str
+    text: str
+    from_bot: bool = False
+
+    def line(self) -> str:
+        """`[YYYY.MM.DD HH:MM:SS] name: text`, the form the essence role reads."""
+        return f"[{self.ts:%Y.%m.%d %H:%M:%S}] {self.author}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One retrieved section of the documentation."""
+
+    chunk_id: str
+    doc_id: str
+    section: str  # section anchor within the document ("" for the whole document)
+    title: str
+    crumbs: tuple[str, ...]
+    url: str  # citation link (source plus anchor)
+    text: str
+    score: float  # fused score in [0, 1]
+    collection: str = "default"
+    level_scores: dict[str, float] = field(default_factory=dict)  # keywords / dense / crumbs / summary
+
+
+@dataclass(frozen=True, slots=True)
+class SourceReference:
+    """A numbered source an answer may cite as [n]."""
+
+    number: int
+    chunk_id: str
+    doc_id: str
+    title: str
+    crumbs: tuple[str, ...]
+    url: str
+    text: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class SuggestedAction:
+    """A choice offered to the person; `value` is what resuming with it means (e.g. a topic to search)."""
+
+    label: str
+    kind: ActionKind = ActionKind.SEARCH
+    value: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    text: str  # the query in its original language
+    text_eng: str | None = None  # English form when known
+    language: str | None = None
+    collections: tuple[str, ...] = ("default",)
+    top_k: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResponse:
+    hits: tuple[SearchHit, ...]
+    quality: SearchQuality
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LLMUsage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    def __add__(self, other: LLMUsage) -> LLMUsage:
+        return LLMUsage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.calls + other.calls,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class LLMResult:
+    text: str
+    data: dict[str, Any] | None  # parsed structured output when a schema was given
+    usage: LLMUsage
+
+
+class Retriever(Protocol):
+    """Multi-level search over the documentation (storage/ implements it)."""
+
+    async def search(self, request: SearchRequest) -> SearchResponse: ...
+
+
+class Embedder(Protocol):
+    """Text embeddings; implementations run blocking work off the event loop."""
+
+    @property
+    def dim(self) -> int: ...
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. `schema` asks for structured output (a JSON schema); the result's `data` is then set."""
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        role: Role,
+        schema: dict[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> LLMResult: ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+    def monotonic(self) -> float: ...

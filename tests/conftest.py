@@ -1,0 +1,80 @@
+"""Shared fixtures: the shared test data, a guard against real network calls, PostgreSQL when reachable."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("DOCBOT_SHARED_DATA", REPO.parent / "shared" / "data"))
+POSTGRES_URL = os.environ.get("DOCBOT_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data, or a skip that says what is missing."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared test data not present: {path} (set DOCBOT_SHARED_DATA to its folder)")
+    return path
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    return shared_path()
+
+
+def _is_local(address: Any) -> bool:
+    if isinstance(address, str | bytes):  # AF_UNIX path
+        return True
+    host = address[0]
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    if not _is_local(address):
+        raise RuntimeError(f"test tried to reach the network: {address!r}; only loopback is allowed")
+    _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    if not _is_local(address):
+        raise RuntimeError(f"test tried to reach the network: {address!r}; only loopback is allowed")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def no_real_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail any connection to a non-loopback address (Slack, Discord, OpenAI, Pinecone are never reached)."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    yield
+
+
+def postgres_reachable() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5432), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    if not postgres_reachable():
+        pytest.skip("PostgreSQL is not reachable at 127.0.0.1:5432 (set DOCBOT_TEST_POSTGRES_URL)")
+    return POSTGRES_URL
