@@ -62,6 +62,22 @@ class Citation:
     url: str
     chunk_id: str
     confidence: float
+    text: str = ""  # the cited passage (shortened), for the JSON output contract and tooltips
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """Figures of the pipeline run behind a reply (the `metadata` / `validation` of the output contract)."""
+
+    chunks_retrieved: int = 0
+    search_quality: str | None = None
+    quality_decision: str | None = None
+    total_ms: float = 0.0
+    role_ms: tuple[tuple[str, float], ...] = ()  # (role, ms) summed per role, in first-seen order
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +107,7 @@ class Reply:
     note: str | None = None  # e.g. "answered without the language model, which was unavailable"
     cached: bool = False
     run_id: str | None = None
+    summary: RunSummary | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +138,21 @@ class ConversationHandler(Protocol):
     async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None: ...
 
     async def handle_action(self, inbound: Inbound) -> ActionOutcome: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRef:
+    """Where a reply goes, in neutral terms; stored with outbox rows so a restart can still deliver."""
+
+    platform: str
+    workspace_id: str
+    channel_id: str
+    thread_id: str  # Slack thread_ts / Discord thread (channel) id
+    placeholder_id: str | None = None  # a progress message to update into the answer, if any
+    extra: tuple[tuple[str, str], ...] = ()  # adapter-specific routing data (opaque to the core)
+
+
+class ReplySink(Protocol):
+    """Posts replies on one platform; the outbox drives it. Returns the platform message id."""
+
+    async def post(self, ref: ThreadRef, reply: Reply) -> str: ...
