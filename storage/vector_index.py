@@ -40,3 +40,20 @@ class VectorIndex(Protocol):
     async def query(self, vector: Vector, *, top_k: int, collections: Sequence[str]) -> list[VectorMatch]: ...
 
     async def count(self) -> int: ...
+
+
+class VectorIndexUnavailable(Exception):
+    """The vector index could not answer within its deadline (timeout, rate limit, server error, auth).
+
+    Search catches this and answers from the keyword side with a note; nothing else should be lost.
+    `reason` is one of `timeout`, `rate_limited`, `server_error`, `auth`, `connection`, `rejected`, `not_found`.
+    """
+
+    def __init__(self, index: str, operation: str, reason: str, *, attempts: int = 0, detail: str = "") -> None:
+        self.index = index
+        self.operation = operation
+        self.reason = reason
+        self.attempts = attempts
+        self.detail = detail
+        text = f"vector index {index!r} unavailable for {operation}: {reason} after {attempts} attempt(s)"
+        super().__init__(f"{text}: {detail}" if detail else text)
