@@ -1,0 +1,57 @@
+"""All user-facing text, one module per language, plus the lexicons the offline roles read.
+
+`texts(lang)` and `lexicon(lang)` fall back to English for languages without a module.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.locales import de, en, es, fr, ru, zh
+from pipeline.locales.base import Lexicon, Texts
+from pipeline.text import has_cjk, tokens
+
+_TEXTS: dict[str, Texts] = {m.__name__.rsplit(".", 1)[1]: m.TEXTS for m in (en, es, de, fr, ru, zh)}
+_LEXICONS: dict[str, Lexicon] = {m.__name__.rsplit(".", 1)[1]: m.LEXICON for m in (en, es, de, fr, ru, zh)}
+SUPPORTED: tuple[str, ...] = tuple(_TEXTS)
+DEFAULT = "en"
+
+__all__ = ["DEFAULT", "SUPPORTED", "Lexicon", "Texts", "all_lexicons", "content_words", "lexicon", "texts"]
+
+
+def _base(lang: str | None) -> str:
+    return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
+
+
+def texts(lang: str | None) -> Texts:
+    return _TEXTS.get(_base(lang), _TEXTS[DEFAULT])
+
+
+def lexicon(lang: str | None) -> Lexicon:
+    return _LEXICONS.get(_base(lang), _LEXICONS[DEFAULT])
+
+
+def all_lexicons() -> dict[str, Lexicon]:
+    return dict(_LEXICONS)
+
+
+def content_words(text: str, lang: str | None) -> list[str]:
+    """Words that can carry a topic: not function words, generic verbs or pointing words, in order.
+
+    Text in a script without spaces (Chinese) is cut at the lexicon's stop phrases; the remaining runs of two or
+    more characters are its content words.
+    """
+    lex = lexicon(lang)
+    if has_cjk(text):
+        cjk_lex = lexicon("zh")
+        phrases = sorted((*cjk_lex.stop_phrases, *cjk_lex.deictics), key=len, reverse=True)
+        pattern = "|".join(re.escape(p) for p in phrases)
+        pieces = re.split(pattern, text) if pattern else [text]
+        found: list[str] = []
+        for piece in pieces:
+            for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}", piece):
+                found.append(run)
+            found.extend(w for w in tokens(piece) if not has_cjk(w) and w not in lex.stopwords and len(w) > 1)
+        return found
+    skip = lex.stopwords | set(lex.deictics)
+    return [w for w in tokens(text) if w not in skip and len(w) > 1 and not w.isdigit()]

@@ -1,0 +1,57 @@
+"""The shape of one language: the user-facing texts and the small lexicon the offline roles read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """Every sentence the bot says to people, in one language. `{name}` fields are filled with `str.format`."""
+
+    # pipeline outcomes
+    answer_lead_in: str
+    no_coverage: str
+    closest_sections: str
+    offline_note: str
+    busy: str
+    failure: str
+    timeout: str
+    refusal: dict[str, str]  # out_of_scope, capability
+    clarify: dict[str, str]  # vague, ambiguous, unverified, no_coverage, rephrase, generic
+    rephrase_label: str
+    # service and adapters
+    rate_limited: str
+    channel_not_allowed: str
+    empty_question: str
+    question_too_long: str  # {limit}
+    unreadable_input: str
+    button_used: str
+    button_other_thread: str
+    button_expired: str
+    feedback_helpful: str
+    feedback_not_helpful: str
+    ask_human: str
+    human_handoff: str
+    feedback_thanks: str
+    sources_heading: str
+    user_asked: str  # {user}
+    you_chose: str  # {label}
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """Function words and patterns of one language, for the offline essence and guardrails roles."""
+
+    stopwords: frozenset[str]  # function words and generic verbs ("work", "help"): not a topic on their own
+    deictics: tuple[str, ...]  # words that point back at the previous topic ("it", "that")
+    capability: tuple[tuple[str, str], ...]  # (kind, regex) requests beyond a documentation assistant
+    determiners: frozenset[str] = frozenset()  # words that open a noun phrase ("the", "my")
+    topic_position: Literal["start", "end"] = "end"  # where a topic goes when no word points back
+    stop_phrases: tuple[str, ...] = field(default=())  # for scripts without spaces (Chinese)
+
+
+def words(text: str) -> frozenset[str]:
+    """A word set written as one whitespace-separated string (readable word lists in the language modules)."""
+    return frozenset(text.split())

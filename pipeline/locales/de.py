@@ -1,0 +1,63 @@
+"""German."""
+
+from pipeline.locales.base import Lexicon, Texts, words
+
+TEXTS = Texts(
+    answer_lead_in="Das steht dazu in der Dokumentation:",
+    no_coverage="Die Dokumentation scheint das nicht abzudecken.",
+    closest_sections="Die passendsten Abschnitte, die ich gefunden habe:",
+    offline_note="Ohne das Sprachmodell beantwortet, da es nicht verfügbar war.",
+    busy="Ich beantworte gerade viele andere Fragen. Bitte versuch es in einer Minute noch einmal.",
+    failure="Beim Antworten ist etwas schiefgelaufen. Bitte versuch es noch einmal; wenn es wieder passiert, "
+    "frag einen Menschen.",
+    timeout="Die Antwort hat zu lange gedauert. Bitte versuch es gleich noch einmal.",
+    refusal={
+        "out_of_scope": "Das liegt außerhalb dessen, was die Dokumentation abdeckt; darauf kann ich nicht antworten.",
+        "capability": "Ich beantworte nur Fragen zur Dokumentation; bei dieser Anfrage kann ich nicht helfen.",
+    },
+    clarify={
+        "vague": "Kannst du etwas mehr erzählen? Was möchtest du tun, und mit welcher Funktion oder welchem Produkt?",
+        "ambiguous": "Ich habe mehrere Abschnitte gefunden, die passen könnten. Welchen meinst du?",
+        "unverified": "Ich fand keine Antwort, die die Dokumentation belegt. Kannst du die Frage umformulieren?",
+        "no_coverage": "Das habe ich in der Dokumentation nicht gefunden. Meinst du eines dieser Themen?",
+        "rephrase": "Gern, stell deine Frage bitte noch einmal mit anderen Worten.",
+        "generic": "Kannst du deine Frage genauer stellen?",
+    },
+    rephrase_label="Frage umformulieren",
+    rate_limited="Du fragst schneller, als ich antworten kann. Bitte warte kurz und versuch es dann noch einmal.",
+    channel_not_allowed="Ich bin nicht dafür eingerichtet, in diesem Kanal zu antworten.",
+    empty_question="Bitte schreib nach der Erwähnung eine Frage.",
+    question_too_long="Diese Frage ist zu lang. Bitte bleib unter {limit} Zeichen.",
+    unreadable_input="Ich konnte diese Nachricht nicht lesen. Bitte schick deine Frage als normalen Text.",
+    button_used="Diese Auswahl wurde bereits verwendet.",
+    button_other_thread="Diese Schaltfläche gehört zu einer anderen Unterhaltung.",
+    button_expired="Diese Auswahl ist abgelaufen. Bitte frag noch einmal.",
+    feedback_helpful="Hilfreich",
+    feedback_not_helpful="Nicht hilfreich",
+    ask_human="Einen Menschen fragen",
+    human_handoff="Ich habe eine Person aus dem Team gebeten, sich diesen Thread anzusehen.",
+    feedback_thanks="Danke für die Rückmeldung!",
+    sources_heading="Quellen",
+    user_asked="{user} fragte:",
+    you_chose="Deine Wahl: {label}",
+)
+
+LEXICON = Lexicon(
+    stopwords=words(
+        """der die das den dem des ein eine einen einem einer und oder aber wenn dann nicht kein keine ja nein zu
+        von mit bei für auf in im an am aus über unter um was wie wo wann warum wer welche welcher welches ist sind
+        war sein bin bist kann kannst können muss soll habe hast hat haben ich mich mir mein meine du dich dir dein
+        deine er sie es wir ihr man uns sich dies diese dieser dieses dass da dort hier funktioniert funktionieren
+        geht gehen benutzen nutzen verwenden hilfe helfen bitte danke hallo problem probleme etwas nichts sehr mehr
+        auch schon noch mal ding klappt"""
+    ),
+    deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
+    determiners=words("der die das den dem mein meine meinen dein deine ein eine einen"),
+    capability=(
+        ("code", r"\b(schreib|schreibe|generiere|erstelle|programmiere)\b.{0,40}\b(programm|skript|script|code|"
+         r"funktion|app)\b"),
+        ("injection", r"\b(ignoriere|vergiss|missachte)\b.{0,40}\b(anweisungen|instruktionen|regeln|prompt)\b"),
+        ("prompt_leak", r"\b(zeig|zeige|verrate|wiederhole|nenne)\b.{0,30}\b(prompt|systemprompt|anweisungen)\b"),
+        ("roleplay", r"\b(tu so als|spiel die rolle|spiele die rolle|rollenspiel|ab jetzt bist du)\b"),
+    ),
+)

@@ -1,0 +1,65 @@
+"""English."""
+
+from pipeline.locales.base import Lexicon, Texts, words
+
+TEXTS = Texts(
+    answer_lead_in="Here is what the documentation says:",
+    no_coverage="The documentation doesn't seem to cover this.",
+    closest_sections="The closest sections I found:",
+    offline_note="Answered without the language model, which was unavailable.",
+    busy="I'm busy with other questions right now. Please try again in a minute.",
+    failure="Something went wrong while I was answering. Please try again; if it keeps happening, ask a human.",
+    timeout="Answering took too long. Please try again in a moment.",
+    refusal={
+        "out_of_scope": "That's outside what the documentation covers, so I can't answer it.",
+        "capability": "I can only answer questions about the documentation; I can't help with that request.",
+    },
+    clarify={
+        "vague": "Could you tell me a bit more? What are you trying to do, and with which feature or product?",
+        "ambiguous": "I found several sections that might fit. Which one do you mean?",
+        "unverified": "I couldn't put together an answer I can back with the docs. Could you rephrase the question?",
+        "no_coverage": "I couldn't find this in the documentation. Did you mean one of these topics?",
+        "rephrase": "Sure, please ask your question again in other words.",
+        "generic": "Could you clarify your question?",
+    },
+    rephrase_label="Rephrase my question",
+    rate_limited="You're asking faster than I can keep up. Please wait a moment and try again.",
+    channel_not_allowed="I'm not set up to answer in this channel.",
+    empty_question="Please type a question after the mention.",
+    question_too_long="That question is too long for me. Please keep it under {limit} characters.",
+    unreadable_input="I couldn't read that message. Please send your question as plain text.",
+    button_used="This choice was already used.",
+    button_other_thread="This button belongs to another conversation.",
+    button_expired="This choice has expired. Please ask again.",
+    feedback_helpful="Helpful",
+    feedback_not_helpful="Not helpful",
+    ask_human="Ask a human",
+    human_handoff="I've asked a person from the team to look at this thread.",
+    feedback_thanks="Thanks for the feedback!",
+    sources_heading="Sources",
+    user_asked="{user} asked:",
+    you_chose="You chose: {label}",
+)
+
+LEXICON = Lexicon(
+    stopwords=words(
+        """a an the and or but if then so to of in on at by for with about from into over under up down out off
+        is are was were be been being am do does did done doing have has had can could will would shall should may
+        might must i me my mine we us our you your yours he him his she her they them their it its this that these
+        those there here what which who whom whose when where why how not no yes don't doesn't didn't isn't aren't
+        can't won't cannot please thanks thank hi hello hey ok okay just also any some all more most very really
+        work works working worked use using used help need want get make thing things something anything problem
+        problems issue issues broken tell know explain show anyone somebody stuff way"""
+    ),
+    deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
+    determiners=words("the my your our their a an this that"),
+    capability=(
+        ("code", r"\b(write|generate|create|build|code)\b.{0,40}\b(program|script|code|app|function|sql|regex)\b"),
+        ("creative", r"\b(write|compose)\b.{0,30}\b(poem|essay|story|song|joke|letter)\b"),
+        ("injection", r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|rules|prompt|guidelines)\b"),
+        ("prompt_leak", r"\b(reveal|show|print|repeat|tell me|what is|what's)\b.{0,30}\b(system prompt|your prompt|"
+         r"your instructions|hidden instructions)\b"),
+        ("roleplay", r"\b(pretend|role-?play|act as|you are now|from now on you)\b"),
+        ("jailbreak", r"\b(jailbreak|developer mode|dan mode)\b"),
+    ),
+)

@@ -1,0 +1,60 @@
+"""Spanish."""
+
+from pipeline.locales.base import Lexicon, Texts, words
+
+TEXTS = Texts(
+    answer_lead_in="Esto es lo que dice la documentación:",
+    no_coverage="Parece que la documentación no trata este tema.",
+    closest_sections="Las secciones más cercanas que encontré:",
+    offline_note="Respondido sin el modelo de lenguaje, que no estaba disponible.",
+    busy="Ahora mismo estoy atendiendo otras preguntas. Inténtalo de nuevo en un minuto.",
+    failure="Algo salió mal mientras respondía. Inténtalo de nuevo; si sigue pasando, pide ayuda a una persona.",
+    timeout="La respuesta tardó demasiado. Inténtalo de nuevo en un momento.",
+    refusal={
+        "out_of_scope": "Eso queda fuera de lo que cubre la documentación, así que no puedo responderlo.",
+        "capability": "Solo puedo responder preguntas sobre la documentación; no puedo ayudar con esa petición.",
+    },
+    clarify={
+        "vague": "¿Puedes contarme un poco más? ¿Qué intentas hacer y con qué función o producto?",
+        "ambiguous": "Encontré varias secciones que podrían encajar. ¿Cuál de ellas buscas?",
+        "unverified": "No pude formar una respuesta respaldada por la documentación. ¿Puedes reformular la pregunta?",
+        "no_coverage": "No encontré esto en la documentación. ¿Te refieres a alguno de estos temas?",
+        "rephrase": "Claro, vuelve a hacer tu pregunta con otras palabras.",
+        "generic": "¿Puedes aclarar tu pregunta?",
+    },
+    rephrase_label="Reformular mi pregunta",
+    rate_limited="Estás preguntando más rápido de lo que puedo responder. Espera un momento e inténtalo de nuevo.",
+    channel_not_allowed="No estoy configurado para responder en este canal.",
+    empty_question="Escribe una pregunta después de la mención.",
+    question_too_long="Esa pregunta es demasiado larga. Mantenla por debajo de {limit} caracteres.",
+    unreadable_input="No pude leer ese mensaje. Envía tu pregunta como texto normal.",
+    button_used="Esta opción ya se usó.",
+    button_other_thread="Este botón pertenece a otra conversación.",
+    button_expired="Esta opción ha caducado. Vuelve a preguntar.",
+    feedback_helpful="Útil",
+    feedback_not_helpful="No útil",
+    ask_human="Preguntar a una persona",
+    human_handoff="He pedido a una persona del equipo que revise este hilo.",
+    feedback_thanks="¡Gracias por tu opinión!",
+    sources_heading="Fuentes",
+    user_asked="{user} preguntó:",
+    you_chose="Elegiste: {label}",
+)
+
+LEXICON = Lexicon(
+    stopwords=words(
+        """el la los las un una unos unas y o pero si no sí de del al a en con por para sobre sin que qué cómo como
+        cuál cuáles cuándo dónde por qué quién es son era ser estar está están hay he ha has hace hacer puedo puede
+        pueden podría debo tengo tiene me mi mis tu tus su sus yo tú él ella nosotros lo le les se nos te esto eso
+        esta este ese esa aquello ello funciona funcionan funcionar usar uso ayuda ayudar ayúdame favor hola gracias
+        problema problemas algo nada muy más también ya cosa sirve anda"""
+    ),
+    deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
+    determiners=words("el la los las mi mis tu tus su sus un una"),
+    capability=(
+        ("code", r"\b(escribe|escríbeme|genera|crea|programa)\b.{0,40}\b(programa|script|código|función|app)\b"),
+        ("injection", r"\b(ignora|olvida|omite)\b.{0,40}\b(instrucciones|reglas|indicaciones|prompt)\b"),
+        ("prompt_leak", r"\b(muestra|muéstrame|revela|dime|repite)\b.{0,30}\b(prompt|instrucciones)\b"),
+        ("roleplay", r"\b(finge|actúa como|haz de|juego de rol|a partir de ahora eres)\b"),
+    ),
+)

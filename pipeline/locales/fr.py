@@ -1,0 +1,61 @@
+"""French."""
+
+from pipeline.locales.base import Lexicon, Texts, words
+
+TEXTS = Texts(
+    answer_lead_in="Voici ce que dit la documentation :",
+    no_coverage="La documentation ne semble pas traiter ce sujet.",
+    closest_sections="Les sections les plus proches que j'ai trouvées :",
+    offline_note="Réponse produite sans le modèle de langage, qui n'était pas disponible.",
+    busy="Je traite beaucoup d'autres questions en ce moment. Réessayez dans une minute.",
+    failure="Un problème est survenu pendant ma réponse. Réessayez ; si cela se reproduit, demandez à une personne.",
+    timeout="La réponse a pris trop de temps. Réessayez dans un instant.",
+    refusal={
+        "out_of_scope": "Cela sort du champ de la documentation, je ne peux donc pas y répondre.",
+        "capability": "Je ne réponds qu'aux questions sur la documentation ; je ne peux pas aider avec cette demande.",
+    },
+    clarify={
+        "vague": "Pouvez-vous préciser ? Que cherchez-vous à faire, et avec quelle fonction ou quel produit ?",
+        "ambiguous": "J'ai trouvé plusieurs sections qui pourraient convenir. Laquelle voulez-vous dire ?",
+        "unverified": "Je n'ai pas pu construire une réponse appuyée par la documentation. Pouvez-vous reformuler ?",
+        "no_coverage": "Je n'ai pas trouvé cela dans la documentation. Pensiez-vous à l'un de ces sujets ?",
+        "rephrase": "Bien sûr, reposez votre question avec d'autres mots.",
+        "generic": "Pouvez-vous préciser votre question ?",
+    },
+    rephrase_label="Reformuler ma question",
+    rate_limited="Vous posez des questions plus vite que je ne peux répondre. Patientez un instant puis réessayez.",
+    channel_not_allowed="Je ne suis pas configuré pour répondre dans ce canal.",
+    empty_question="Écrivez une question après la mention.",
+    question_too_long="Cette question est trop longue. Restez sous {limit} caractères.",
+    unreadable_input="Je n'ai pas pu lire ce message. Envoyez votre question en texte simple.",
+    button_used="Ce choix a déjà été utilisé.",
+    button_other_thread="Ce bouton appartient à une autre conversation.",
+    button_expired="Ce choix a expiré. Posez la question à nouveau.",
+    feedback_helpful="Utile",
+    feedback_not_helpful="Pas utile",
+    ask_human="Demander à une personne",
+    human_handoff="J'ai demandé à une personne de l'équipe de regarder ce fil.",
+    feedback_thanks="Merci pour votre retour !",
+    sources_heading="Sources",
+    user_asked="{user} a demandé :",
+    you_chose="Votre choix : {label}",
+)
+
+LEXICON = Lexicon(
+    stopwords=words(
+        """le la les l un une des du de d et ou mais si ne pas non oui à au aux en dans sur sous par pour avec sans
+        que qu quoi qui quel quelle quels quelles comment où quand pourquoi est sont été être suis es ai as avons
+        avez ont fait faire peut peux pouvez puis dois je j me m moi mon ma mes tu te toi ton ta tes il elle ils
+        elles on nous vous se s son sa ses leur leurs ce c cet cette ces ça cela ceci y fonctionne fonctionnent
+        marche marchent utiliser aide aider aidez svp merci bonjour salut problème problèmes chose truc quelque
+        très plus aussi"""
+    ),
+    deictics=("ça", "cela", "ceci", "il", "elle", "le", "la", "les"),
+    determiners=words("le la les l mon ma mes ton ta tes un une"),
+    capability=(
+        ("code", r"\b(écris|écrivez|écris-moi|génère|crée|code)\b.{0,40}\b(programme|script|code|fonction|appli)\b"),
+        ("injection", r"\b(ignore|ignorez|oublie|oubliez)\b.{0,40}\b(instructions|consignes|règles|prompt)\b"),
+        ("prompt_leak", r"\b(montre|montre-moi|révèle|affiche|répète)\b.{0,30}\b(prompt|instructions|consignes)\b"),
+        ("roleplay", r"\b(fais semblant|faites semblant|joue le rôle|jeu de rôle|à partir de maintenant tu es)\b"),
+    ),
+)

@@ -1,0 +1,115 @@
+"""Small text utilities the offline roles share: cleaning, words, sentences and overlap.
+
+Word tokens are lower-cased runs of letters/digits; CJK text has no spaces, so each CJK character is a token
+and overlap uses character bigrams as well.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Iterable
+
+_MENTION = re.compile(r"<[@#!&][^<>\s]*>")  # Slack <@U123>, <#C1|name>, <!here>; Discord <@123>, <@!1>, <@&1>, <#1>
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+(?:['’][^\W_]+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n{1,}")
+_CITATION = re.compile(r"\[(\d{1,3})\]")
+_SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
+
+
+def clean(text: str) -> str:
+    """Drop control and format characters (keeping newlines), collapse runs of spaces, trim."""
+    kept = "".join(
+        ch if ch == "\n" or unicodedata.category(ch)[0] != "C" else " " for ch in unicodedata.normalize("NFC", text)
+    )
+    lines = [_SPACES.sub(" ", line).strip() for line in kept.split("\n")]
+    return "\n".join(line for line in lines if line).strip()
+
+
+def strip_mentions(text: str) -> str:
+    """Remove platform mention markup (users, channels, roles, broadcast)."""
+    return _MENTION.sub(" ", text)
+
+
+def one_line(text: str) -> str:
+    return " ".join(clean(text).split())
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens; each CJK character is one token."""
+    return [t.lower() for t in _TOKEN.findall(text)]
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_CHAR.search(text) is not None
+
+
+def word_count(text: str) -> int:
+    """Words as a reader counts them: two CJK characters count as about one word."""
+    toks = tokens(text)
+    cjk = sum(1 for t in toks if _CJK_CHAR.fullmatch(t))
+    return (len(toks) - cjk) + (cjk + 1) // 2
+
+
+def features(text: str, stopwords: Iterable[str] = ()) -> set[str]:
+    """Content features for overlap: words minus stopwords (with a crude prefix stem), plus CJK bigrams."""
+    stop = set(stopwords)
+    toks = tokens(text)
+    out: set[str] = set()
+    for tok in toks:
+        if _CJK_CHAR.fullmatch(tok) or tok in stop or len(tok) < 2:
+            continue
+        out.add(tok[:6] if len(tok) > 6 else tok)
+    cjk = [t for t in toks if _CJK_CHAR.fullmatch(t)]
+    out.update(a + b for a, b in itertools.pairwise(cjk))
+    return out
+
+
+def overlap(question: set[str], passage: set[str]) -> float:
+    """Share of the question's features found in the passage (0..1)."""
+    if not question:
+        return 0.0
+    return len(question & passage) / len(question)
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences; markdown headings and bullets become their own sentences."""
+    out: list[str] = []
+    for part in _SENTENCE_END.split(text):
+        part = part.strip().lstrip("#>-*• ").strip()
+        if part:
+            out.append(part)
+    return out
+
+
+def citations(text: str) -> list[int]:
+    """The citation numbers `[n]` in order of appearance."""
+    return [int(n) for n in _CITATION.findall(text)]
+
+
+def without_citations(text: str) -> str:
+    return " ".join(_CITATION.sub(" ", text).split())
+
+
+def renumber_citations(text: str, mapping: dict[int, int]) -> str:
+    """Rewrite `[n]` markers through `mapping`; markers not in it are dropped."""
+
+    def swap(match: re.Match[str]) -> str:
+        new = mapping.get(int(match.group(1)))
+        return f"[{new}]" if new is not None else ""
+
+    return _CITATION.sub(swap, text)
+
+
+def shorten(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word boundary with an ellipsis."""
+    text = one_line(text)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:") + "…"
