@@ -1,0 +1,306 @@
+"""One LLM strategy per role that has an LLM behaviour; each fills the same payload fields as the offline agent.
+
+Plug them into the agents through their `llm` argument: `XAgent(..., llm=strategies.get(XAgent.role))`.
+Any failure raises `StrategyFailed`, so `run_with_fallback` lets the offline strategy answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.agents.base import Strategy, StrategyFailed
+from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.llm import prompts
+from pipeline.llm.schemas import (
+    Answer,
+    Clarification,
+    EssenceDecision,
+    GuardrailsDecision,
+    LanguageDecision,
+    QualityVerdict,
+    ScopeVerdict,
+    Translation,
+)
+from pipeline.llm.structured import ask
+from pipeline.llm.understand import Understander
+from pipeline.types import LLM, ActionKind, ContextType, LLMUsage, QualityDecision, Role, SuggestedAction
+
+DEFAULT_SCOPE = "the team's product and its documentation"
+MAX_OPTIONS = 4
+MAX_OPTION_CHARS = 75  # Slack button labels
+_CITATION = re.compile(r"\[(\d+)\]")
+_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}$")
+
+
+def language_code(raw: str) -> str:
+    """`pt-BR` -> `pt`; anything that is not an ISO 639 code fails the strategy."""
+    code = re.split(r"[-_]", raw.strip().lower())[0]
+    if not _LANGUAGE_CODE.match(code):
+        raise StrategyFailed("llm gave an invalid language code")
+    return code
+
+
+def same_language(a: str | None, b: str) -> bool:
+    return a is not None and a.split("-")[0].lower() == b.split("-")[0].lower()
+
+
+def cited_numbers(text: str) -> list[int]:
+    return [int(n) for n in _CITATION.findall(text)]
+
+
+def _llm(payload: Payload, decision: str, usage: LLMUsage) -> AgentResult:
+    return AgentResult(payload=payload, decision=decision, usage=usage, strategy="llm")
+
+
+def _scope_fields(verdict: ScopeVerdict, reason: str) -> dict[str, object]:
+    inside = verdict == "in_scope"
+    return {"within_scope": inside, "scope_reason": reason, "refusal_reason": None if inside else verdict}
+
+
+class LanguageStrategy:
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        found, usage = await ask(
+            self.llm, prompts.language(payload, context), LanguageDecision, role=Role.LANG, deadline=context.deadline
+        )
+        code = language_code(found.language)
+        result = payload.evolve(language=code, confidence=found.confidence)
+        return _llm(result, f"language={code} ({found.confidence:.2f})", usage)
+
+
+class TranslationStrategy:
+    """Skips the call when the text is already in the documentation's language."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        if same_language(payload.language, context.docs_language):
+            return _llm(payload.evolve(text_eng=payload.text), f"already {context.docs_language}; no call", LLMUsage())
+        found, usage = await ask(
+            self.llm,
+            prompts.translation(payload, context),
+            Translation,
+            role=Role.TRANSLATION,
+            deadline=context.deadline,
+        )
+        return _llm(payload.evolve(text_eng=found.text_eng), f"translated {payload.language}->en", usage)
+
+
+def _essence_fields(
+    canonical: str, context_type: str, clarify: bool, reason: str | None, context: Context
+) -> dict[str, object]:
+    kind = ContextType(context_type) if context.history else ContextType.NEW_TOPIC
+    fields: dict[str, object] = {"canonical_question": canonical.strip(), "context_type": kind}
+    if clarify:
+        fields |= {"needs_clarification": True, "clarification_reason": reason or "the question is ambiguous"}
+    return fields
+
+
+def _essence_decision(fields: dict[str, object]) -> str:
+    kind = fields["context_type"]
+    return f"{kind}, clarify" if fields.get("needs_clarification") else f"{kind}"
+
+
+class EssenceStrategy:
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        found, usage = await ask(
+            self.llm, prompts.essence(payload, context), EssenceDecision, role=Role.ESSENCE, deadline=context.deadline
+        )
+        if not found.canonical_question.strip():
+            raise StrategyFailed("llm gave an empty canonical question")
+        fields = _essence_fields(
+            found.canonical_question,
+            found.context_type,
+            found.needs_clarification,
+            found.clarification_reason,
+            context,
+        )
+        return _llm(payload.evolve(**fields), _essence_decision(fields), usage)
+
+
+class GuardrailsStrategy:
+    def __init__(self, llm: LLM, scope: str = DEFAULT_SCOPE) -> None:
+        self.llm = llm
+        self.scope = scope
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        found, usage = await ask(
+            self.llm,
+            prompts.guardrails(payload, context, self.scope),
+            GuardrailsDecision,
+            role=Role.GUARDRAILS,
+            deadline=context.deadline,
+        )
+        return _llm(payload.evolve(**_scope_fields(found.verdict, found.reason)), found.verdict, usage)
+
+
+class ResponseStrategy:
+    """Writes the cited answer in the user's language; on a regenerate round it reads the reviewer's notes."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        if not payload.source_references:
+            raise StrategyFailed("no sources to ground an answer")
+        language = payload.language or context.docs_language
+        feedback = payload.quality_notes if payload.quality_decision is QualityDecision.REGENERATE else ()
+        found, usage = await ask(
+            self.llm,
+            prompts.answer(payload, context, language=language, feedback=feedback),
+            Answer,
+            role=Role.RESPONSE,
+            deadline=context.deadline,
+        )
+        if not found.answer.strip():
+            raise StrategyFailed("llm gave an empty answer")
+        cites = sorted(set(cited_numbers(found.answer)))
+        decision = "documents insufficient" if found.insufficient else f"answer citing {cites}"
+        return _llm(payload.evolve(response=found.answer.strip()), decision, usage)
+
+
+class QualityStrategy:
+    """Checks cited numbers in code first (a bad number means regenerate, no call), then asks the model
+    whether every claim is supported."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        if not payload.response:
+            raise StrategyFailed("no answer to review")
+        known = {s.number for s in payload.source_references}
+        cited = cited_numbers(payload.response)
+        missing = sorted(set(cited) - known)
+        if missing:
+            bad = (f"cites {', '.join(f'[{n}]' for n in missing)} which no source has",)
+            regenerate = self._decided(payload, QualityDecision.REGENERATE, bad)
+            return _llm(regenerate, "regenerate: bad citation", LLMUsage())
+        found, usage = await ask(
+            self.llm, prompts.quality(payload, context), QualityVerdict, role=Role.QUALITY, deadline=context.deadline
+        )
+        decision = QualityDecision(found.decision)
+        notes: tuple[str, ...] = tuple(f"unsupported: {claim}" for claim in found.unsupported_claims[:5])
+        if found.notes.strip():
+            notes += (found.notes.strip(),)
+        if decision is QualityDecision.APPROVE and (found.unsupported_claims or (known and not cited)):
+            decision = QualityDecision.REGENERATE  # an approved answer must be supported and cite its sources
+            notes += ("the answer must cite its sources",) if not cited else ()
+        return _llm(self._decided(payload, decision, notes), str(decision), usage)
+
+    @staticmethod
+    def _decided(payload: Payload, decision: QualityDecision, notes: tuple[str, ...]) -> Payload:
+        changes: dict[str, object] = {"quality_decision": decision, "quality_notes": notes}
+        if decision is QualityDecision.CLARIFY:
+            changes |= {"needs_clarification": True, "clarification_reason": "; ".join(notes) or "ambiguous"}
+        return payload.evolve(**changes)
+
+
+class ClarificationStrategy:
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        language = payload.language or context.docs_language
+        found, usage = await ask(
+            self.llm,
+            prompts.clarification(payload, context, language=language),
+            Clarification,
+            role=Role.CLARIFICATION,
+            deadline=context.deadline,
+        )
+        if not found.message.strip():
+            raise StrategyFailed("llm gave an empty clarifying question")
+        labels = [o.strip()[:MAX_OPTION_CHARS] for o in found.options if o.strip()]
+        actions = tuple(
+            SuggestedAction(label=label, kind=ActionKind.SEARCH, value=label) for label in dict.fromkeys(labels)
+        )[:MAX_OPTIONS]
+        result = payload.evolve(
+            needs_clarification=True, clarification_message=found.message.strip(), suggested_actions=actions
+        )
+        return _llm(result, f"clarify with {len(actions)} options", usage)
+
+
+# --- fast mode: one "understand" call feeds four roles ------------------------------------------------------------
+
+
+class UnderstoodLanguage:
+    def __init__(self, understander: Understander) -> None:
+        self.understander = understander
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        found, usage = await self.understander.understand(payload, context, Role.LANG)
+        code = language_code(found.language)
+        result = payload.evolve(language=code, confidence=found.confidence)
+        return _llm(result, f"language={code} ({found.confidence:.2f}) [understand]", usage)
+
+
+class UnderstoodTranslation:
+    def __init__(self, understander: Understander) -> None:
+        self.understander = understander
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        found, usage = await self.understander.understand(payload, context, Role.TRANSLATION)
+        if same_language(found.language, context.docs_language):
+            return _llm(payload.evolve(text_eng=payload.text), f"already {context.docs_language} [understand]", usage)
+        return _llm(payload.evolve(text_eng=found.text_eng), f"translated {found.language}->en [understand]", usage)
+
+
+class UnderstoodEssence:
+    def __init__(self, understander: Understander) -> None:
+        self.understander = understander
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        found, usage = await self.understander.understand(payload, context, Role.ESSENCE)
+        if not found.canonical_question.strip():
+            raise StrategyFailed("llm gave an empty canonical question")
+        fields = _essence_fields(
+            found.canonical_question,
+            found.context_type,
+            found.needs_clarification,
+            found.clarification_reason,
+            context,
+        )
+        return _llm(payload.evolve(**fields), f"{_essence_decision(fields)} [understand]", usage)
+
+
+class UnderstoodGuardrails:
+    def __init__(self, understander: Understander) -> None:
+        self.understander = understander
+
+    async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        found, usage = await self.understander.understand(payload, context, Role.GUARDRAILS)
+        fields = _scope_fields(found.scope_verdict, found.scope_reason)
+        return _llm(payload.evolve(**fields), f"{found.scope_verdict} [understand]", usage)
+
+
+def build_strategies(llm: LLM, *, fast: bool, scope: str = DEFAULT_SCOPE) -> dict[Role, Strategy]:
+    """The LLM strategy of every role that has one. `fast`: one shared "understand" call for lang, translation,
+    essence and guardrails. `scope` tells guardrails what the documentation covers."""
+    strategies: dict[Role, Strategy] = {
+        Role.RESPONSE: ResponseStrategy(llm),
+        Role.QUALITY: QualityStrategy(llm),
+        Role.CLARIFICATION: ClarificationStrategy(llm),
+    }
+    if fast:
+        understander = Understander(llm, scope=scope)
+        strategies |= {
+            Role.LANG: UnderstoodLanguage(understander),
+            Role.TRANSLATION: UnderstoodTranslation(understander),
+            Role.ESSENCE: UnderstoodEssence(understander),
+            Role.GUARDRAILS: UnderstoodGuardrails(understander),
+        }
+    else:
+        strategies |= {
+            Role.LANG: LanguageStrategy(llm),
+            Role.TRANSLATION: TranslationStrategy(llm),
+            Role.ESSENCE: EssenceStrategy(llm),
+            Role.GUARDRAILS: GuardrailsStrategy(llm, scope),
+        }
+    return strategies

@@ -1,0 +1,1 @@
+"""Fakes speaking real wire formats on loopback."""
