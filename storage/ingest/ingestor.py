@@ -1,0 +1,332 @@
+"""The ingestor: reads inputs, fills derived fields, and stores only what changed (DB rows, embeddings, index)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+import numpy as np
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from pipeline.types import Embedder
+from storage.doc_tables import ChunkRow, CorpusVersionRow, DocumentRow, EmbeddingRow, SessionFactory
+from storage.ingest.errors import IngestError
+from storage.ingest.model import IngestReport, SkippedSource, SourceDoc
+from storage.ingest.readers import (
+    SEED_SUFFIXES,
+    iter_files,
+    pretty,
+    read_document_text,
+    require_readable,
+    sections_to_doc,
+    seed_records,
+    seed_to_doc,
+)
+from storage.ingest.text import keypoints_of, keywords_of, summary_of
+from storage.vector_index import VectorIndex, VectorRecord
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Documents read from one input, remembered under that input (`origin`) to find vanished ones later."""
+
+    origin: str
+    docs: list[SourceDoc] = field(default_factory=list)
+    skipped: list[SkippedSource] = field(default_factory=list)
+
+
+def document_id(collection: str, key: str) -> str:
+    return hashlib.sha1(f"{collection}\0{key}".encode()).hexdigest()[:24]  # noqa: S324 - an id, not security
+
+
+def chunk_url(source: str, section: str) -> str:
+    return f"{source.split('#', 1)[0]}#{section}" if section else source
+
+
+def embedding_text(crumbs: Sequence[str], text: str) -> str:
+    return f"{' > '.join(crumbs)}\n{text}" if crumbs else text
+
+
+def fill_derived(doc: SourceDoc) -> None:
+    """Compute the seed's derived fields that the source left empty."""
+    body = doc.content or "\n\n".join(c.text for c in doc.chunks)
+    doc.summary = doc.summary or summary_of(body)
+    doc.keypoints = doc.keypoints or keypoints_of(body)
+    doc.keywords = doc.keywords or keywords_of(f"{doc.title}\n{body}")
+    doc.description = doc.description or doc.summary[:200]
+
+
+def _is_url(value: str) -> bool:
+    return value.startswith(("http://", "https://"))
+
+
+class Ingestor:
+    """Ingests folders, files, seed JSON/JSONL and web pages into a collection, incrementally by content hash."""
+
+    def __init__(
+        self,
+        db: SessionFactory,
+        embedder: Embedder,
+        index: VectorIndex,
+        *,
+        on_change: Callable[[], Awaitable[None]] | None = None,
+        http_timeout_s: float = 20.0,
+    ) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._index = index
+        self._on_change = on_change
+        self._http_timeout_s = http_timeout_s
+        self._model = str(getattr(embedder, "model_name", type(embedder).__name__))
+
+    async def ingest(
+        self,
+        paths_or_urls: Sequence[str],
+        *,
+        collection: str = "default",
+        base_url: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        started = time.perf_counter()
+        batches = [await self._read(item, collection, base_url) for item in paths_or_urls]
+        total = sum(len(b.docs) for b in batches)
+        counts = {"added": 0, "updated": 0, "unchanged": 0, "removed": 0, "chunks": 0, "embedded": 0}
+        done = 0
+        for batch in batches:
+            known = await self._known_hashes(collection, batch.origin)
+            kept: set[str] = set()
+            for doc in batch.docs:
+                if doc.id in kept:
+                    continue
+                kept.add(doc.id)
+                fill_derived(doc)
+                digest = doc.content_hash()
+                if known.get(doc.id) == digest:
+                    counts["unchanged"] += 1
+                else:
+                    stored = await self._store(doc, digest, collection, batch.origin, replace=doc.id in known)
+                    counts["updated" if doc.id in known else "added"] += 1
+                    counts["chunks"] += stored
+                    counts["embedded"] += stored
+                done += 1
+                if on_progress is not None:
+                    on_progress(done, total, doc.title or doc.source)
+            vanished = [doc_id for doc_id in known if doc_id not in kept]
+            if vanished:
+                await self._remove(vanished, collection)
+                counts["removed"] += len(vanished)
+        report = IngestReport(
+            skipped=tuple(s for b in batches for s in b.skipped),
+            seconds=time.perf_counter() - started,
+            **counts,
+        )
+        if report.changed:
+            await self._bump_version(collection)
+            if self._on_change is not None:
+                await self._on_change()
+        log.info(
+            "ingest finished",
+            extra={
+                "collection": collection,
+                "added": report.added,
+                "updated": report.updated,
+                "unchanged": report.unchanged,
+                "removed": report.removed,
+                "skipped": len(report.skipped),
+                "seconds": round(report.seconds, 3),
+            },
+        )
+        return report
+
+    # ---- reading ---------------------------------------------------------------------------------------------
+
+    async def _read(self, item: str, collection: str, base_url: str | None) -> _Batch:
+        if _is_url(item):
+            return await self._read_url(item, collection)
+        return await asyncio.to_thread(self._read_path, Path(item), collection, base_url)
+
+    def _read_path(self, path: Path, collection: str, base_url: str | None) -> _Batch:
+        root = path.resolve()
+        if not root.exists():
+            raise IngestError(f"{path} does not exist", source=str(path), reason="missing")
+        batch = _Batch(origin=str(root))
+        base = root if root.is_dir() else root.parent
+        files = list(iter_files(root))
+        for file in files:
+            rel = file.relative_to(base)
+            url = f"{base_url.rstrip('/')}/{rel.as_posix()}" if base_url else file.as_uri()
+            try:
+                raw = file.read_bytes()
+                if file.suffix.lower() in SEED_SUFFIXES:
+                    for record in seed_records(raw.decode("utf-8-sig"), str(file)):
+                        key = str(record.get("id") or record.get("source") or len(batch.docs))
+                        doc_id = document_id(collection, f"seed:{key}")
+                        batch.docs.append(seed_to_doc(record, doc_id=doc_id, default_source=url))
+                    continue
+                title_hint, sections = read_document_text(raw, file.suffix.lower())
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                reason = type(exc).__name__ if isinstance(exc, UnicodeDecodeError) else str(exc)
+                log.warning("skipped unreadable file %s: %s", file, reason)
+                batch.skipped.append(SkippedSource(name=str(file), reason=reason))
+                continue
+            if not sections:
+                batch.skipped.append(SkippedSource(name=str(file), reason="empty"))
+                continue
+            path_crumbs = tuple(pretty(part) for part in rel.parent.parts)
+            batch.docs.append(
+                sections_to_doc(
+                    sections,
+                    doc_id=document_id(collection, url),
+                    source=url,
+                    fallback_title=title_hint or pretty(file.stem),
+                    path_crumbs=path_crumbs,
+                )
+            )
+        require_readable(str(path), batch.docs, len(batch.skipped), len(files))
+        return batch
+
+    async def _read_url(self, url: str, collection: str) -> _Batch:
+        timeout = aiohttp.ClientTimeout(total=self._http_timeout_s)
+        try:
+            async with aiohttp.ClientSession(timeout=timeout) as http, http.get(url) as response:
+                if response.status >= 400:
+                    raise IngestError(f"{url} answered HTTP {response.status}", source=url, reason="http error")
+                raw = await response.read()
+                content_type = response.headers.get("Content-Type", "")
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise IngestError(f"cannot fetch {url}: {type(exc).__name__}", source=url, reason="unreachable") from exc
+        suffix = ".md" if "markdown" in content_type else ".txt" if "text/plain" in content_type else ".html"
+        try:
+            title_hint, sections = read_document_text(raw, suffix)
+        except UnicodeDecodeError as exc:
+            raise IngestError(f"{url} is not UTF-8 text", source=url, reason="undecodable") from exc
+        if not sections:
+            raise IngestError(f"{url} has no text", source=url, reason="empty")
+        doc = sections_to_doc(
+            sections,
+            doc_id=document_id(collection, url),
+            source=url,
+            fallback_title=title_hint or url.rstrip("/").rsplit("/", 1)[-1],
+            path_crumbs=(),
+        )
+        return _Batch(origin=url, docs=[doc])
+
+    # ---- storing ---------------------------------------------------------------------------------------------
+
+    async def _known_hashes(self, collection: str, origin: str) -> dict[str, str]:
+        async with self._db.session() as session:
+            rows = await session.execute(
+                select(DocumentRow.id, DocumentRow.content_hash).where(
+                    DocumentRow.collection == collection, DocumentRow.origin == origin
+                )
+            )
+            return {doc_id: digest for doc_id, digest in rows.all()}
+
+    async def _store(self, doc: SourceDoc, digest: str, collection: str, origin: str, *, replace: bool) -> int:
+        """Replace the document's rows and vectors; returns the number of chunks embedded."""
+        chunk_ids = [f"{doc.id}-{i:04d}" for i in range(len(doc.chunks))]
+        vectors = await self._embedder.embed_passages([embedding_text(c.crumbs, c.text) for c in doc.chunks])
+        vectors = np.asarray(vectors, dtype=np.float32)
+        old_ids: list[str] = []
+        async with self._db.session() as session:
+            if replace:
+                old_ids = list(await session.scalars(select(ChunkRow.id).where(ChunkRow.doc_id == doc.id)))
+                await _delete_documents(session, [doc.id])
+            session.add(
+                DocumentRow(
+                    id=doc.id,
+                    collection=collection,
+                    origin=origin,
+                    source=doc.source,
+                    title=doc.title,
+                    crumbs=list(doc.crumbs),
+                    description=doc.description,
+                    content=doc.content,
+                    summary=doc.summary,
+                    keypoints=doc.keypoints,
+                    keywords=doc.keywords,
+                    content_hash=digest,
+                    updated_at=datetime.now(UTC),
+                )
+            )
+            await session.flush()
+            for ord_, (chunk_id, chunk) in enumerate(zip(chunk_ids, doc.chunks, strict=True)):
+                session.add(
+                    ChunkRow(
+                        id=chunk_id,
+                        doc_id=doc.id,
+                        collection=collection,
+                        section=chunk.section,
+                        title=chunk.title,
+                        crumbs=list(chunk.crumbs),
+                        url=chunk_url(doc.source, chunk.section),
+                        text=chunk.text,
+                        ord=ord_,
+                    )
+                )
+            await session.flush()
+            for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
+                dim = int(vector.shape[0])
+                session.add(EmbeddingRow(chunk_id=chunk_id, model=self._model, dim=dim, vector=vector.tobytes()))
+        stale = [i for i in old_ids if i not in set(chunk_ids)]
+        if stale:
+            await self._index.delete(stale, collection)
+        await self._index.upsert(
+            [
+                VectorRecord(
+                    id=chunk_id,
+                    vector=vector,
+                    doc_id=doc.id,
+                    section=chunk.section,
+                    title=chunk.title,
+                    crumbs=chunk.crumbs,
+                    url=chunk_url(doc.source, chunk.section),
+                    collection=collection,
+                )
+                for chunk_id, chunk, vector in zip(chunk_ids, doc.chunks, vectors, strict=True)
+            ]
+        )
+        return len(chunk_ids)
+
+    async def _remove(self, doc_ids: list[str], collection: str) -> None:
+        async with self._db.session() as session:
+            chunk_ids = list(await session.scalars(select(ChunkRow.id).where(ChunkRow.doc_id.in_(doc_ids))))
+            await _delete_documents(session, doc_ids)
+        if chunk_ids:
+            await self._index.delete(chunk_ids, collection)
+
+    async def _bump_version(self, collection: str) -> None:
+        async with self._db.session() as session:
+            row = await session.get(CorpusVersionRow, collection)
+            now = datetime.now(UTC)
+            if row is None:
+                session.add(CorpusVersionRow(collection=collection, version=1, updated_at=now))
+            else:
+                row.version += 1
+                row.updated_at = now
+
+
+async def _delete_documents(session: AsyncSession, doc_ids: list[str]) -> None:
+    """Delete documents with their chunks and embeddings (explicitly: SQLite may run without foreign keys)."""
+    chunk_ids = select(ChunkRow.id).where(ChunkRow.doc_id.in_(doc_ids)).scalar_subquery()
+    await session.execute(delete(EmbeddingRow).where(EmbeddingRow.chunk_id.in_(chunk_ids)))
+    await session.execute(delete(ChunkRow).where(ChunkRow.doc_id.in_(doc_ids)))
+    await session.execute(delete(DocumentRow).where(DocumentRow.id.in_(doc_ids)))
+
+
+async def corpus_version(db: SessionFactory, collection: str) -> int:
+    async with db.session() as session:
+        row = await session.get(CorpusVersionRow, collection)
+        return row.version if row is not None else 0

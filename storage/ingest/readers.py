@@ -1,0 +1,243 @@
+"""Readers turning files, seed records and web pages into `SourceDoc`s with heading-based chunks."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bs4 import BeautifulSoup, Tag
+
+from storage.ingest.errors import IngestError
+from storage.ingest.model import SourceChunk, SourceDoc
+from storage.ingest.text import Section, normalise_space, slugify, split_long, unique_anchor
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst"})
+SEED_SUFFIXES = frozenset({".json", ".jsonl"})
+DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
+
+_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def markdown_sections(text: str) -> list[Section]:
+    """Split Markdown at ATX and setext headings (not inside code fences); `{#id}` after a heading sets its anchor."""
+    sections: list[Section] = []
+    title, level, explicit = "", 0, ""
+    body: list[str] = []
+    in_fence = False
+    lines = text.splitlines()
+
+    def close() -> None:
+        sections.append(Section(title=title, level=level, text="\n".join(body).strip(), anchor=explicit))
+
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        heading: tuple[int, str] | None = None
+        if not in_fence:
+            atx = _ATX.match(line)
+            if atx:
+                heading = (len(atx.group(1)), atx.group(2))
+            elif (
+                i + 1 < len(lines)
+                and line.strip()
+                and re.fullmatch(r"\s*(=+|-+)\s*", lines[i + 1])
+                and not (body and body[-1].strip())
+            ):
+                heading = (1 if "=" in lines[i + 1] else 2, line.strip())
+        if heading is None:
+            underline = re.fullmatch(r"\s*(=+|-+)\s*", line) and not body and title
+            if (body or line.strip()) and not underline:
+                body.append(line)
+            continue
+        close()
+        level, raw = heading
+        found = _EXPLICIT_ID.search(raw)
+        explicit = found.group(1) if found else ""
+        title = _EXPLICIT_ID.sub("", raw).strip()
+        body = []
+    close()
+    return [s for s in sections if s.title or s.text]
+
+
+def html_to_markdown(html: str) -> tuple[str, str]:
+    """(page title, Markdown-like text) with headings kept as `#` lines (and their ids as `{#id}`)."""
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "noscript", "nav", "footer", "header", "svg", "form"]):
+        tag.decompose()
+    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    if soup.title:
+        soup.title.decompose()
+    for heading in soup.find_all(re.compile(r"^h[1-6]$")):
+        assert isinstance(heading, Tag)
+        level = int(heading.name[1])
+        anchor = heading.get("id")
+        suffix = f" {{#{anchor}}}" if isinstance(anchor, str) and anchor else ""
+        heading.replace_with(f"\n\n{'#' * level} {heading.get_text(' ', strip=True)}{suffix}\n\n")
+    for block in soup.find_all(["p", "li", "pre", "tr", "dt", "dd", "blockquote", "div", "br", "table"]):
+        assert isinstance(block, Tag)
+        block.insert_after("\n\n" if block.name in ("p", "pre", "table", "blockquote") else "\n")
+    for item in soup.find_all("li"):
+        assert isinstance(item, Tag)
+        item.insert(0, "- ")
+    return page_title, normalise_space(soup.get_text())
+
+
+def pretty(stem: str) -> str:
+    words = re.sub(r"[_\-]+", " ", stem).strip()
+    return words[:1].upper() + words[1:] if words else stem
+
+
+def sections_to_doc(
+    sections: list[Section], *, doc_id: str, source: str, fallback_title: str, path_crumbs: tuple[str, ...]
+) -> SourceDoc:
+    """One document: the first level-1 heading (if it opens the text) is its title; the rest become chunks."""
+    title = fallback_title
+    if sections and sections[0].level == 1 and sum(s.level == 1 for s in sections) == 1:
+        title = sections[0].title
+    crumbs = (*path_crumbs, title) if not path_crumbs or path_crumbs[-1] != title else path_crumbs
+    seen: dict[str, int] = {}
+    stack: list[tuple[int, str]] = []
+    chunks: list[SourceChunk] = []
+    content_parts: list[str] = []
+    for section in sections:
+        if section.level:
+            while stack and stack[-1][0] >= section.level:
+                stack.pop()
+            stack.append((section.level, section.title))
+        is_title = section.level == 1 and section.title == title
+        heading_chain = tuple(t for _, t in stack if t != title)
+        anchor = "" if is_title or not section.level else unique_anchor(section.anchor or slugify(section.title), seen)
+        if section.title and not is_title:
+            content_parts.append(f"{'#' * section.level} {section.title}")
+        if section.text:
+            content_parts.append(section.text)
+        if not section.text:
+            continue
+        chunk_title = section.title if section.level else title
+        for piece in split_long(section.text):
+            chunks.append(SourceChunk(section=anchor, title=chunk_title, crumbs=(*crumbs, *heading_chain), text=piece))
+    return SourceDoc(
+        id=doc_id, source=source, title=title, crumbs=crumbs, content="\n\n".join(content_parts), chunks=chunks
+    )
+
+
+def read_document_text(raw: bytes, suffix: str) -> tuple[str, list[Section]]:
+    """(title hint, sections) of a Markdown, HTML or text file; raises UnicodeDecodeError on undecodable bytes."""
+    if b"\x00" in raw[:4096]:
+        raise UnicodeDecodeError("utf-8", raw[:1], 0, 1, "binary content")
+    text = raw.decode("utf-8-sig")
+    if suffix in HTML_SUFFIXES:
+        page_title, markdown = html_to_markdown(text)
+        return page_title, markdown_sections(markdown)
+    if suffix in MARKDOWN_SUFFIXES:
+        return "", markdown_sections(text)
+    return "", [Section(title="", level=0, text=normalise_space(text))]
+
+
+# ---- seed records ------------------------------------------------------------------------------------------------
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        parts = re.split(r"\n+|;\s*", value) if "\n" in value or ";" in value else re.split(r",\s*", value)
+        return [p.strip() for p in parts if p.strip()]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _as_crumbs(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(p.strip() for p in re.split(r"\s*(?:>|›|/|»)\s*", value) if p.strip())
+    return tuple(_as_list(value))
+
+
+def seed_records(raw: str, name: str) -> list[Mapping[str, Any]]:
+    """Records of a seed file: a JSON list, an object holding `documents`, one record, an id->record map, or JSONL."""
+    text = raw.strip()
+    if not text:
+        return []
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}: neither JSON nor JSONL ({exc.msg} at line {exc.lineno})") from exc
+    if isinstance(data, dict):
+        if isinstance(data.get("documents"), list):
+            data = data["documents"]
+        elif "content" in data or "chunks" in data:
+            data = [data]
+        else:
+            data = [{"id": key, **value} for key, value in data.items() if isinstance(value, dict)]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ValueError(f"{name}: expected a list of document objects")
+    return data
+
+
+def seed_to_doc(record: Mapping[str, Any], *, doc_id: str, default_source: str) -> SourceDoc:
+    """A `SourceDoc` from one seed record; missing chunks are cut from `content` by heading."""
+    key = str(record.get("id", ""))
+    source = str(record.get("source") or record.get("url") or f"{default_source}#{slugify(key)}")
+    crumbs = _as_crumbs(record.get("crumbs"))
+    content = str(record.get("content") or "")
+    if isinstance(record.get("text"), list):
+        content = content or "\n".join(str(line) for line in record["text"])
+    title = str(record.get("title") or (crumbs[-1] if crumbs else key))
+    crumbs = crumbs or (title,)
+    given = record.get("chunks") or []
+    chunks: list[SourceChunk] = []
+    if given:
+        seen: dict[str, int] = {}
+        for item in given:
+            if not isinstance(item, str | Mapping):
+                continue
+            piece: Mapping[str, Any] = {"text": item} if isinstance(item, str) else item
+            chunk_title = str(piece.get("title") or title)
+            anchor = str(piece.get("section") or piece.get("anchor") or "")
+            anchor = anchor if anchor else ("" if chunk_title == title else unique_anchor(slugify(chunk_title), seen))
+            chunk_crumbs = _as_crumbs(piece.get("crumbs")) or crumbs
+            for text in split_long(str(piece.get("text") or "").strip()):
+                if text:
+                    chunks.append(SourceChunk(section=anchor, title=chunk_title, crumbs=chunk_crumbs, text=text))
+        doc = SourceDoc(id=doc_id, source=source, title=title, crumbs=crumbs, content=content, chunks=chunks)
+    else:
+        doc = sections_to_doc(
+            markdown_sections(content), doc_id=doc_id, source=source, fallback_title=title, path_crumbs=crumbs
+        )
+        doc.content = content
+    doc.description = str(record.get("description") or "")
+    doc.summary = str(record.get("summary") or "")
+    doc.keypoints = _as_list(record.get("keypoints"))
+    doc.keywords = _as_list(record.get("keywords"))
+    return doc
+
+
+def iter_files(root: Path) -> Iterable[Path]:
+    """Document files under `root` (or `root` itself), hidden folders skipped, in a stable order."""
+    if root.is_file():
+        yield root
+        return
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_file() and path.suffix.lower() in DOCUMENT_SUFFIXES | SEED_SUFFIXES:
+            yield path
+
+
+def require_readable(name: str, docs: list[SourceDoc], skipped: int, seen_files: int) -> None:
+    if seen_files == 0:
+        raise IngestError(
+            f"no Markdown, HTML, text or seed files found in {name}", source=name, reason="no supported files"
+        )
+    if not docs and skipped:
+        raise IngestError(f"none of the {skipped} files in {name} could be read", source=name, reason="unreadable")

@@ -1,0 +1,115 @@
+"""Plain-text helpers for ingestion: anchors, sentences, derived fields (summary, keypoints, keywords), chunking."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+
+from storage.search.tokenize import tokenize
+
+MAX_CHUNK_CHARS = 1200
+CHUNK_OVERLAP_CHARS = 150
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}")
+_SPACES = re.compile(r"[ \t]+")
+
+
+def slugify(heading: str) -> str:
+    """GitHub-style anchor: lower case, punctuation dropped, spaces to hyphens (unicode letters kept)."""
+    text = unicodedata.normalize("NFKC", heading).strip().lower()
+    text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return text.replace(" ", "-")
+
+
+def unique_anchor(slug: str, seen: dict[str, int]) -> str:
+    """GitHub numbering for repeated headings: `setup`, `setup-1`, `setup-2`."""
+    count = seen.get(slug, 0)
+    seen[slug] = count + 1
+    return slug if count == 0 else f"{slug}-{count}"
+
+
+def normalise_space(text: str) -> str:
+    lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def sentences(text: str) -> list[str]:
+    parts = (p.strip() for p in _SENTENCE_END.split(text))
+    return [p for p in parts if len(p) > 2]
+
+
+def summary_of(text: str, *, max_chars: int = 300) -> str:
+    """The lead sentences, up to `max_chars`."""
+    out: list[str] = []
+    size = 0
+    for sentence in sentences(text):
+        if out and size + len(sentence) > max_chars:
+            break
+        out.append(sentence)
+        size += len(sentence) + 1
+    return " ".join(out)[: max_chars * 2]
+
+
+def keywords_of(text: str, *, limit: int = 10) -> list[str]:
+    """Most characteristic terms: frequency dampened by length, a document-local stand-in for BM25 weight."""
+    counts = Counter(tokenize(text))
+    ranked = sorted(counts.items(), key=lambda kv: (-(1 + math.log(kv[1])) * min(len(kv[0]), 8), kv[0]))
+    return [term for term, _ in ranked[:limit]]
+
+
+def keypoints_of(text: str, *, limit: int = 3) -> list[str]:
+    """The sentences that cover most of the document's keywords, in document order."""
+    keywords = set(keywords_of(text, limit=15))
+    candidates = [s for s in sentences(text) if 20 <= len(s) <= 400]
+    scored = sorted(
+        range(len(candidates)),
+        key=lambda i: -len(keywords & set(tokenize(candidates[i]))),
+    )[:limit]
+    return [candidates[i] for i in sorted(scored)]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading and the text under it; `level` 0 is the text before the first heading."""
+
+    title: str
+    level: int
+    text: str
+    anchor: str = ""
+    crumbs: tuple[str, ...] = ()
+
+
+def split_long(text: str, *, max_chars: int = MAX_CHUNK_CHARS, overlap: int = CHUNK_OVERLAP_CHARS) -> list[str]:
+    """Pieces of at most `max_chars`, cut at paragraph or sentence ends, each repeating a little of the previous."""
+    if len(text) <= max_chars:
+        return [text]
+    units: list[str] = []
+    for paragraph in text.split("\n\n"):
+        if len(paragraph) <= max_chars:
+            units.append(paragraph)
+        else:
+            units.extend(sentences(paragraph) or [paragraph])
+    pieces: list[str] = []
+    current = ""
+    for unit in units:
+        while len(unit) > max_chars:  # one enormous sentence: hard cut
+            units_head, unit = unit[:max_chars], unit[max_chars:]
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(units_head)
+        candidate = f"{current}\n\n{unit}" if current else unit
+        if len(candidate) <= max_chars:
+            current = candidate
+            continue
+        pieces.append(current)
+        tail = current[-overlap:]
+        cut = tail.find(" ")
+        tail = tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail
+        current = f"{tail} {unit}" if len(tail) + len(unit) + 1 <= max_chars else unit
+    if current:
+        pieces.append(current)
+    return pieces

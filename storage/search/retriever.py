@@ -1,0 +1,175 @@
+"""`HybridRetriever`: dense + keyword + crumbs + summary levels, fused adaptively, one hit per section."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.types import Embedder, SearchHit, SearchQuality, SearchRequest, SearchResponse
+from storage.doc_tables import SessionFactory
+from storage.search.corpus import SearchCorpus
+from storage.search.fusion import adaptive_weights, dense_to_unit, dispersion, fuse
+from storage.search.quality import FITTED, QualityThresholds, grade
+from storage.search.tokenize import tokenize
+from storage.vector_index import VectorIndex, VectorIndexUnavailable
+
+log = logging.getLogger(__name__)
+
+
+def _top(scores: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], k: int) -> npt.NDArray[np.int64]:
+    """Rows of the k best positive scores among the allowed rows."""
+    masked = np.where(mask, scores, 0.0)
+    k = min(k, int(np.count_nonzero(masked > 0)))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.argpartition(-masked, k - 1)[:k].astype(np.int64)
+
+
+def _relative(values: npt.NDArray[np.float32], best: float) -> npt.NDArray[np.float32]:
+    return (values / best).astype(np.float32) if best > 0 else np.zeros_like(values)
+
+
+class HybridRetriever:
+    """Implements `pipeline.types.Retriever` over the document store, the vector index and in-memory BM25 levels.
+
+    Call `load()` at start and `reload()` after an ingest that changed something (the Ingestor's `on_change`).
+    """
+
+    def __init__(
+        self,
+        db: SessionFactory,
+        embedder: Embedder,
+        index: VectorIndex,
+        *,
+        candidates: int = 50,
+        thresholds: QualityThresholds = FITTED,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._index = index
+        self._candidates = candidates
+        self._thresholds = thresholds
+        self._clock = clock
+        self._corpus: SearchCorpus | None = None
+        self._reload_lock = asyncio.Lock()
+
+    async def load(self) -> None:
+        """(Re)build the keyword levels from the database, in a worker thread; searches use the old snapshot
+        until the new one is ready."""
+        async with self._reload_lock:
+            chunks, docs = await SearchCorpus.fetch(self._db)
+            self._corpus = await asyncio.to_thread(SearchCorpus, chunks, docs)
+            log.info("search corpus loaded", extra={"chunks": len(chunks), "documents": len(docs)})
+
+    reload = load
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        started = self._clock()
+        timings: dict[str, float] = {}
+
+        def lap(name: str, since: float) -> float:
+            now = self._clock()
+            timings[name] = round((now - since) * 1000, 3)
+            return now
+
+        if self._corpus is None:
+            await self.load()
+        corpus = self._corpus
+        assert corpus is not None
+        mask = corpus.mask(request.collections)
+        if len(corpus) == 0 or not mask.any():
+            return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms={"total": 0.0})
+        pool = max(self._candidates, request.top_k * 4)
+        t = self._clock()
+
+        # dense: the original text, plus the English form when the pipeline has one
+        queries = [request.text] + ([request.text_eng] if request.text_eng and request.text_eng != request.text else [])
+        vectors = await self._embedder.embed_queries(queries)
+        t = lap("embed", t)
+        dense_available = True
+        dense_hits: dict[str, float] = {}
+        try:
+            for vector in vectors:
+                for match in await self._index.query(vector, top_k=pool, collections=request.collections):
+                    dense_hits[match.id] = max(match.score, dense_hits.get(match.id, -1.0))
+        except VectorIndexUnavailable as exc:
+            dense_available = False
+            log.warning("vector index unavailable, keyword-only search", extra={"reason": exc.reason})
+        t = lap("dense", t)
+
+        # keyword levels score every chunk (sparse, fast); collections are masked before choosing candidates
+        tokens = tokenize(request.text_eng or request.text)
+        text_scores = corpus.text_level.scores(tokens) * mask
+        t = lap("keywords", t)
+        crumbs_scores = corpus.crumbs_level.scores(tokens) * mask
+        t = lap("crumbs", t)
+        doc_scores = corpus.summary_level.scores(tokens)
+        summary_scores = np.where(corpus.chunk_doc >= 0, doc_scores[np.maximum(corpus.chunk_doc, 0)], 0.0) * mask
+        t = lap("summary", t)
+
+        rows = {corpus.row_of[i] for i in dense_hits if i in corpus.row_of}
+        for scores in (text_scores, crumbs_scores, summary_scores):
+            rows.update(int(r) for r in _top(scores.astype(np.float32), mask, pool))
+        rows = {r for r in rows if mask[r]}  # strict collections even if an index ignores its filter
+        candidates = np.array(sorted(rows), dtype=np.int64)
+        if candidates.size == 0:
+            return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timings)
+        missing = [corpus.chunks[r].id for r in candidates if corpus.chunks[r].id not in dense_hits]
+        scores_for = getattr(self._index, "scores_for", None)
+        if missing and dense_available and callable(scores_for):
+            for vector in vectors:
+                for chunk_id, score in scores_for(vector, missing).items():
+                    dense_hits[chunk_id] = max(score, dense_hits.get(chunk_id, -1.0))
+        cosine = np.array([dense_hits.get(corpus.chunks[r].id, 0.0) for r in candidates], dtype=np.float32)
+        coverage = corpus.text_level.coverage(tokens)
+        weights = adaptive_weights(coverage, dispersion(text_scores[mask]), dense_available=dense_available)
+        levels = {
+            "dense": dense_to_unit(cosine),
+            "keywords": _relative(text_scores[candidates], float(text_scores.max())),
+            "crumbs": _relative(crumbs_scores[candidates], float(crumbs_scores.max())),
+            "summary": _relative(summary_scores[candidates], float(summary_scores.max())),
+        }
+        fused = fuse(levels, weights)
+        order = np.lexsort((-cosine, -fused))  # ties (e.g. all zero) fall back on the embedding
+        hits: list[SearchHit] = []
+        seen: set[tuple[str, str]] = set()
+        for i in order:
+            info = corpus.chunks[int(candidates[i])]
+            key = (info.doc_id, info.section)
+            if key in seen:
+                continue
+            seen.add(key)
+            hits.append(
+                SearchHit(
+                    chunk_id=info.id,
+                    doc_id=info.doc_id,
+                    section=info.section,
+                    title=info.title,
+                    crumbs=info.crumbs,
+                    url=info.url,
+                    text=info.text,
+                    score=float(fused[i]),
+                    collection=info.collection,
+                    level_scores={
+                        "dense": float(cosine[i]),
+                        "keywords": float(levels["keywords"][i]),
+                        "crumbs": float(levels["crumbs"][i]),
+                        "summary": float(levels["summary"][i]),
+                    },
+                )
+            )
+            if len(hits) == request.top_k:
+                break
+        lap("fusion", t)
+        top = hits[0].score if hits else 0.0
+        margin = top - hits[1].score if len(hits) > 1 else top
+        quality = grade(top, margin, self._thresholds)
+        timings["total"] = round((self._clock() - started) * 1000, 3)
+        timings["keyword_weight"] = round(weights.keywords, 3)  # diagnostics: how much keywords counted
+        return SearchResponse(hits=tuple(hits), quality=quality, timings_ms=timings)

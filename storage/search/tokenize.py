@@ -1,0 +1,58 @@
+"""Tokenization for keyword search: English stemming for Latin words, character bigrams for CJK/Thai scripts.
+
+Words of other scripts (Cyrillic, Greek, Arabic ...) are kept whole and lower-cased, so a query in another
+language simply finds few of its terms in an English corpus; fusion reads that as low keyword coverage.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import Stemmer
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Han, Hiragana, Katakana, Hangul syllables, Thai: scripts written without spaces between words.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]+")
+
+_STOPWORDS_TEXT = """
+a about above after again all also am an and any are as at be because been before being below between both but
+by can could did do does doing down during each few for from further had has have having he her here hers him
+his how i if in into is it its itself just me more most my no nor not now of off on once only or other our out
+over own same she should so some such than that the their them then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would you your yours
+"""
+ENGLISH_STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def _cjk_grams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Search terms of `text` in order (stemmed English words, CJK bigrams, other words lower-cased)."""
+    out: list[str] = []
+    for match in _TOKEN.finditer(text.lower()):
+        word = match.group()
+        if _UNSPACED.search(word):
+            for piece in re.split(f"({_UNSPACED.pattern})", word):
+                if not piece:
+                    continue
+                if _UNSPACED.fullmatch(piece):
+                    out.extend(_cjk_grams(piece))
+                else:
+                    out.append(_stem(piece) if piece.isascii() else piece)
+            continue
+        if not keep_stopwords and word in ENGLISH_STOPWORDS:
+            continue
+        out.append(_stem(word) if word.isascii() else word)
+    return out
