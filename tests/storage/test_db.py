@@ -1,0 +1,163 @@
+"""The Database: migrations, SQLite setup, clear failures, masked secrets, UTC timestamps."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect, select, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import StatementError
+
+import storage.tables as tables
+from storage.base import Base
+from storage.conversations import ConversationStore
+from storage.db import Database, mask_url
+from storage.errors import StorageUnavailable
+from tests.storage.dbutil import drop_database, make_database
+
+pytestmark = pytest.mark.integration
+
+OPERATIONAL_TABLES = {
+    "conversations",
+    "messages",
+    "runs",
+    "hops",
+    "actions",
+    "feedback",
+    "inbox",
+    "outbox",
+    "semantic_cache",
+    "scheduler_leases",
+    "usage_counters",
+}
+
+
+def _table_names(connection: Connection) -> set[str]:
+    return set(inspect(connection).get_table_names())
+
+
+def _drift(connection: Connection) -> list[object]:
+    """Differences between the migrated schema and the models, limited to this module's tables."""
+    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    diffs = compare_metadata(context, Base.metadata)
+    mine = []
+    for diff in diffs:
+        flat = diff if isinstance(diff, tuple) else diff[0]
+        names = {getattr(part, "name", None) for part in flat} | {getattr(part, "table", None) for part in flat}
+        table_names = {getattr(t, "name", t) for t in names if t is not None}
+        if table_names & OPERATIONAL_TABLES or any(str(part) in OPERATIONAL_TABLES for part in flat):
+            mine.append(diff)
+    return mine
+
+
+async def test_migrate_creates_the_schema_on_an_empty_database(backend: str, backend_url: str | None, tmp_path: Path):
+    db = await make_database(backend, tmp_path, backend_url, migrate=False)
+    try:
+        async with db.engine.connect() as connection:
+            assert await connection.run_sync(_table_names) == set()
+        await db.migrate()
+        await db.migrate()  # a second run is a no-op
+        async with db.engine.connect() as connection:
+            names = await connection.run_sync(_table_names)
+            version = (await connection.execute(text("SELECT version_num FROM alembic_version"))).scalars().all()
+            drift = await connection.run_sync(_drift)
+        assert names >= OPERATIONAL_TABLES | {"alembic_version"}
+        assert len(version) == 1
+        assert drift == [], f"tables.py and the migrations disagree: {drift}"
+    finally:
+        await drop_database(db)
+
+
+@pytest.mark.postgres
+async def test_concurrent_migrations_on_postgres_do_not_collide(postgres_url: str, tmp_path: Path):
+    first = await make_database("postgres", tmp_path, postgres_url, migrate=False)
+    second = Database(first.engine.url.render_as_string(hide_password=False))
+    try:
+        await asyncio.gather(first.migrate(), second.migrate())
+        async with first.engine.connect() as connection:
+            assert await connection.run_sync(_table_names) >= OPERATIONAL_TABLES
+    finally:
+        await second.dispose()
+        await drop_database(first)
+
+
+async def test_sqlite_pragmas_and_parent_folder(tmp_path: Path):
+    path = tmp_path / "nested" / "deeper" / "docbot.db"
+    db = Database(f"sqlite+aiosqlite:///{path}")
+    try:
+        assert path.parent.is_dir()
+        await db.migrate()
+        async with db.session() as session:
+            assert (await session.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
+            assert (await session.execute(text("PRAGMA foreign_keys"))).scalar() == 1
+            assert (await session.execute(text("PRAGMA busy_timeout"))).scalar() >= 1000
+        assert path.is_file()
+    finally:
+        await db.dispose()
+
+
+def test_a_file_in_place_of_the_folder_is_a_clear_storage_error(tmp_path: Path):
+    blocker = tmp_path / "data"
+    blocker.write_text("not a folder")
+    with pytest.raises(StorageUnavailable) as caught:
+        Database(f"sqlite+aiosqlite:///{blocker / 'docbot.db'}")
+    assert "cannot create the folder" in str(caught.value)
+    assert str(blocker) in caught.value.reason
+
+
+def test_a_folder_in_place_of_the_file_is_a_clear_storage_error(tmp_path: Path):
+    with pytest.raises(StorageUnavailable, match="is a folder, not a database file"):
+        Database(f"sqlite+aiosqlite:///{tmp_path}")
+
+
+def test_an_unsupported_url_is_a_storage_error():
+    with pytest.raises(StorageUnavailable, match="not a valid database URL"):
+        Database("definitely not a url")
+    with pytest.raises(StorageUnavailable, match="only sqlite"):
+        Database("mysql+aiomysql://u:p@127.0.0.1/x")
+
+
+async def test_an_unreachable_server_names_the_url_without_its_password():
+    db = Database("postgresql+asyncpg://docbot:hunter2secret@127.0.0.1:1/docbot")
+    try:
+        assert "hunter2secret" not in repr(db)
+        with pytest.raises(StorageUnavailable) as caught:
+            await db.check()
+        with pytest.raises(StorageUnavailable) as caught_migrate:
+            await db.migrate()
+    finally:
+        await db.dispose()
+    for error in (caught.value, caught_migrate.value):
+        assert "hunter2secret" not in str(error)
+        assert "docbot:***@127.0.0.1:1/docbot" in str(error)
+
+
+def test_mask_url_hides_passwords_even_in_unparsable_urls():
+    assert mask_url("postgresql+asyncpg://u:s3cret@h/db") == "postgresql+asyncpg://u:***@h/db"
+    assert "s3cret" not in mask_url("weird://u:s3cret@h:notaport/db")
+
+
+async def test_timestamps_come_back_as_the_same_instant_in_utc(db: Database):
+    conversations = ConversationStore(db)
+    conversation = await conversations.get_or_create("slack:T:C:1", "slack", "T", "C", "1")
+    local = datetime(2026, 11, 22, 19, 3, 10, 123456, tzinfo=timezone(timedelta(hours=5)))
+    await conversations.add_message(conversation.id, "m1", "U1", "alice", "hello", local)
+    async with db.session() as session:
+        stored = (await session.execute(select(tables.MessageRow.ts))).scalar_one()
+    assert stored == local
+    assert stored.utcoffset() == timedelta(0)
+    assert stored.hour == 14
+    assert conversation.created_at.tzinfo is not None
+    assert abs(conversation.created_at - datetime.now(UTC)) < timedelta(minutes=1)
+
+
+async def test_naive_timestamps_are_refused(db: Database):
+    conversations = ConversationStore(db)
+    conversation = await conversations.get_or_create("slack:T:C:2", "slack", "T", "C", "2")
+    with pytest.raises(StatementError, match="naive datetime"):
+        await conversations.add_message(conversation.id, "m1", "U1", "alice", "hi", datetime(2026, 1, 1))
