@@ -54,6 +54,7 @@ class ActionKind(StrEnum):
     HUMAN = "human"  # hand over to the configured support person/group
     HELPFUL = "helpful"  # feedback
     NOT_HELPFUL = "not_helpful"  # feedback
+    RETRY = "retry"  # re-run a question the bot failed to answer (handled by bot.delivery, never stored)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ class Texts:
     sources_heading: str
     user_asked: str  # {user}
     you_chose: str  # {label}
+    retry_label: str = "Try again"  # the button under the apology when an answer could not be finished
 
 
 @dataclass(frozen=True, slots=True)
