@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ScopeVerdict = Literal["in_scope", "out_of_scope", "beyond_capabilities"]
+ClarifyReason = Literal["vague", "ambiguous"]  # keys of the localized clarification texts
 
 
 class _Output(BaseModel):
@@ -33,7 +34,9 @@ class EssenceDecision(_Output):
     canonical_question: str = Field(description="one self-contained question in English, pronouns resolved")
     context_type: Literal["new_topic", "follow_up"]
     needs_clarification: bool
-    clarification_reason: str | None
+    clarification_reason: ClarifyReason | None = Field(
+        description="vague: too little to go on; ambiguous: several readings"
+    )
 
 
 class GuardrailsDecision(_Output):
@@ -52,7 +55,9 @@ class Understanding(_Output):
     canonical_question: str
     context_type: Literal["new_topic", "follow_up"]
     needs_clarification: bool
-    clarification_reason: str | None
+    clarification_reason: ClarifyReason | None = Field(
+        description="vague: too little to go on; ambiguous: several readings"
+    )
     scope_verdict: ScopeVerdict
     scope_reason: str
 

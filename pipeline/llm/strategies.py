@@ -54,7 +54,8 @@ def _llm(payload: Payload, decision: str, usage: LLMUsage) -> AgentResult:
 
 def _scope_fields(verdict: ScopeVerdict, reason: str) -> dict[str, object]:
     inside = verdict == "in_scope"
-    return {"within_scope": inside, "scope_reason": reason, "refusal_reason": None if inside else verdict}
+    refusal = None if inside else ("out_of_scope" if verdict == "out_of_scope" else "capability")
+    return {"within_scope": inside, "scope_reason": reason, "refusal_reason": refusal}
 
 
 class LanguageStrategy:
@@ -95,7 +96,7 @@ def _essence_fields(
     kind = ContextType(context_type) if context.history else ContextType.NEW_TOPIC
     fields: dict[str, object] = {"canonical_question": canonical.strip(), "context_type": kind}
     if clarify:
-        fields |= {"needs_clarification": True, "clarification_reason": reason or "the question is ambiguous"}
+        fields |= {"needs_clarification": True, "clarification_reason": reason or "ambiguous"}
     return fields
 
 
@@ -198,7 +199,7 @@ class QualityStrategy:
     def _decided(payload: Payload, decision: QualityDecision, notes: tuple[str, ...]) -> Payload:
         changes: dict[str, object] = {"quality_decision": decision, "quality_notes": notes}
         if decision is QualityDecision.CLARIFY:
-            changes |= {"needs_clarification": True, "clarification_reason": "; ".join(notes) or "ambiguous"}
+            changes |= {"needs_clarification": True, "clarification_reason": "ambiguous"}
         return payload.evolve(**changes)
 
 

@@ -182,6 +182,8 @@ class ScriptedOpenAI:
 
         content = step.content or ""
         await send(base | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+        if step.refusal:
+            await send(base | {"choices": [{"index": 0, "delta": {"refusal": step.refusal}, "finish_reason": None}]})
         for piece in re.findall(r"\S+\s*|\s+", content):
             if step.chunk_delay_s:
                 await asyncio.sleep(step.chunk_delay_s)
