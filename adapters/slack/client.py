@@ -1,0 +1,73 @@
+"""Web API clients with Slack's retry handlers, and a small cache of user names and locales."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+log = logging.getLogger(__name__)
+
+ClientFor = Callable[[str], Awaitable[AsyncWebClient]]  # team id → a client holding that workspace's bot token
+
+
+def retry_handlers(max_rate_limit_retries: int = 3) -> list[AsyncRetryHandler]:
+    """429s are retried after Retry-After; 500/503 and dropped connections once or twice with backoff."""
+    return [
+        AsyncRateLimitErrorRetryHandler(max_retry_count=max_rate_limit_retries),
+        AsyncServerErrorRetryHandler(max_retry_count=2),
+        AsyncConnectionErrorRetryHandler(max_retry_count=2),
+    ]
+
+
+def web_client(token: str | None, base_url: str) -> AsyncWebClient:
+    return AsyncWebClient(token=token, base_url=_with_slash(base_url), retry_handlers=retry_handlers())
+
+
+def _with_slash(url: str) -> str:
+    return url if url.endswith("/") else url + "/"
+
+
+@dataclass(frozen=True, slots=True)
+class SlackUser:
+    id: str
+    name: str
+    locale: str | None = None
+
+
+class UserDirectory:
+    """users.info, once per user: the display name for history lines and the locale for our placeholders."""
+
+    def __init__(self, client_for: ClientFor, max_users: int = 10_000) -> None:
+        self._client_for = client_for
+        self._max = max_users
+        self._users: dict[tuple[str, str], SlackUser] = {}
+
+    async def get(self, team_id: str, user_id: str) -> SlackUser:
+        key = (team_id, user_id)
+        if key in self._users:
+            return self._users[key]
+        user = SlackUser(id=user_id, name=user_id)
+        try:
+            client = await self._client_for(team_id)
+            response = await client.users_info(user=user_id, include_locale=True)
+            raw = response.get("user") or {}
+            profile = raw.get("profile") or {}
+            name = profile.get("display_name") or profile.get("real_name") or raw.get("real_name") or raw.get("name")
+            user = SlackUser(id=user_id, name=str(name or user_id), locale=raw.get("locale"))
+        except SlackApiError as exc:
+            log.warning("users.info failed", extra={"error": exc.response.get("error"), "team": team_id})
+            return user
+        if len(self._users) >= self._max:
+            self._users.clear()
+        self._users[key] = user
+        return user

@@ -1,0 +1,78 @@
+"""Slack payloads → neutral `Inbound` messages plus the `SlackThreadRef` their replies go to (pure functions)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from adapters.slack.events import MessageEvent, mentions, strip_mention, team_of, to_datetime
+from adapters.slack.sink import SlackThreadRef
+from bot.messages import Inbound, InboundKind
+
+PLATFORM = "slack"
+
+
+def message_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbound, SlackThreadRef] | None:
+    """An `app_mention` or `message` event, or None when it cannot be for the bot (chatter outside threads).
+
+    `mentioned` is True for mentions and DMs, False for plain messages in threads (follow-ups the service may take).
+    `user_name` is left empty for the caller to resolve.
+    """
+    event = cast(MessageEvent, body.get("event") or {})
+    if event.get("type") not in ("app_mention", "message") or not event.get("ts") or not event.get("channel"):
+        return None
+    text = event.get("text", "")
+    is_dm = event.get("channel_type") == "im"
+    mentioned = event["type"] == "app_mention" or is_dm or mentions(text, bot_user_id)
+    thread_ts = event.get("thread_ts")
+    if not mentioned and thread_ts is None:
+        return None
+    team = team_of(body)
+    inbound = Inbound(
+        platform=PLATFORM,
+        workspace_id=team,
+        channel_id=event["channel"],
+        thread_id=thread_ts,
+        message_id=event["ts"],
+        user_id=event.get("user", ""),
+        user_name="",
+        text=strip_mention(text, bot_user_id),
+        ts=to_datetime(event["ts"]),
+        mentioned=mentioned,
+    )
+    ref = SlackThreadRef(
+        team_id=team,
+        channel_id=event["channel"],
+        thread_ts=thread_ts or event["ts"],
+        user_id=inbound.user_id,
+        assistant=is_dm and thread_ts is not None,
+    )
+    return inbound, ref
+
+
+def action_inbound(body: dict[str, Any]) -> tuple[Inbound, SlackThreadRef]:
+    """A `block_actions` press of one of our buttons; the thread is the one of the message that carried it."""
+    action = (body.get("actions") or [{}])[0]
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    team = team_of(body)
+    channel = str(container.get("channel_id") or (body.get("channel") or {}).get("id") or "")
+    message_ts = str(container.get("message_ts") or message.get("ts") or "")
+    thread_ts = str(container.get("thread_ts") or message.get("thread_ts") or message_ts)
+    user = body.get("user") or {}
+    raw_ts = action.get("action_ts")
+    inbound = Inbound(
+        platform=PLATFORM,
+        workspace_id=team,
+        channel_id=channel,
+        thread_id=thread_ts,
+        message_id=message_ts,
+        user_id=str(user.get("id") or ""),
+        user_name=str(user.get("username") or user.get("name") or ""),
+        text=str((action.get("text") or {}).get("text") or ""),
+        ts=to_datetime(str(raw_ts)) if raw_ts else datetime.now(UTC),
+        kind=InboundKind.ACTION,
+        action_id=str(action.get("value") or ""),
+        mentioned=True,
+    )
+    return inbound, SlackThreadRef(team, channel, thread_ts, inbound.user_id)

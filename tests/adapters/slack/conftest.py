@@ -1,0 +1,234 @@
+"""Fixtures for the Slack adapter: the fake Web API, a scripted conversation handler, signed HTTP requests."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from adapters.slack.app import SlackAdapter
+from bot.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
+from bot.settings import Settings
+from pipeline.types import ActionKind, HistoryMessage
+from tests.adapters.slack.contract import assert_calls_valid
+from tests.fakes.slack_api import TEAM, FakeSlackAPI
+
+SECRET = "test-signing-secret-0123"
+USERS = {
+    "UALICE": {"name": "alice", "profile": {"display_name": "Alice"}, "locale": "en-US"},
+    "UBOB": {"name": "bob", "profile": {"display_name": "Bob"}, "locale": "de-DE"},
+}
+
+
+def answer(conversation_id: str, text: str = "Hold the **pair** button for 3 s [1].") -> Reply:
+    return Reply(
+        kind=ReplyKind.ANSWER, text=text, language="en", conversation_id=conversation_id,
+        citations=(Citation(1, "Pairing", ("Remote", "Setup"), "https://docs.example/remote#pair", "c1", 0.9),),
+        actions=(ReplyAction(f"fb-yes-{conversation_id}", "Helpful", ActionKind.HELPFUL),
+                 ReplyAction(f"fb-no-{conversation_id}", "Not helpful", ActionKind.NOT_HELPFUL)),
+    )  # fmt: skip
+
+
+@dataclass
+class FakeHandler:
+    """Behaves like the conversation service at its boundary: answers mentions, takes follow-ups only in threads
+    it answered, refuses disallowed channels, dedupes by `dedup_key`, and consumes stored actions once, only from
+    their own thread. `script` can override the reply to a message."""
+
+    settings: Settings
+    delay_s: float = 0.0
+    script: Callable[[Inbound], Reply | None] | None = None
+    messages: list[Inbound] = field(default_factory=list)
+    actions_pressed: list[Inbound] = field(default_factory=list)
+    fetched: list[list[HistoryMessage]] = field(default_factory=list)
+    engaged: set[str] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
+    stored_actions: dict[str, tuple[str, str]] = field(default_factory=dict)  # action id → (thread_key, label)
+    resumes: list[str] = field(default_factory=list)
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
+        import asyncio
+
+        self.messages.append(inbound)
+        if inbound.dedup_key in self.seen:
+            return None
+        self.seen.add(inbound.dedup_key)
+        if not inbound.mentioned and inbound.thread_key not in self.engaged:
+            return None
+        if not self.settings.channel_policy("slack", inbound.workspace_id, inbound.channel_id).allowed:
+            return Reply(kind=ReplyKind.NOTICE, text="Not in this channel, sorry.", language="en",
+                         conversation_id="", reason="channel_not_allowed")
+        if fetcher is not None:
+            self.fetched.append(await fetcher.fetch_thread())
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        self.engaged.add(inbound.thread_key)
+        reply = self.script(inbound) if self.script else answer(inbound.thread_key)
+        if reply is not None:
+            for action in reply.actions:
+                self.stored_actions[action.id] = (inbound.thread_key, action.label)
+        return reply
+
+    def clarification(self, inbound: Inbound, options: tuple[str, ...] = ("Remote", "TV")) -> Reply:
+        n = next(self._ids)
+        return Reply(
+            kind=ReplyKind.CLARIFICATION, text="Which device do you mean?", language="en",
+            conversation_id=inbound.thread_key,
+            actions=tuple(ReplyAction(f"act-{n}-{i}", label, ActionKind.SEARCH) for i, label in enumerate(options)),
+        )  # fmt: skip
+
+    async def handle_action(self, inbound: Inbound) -> ActionOutcome:
+        self.actions_pressed.append(inbound)
+        stored = self.stored_actions.get(inbound.action_id or "")
+        if stored is None:
+            return ActionOutcome(accepted=False, chosen_label="", notice="That choice was already used.")
+        thread_key, label = stored
+        if thread_key != inbound.thread_key:
+            return ActionOutcome(accepted=False, chosen_label="", notice="That button belongs to another thread.")
+        del self.stored_actions[inbound.action_id or ""]
+        self.resumes.append(label)
+        return ActionOutcome(accepted=True, chosen_label=label, reply=answer(thread_key, f"About the {label}: ok."))
+
+
+def signed_headers(body: str, secret: str = SECRET, timestamp: int | None = None,
+                   content_type: str = "application/json") -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}", "Content-Type": content_type}
+
+
+_event_ids = itertools.count(1)
+
+
+def event_body(event: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "token": "legacy", "team_id": TEAM, "api_app_id": "A0001", "type": "event_callback",
+        "event_id": f"Ev{next(_event_ids):08d}", "event_time": int(time.time()),
+        "authorizations": [{"team_id": TEAM, "user_id": "UBOT0001", "is_bot": True}],
+        "event": event,
+    }  # fmt: skip
+
+
+def mention_event(ts: str, text: str = "<@UBOT0001> how do I pair the remote?", user: str = "UALICE",
+                  channel: str = "C1", thread_ts: str | None = None) -> dict[str, Any]:
+    event = {"type": "app_mention", "user": user, "text": text, "ts": ts, "channel": channel, "event_ts": ts}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event_body(event)
+
+
+def message_event(ts: str, text: str, user: str = "UALICE", channel: str = "C1", thread_ts: str | None = None,
+                  **extra: Any) -> dict[str, Any]:
+    event = {"type": "message", "user": user, "text": text, "ts": ts, "channel": channel, "event_ts": ts,
+             "channel_type": "channel", **extra}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event_body(event)
+
+
+def action_body(message: dict[str, Any], channel: str, button: dict[str, Any], block_id: str,
+                user: str = "UALICE") -> dict[str, Any]:
+    return {
+        "type": "block_actions", "team": {"id": TEAM, "domain": "fake"}, "user": {"id": user, "username": user},
+        "api_app_id": "A0001", "trigger_id": f"trig-{time.time_ns()}",
+        "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel,
+                      "is_ephemeral": False, "thread_ts": message.get("thread_ts")},
+        "channel": {"id": channel}, "message": message,
+        "actions": [{"action_id": button["action_id"], "block_id": block_id, "value": button["value"],
+                     "text": button["text"], "type": "button", "action_ts": f"{time.time():.6f}"}],
+    }  # fmt: skip
+
+
+@dataclass
+class Harness:
+    api: FakeSlackAPI
+    handler: FakeHandler
+    adapter: SlackAdapter
+    url: str
+    session: aiohttp.ClientSession
+
+    async def post_json(self, body: dict[str, Any], headers: dict[str, str] | None = None,
+                        retry_num: int | None = None) -> aiohttp.ClientResponse:
+        raw = json.dumps(body)
+        sent = headers or signed_headers(raw)
+        if retry_num is not None:
+            sent = {**sent, "X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
+        async with self.session.post(self.url, data=raw, headers=sent) as response:
+            await response.read()
+            return response
+
+    async def post_form(self, form: dict[str, str]) -> tuple[int, str]:
+        raw = urllib.parse.urlencode(form)
+        headers = signed_headers(raw, content_type="application/x-www-form-urlencoded")
+        async with self.session.post(self.url, data=raw, headers=headers) as response:
+            return response.status, await response.text()
+
+    async def press(self, body: dict[str, Any]) -> int:
+        status, _ = await self.post_form({"payload": json.dumps(body)})
+        return status
+
+    async def settle(self) -> None:
+        await self.adapter.drain(10)
+
+
+MakeHarness = Callable[..., Awaitable[Harness]]
+
+
+@pytest.fixture
+async def slack_api() -> AsyncIterator[FakeSlackAPI]:
+    api = FakeSlackAPI(users=USERS)
+    await api.start()
+    yield api
+    await api.close()
+    assert_calls_valid(api.calls)
+
+
+def make_settings(api: FakeSlackAPI, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "slack_bot_token": "xoxb-test-token", "slack_signing_secret": SECRET, "slack_api_url": api.base_url,
+        "slack_app_token": "xapp-test-token", "slack_support_mention": "<!subteam^S0SUPPORT>", **overrides,
+    }  # fmt: skip
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def make_harness(slack_api: FakeSlackAPI) -> AsyncIterator[MakeHarness]:
+    runners: list[web.AppRunner] = []
+    sessions: list[aiohttp.ClientSession] = []
+    adapters: list[SlackAdapter] = []
+
+    async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, **overrides: Any) -> Harness:
+        settings = make_settings(slack_api, **overrides)
+        handler = FakeHandler(settings, delay_s=handler_delay_s)
+        adapter = SlackAdapter(settings, handler, progress_delay_s=progress_delay_s)
+        web_app = web.Application()
+        adapter.add_routes(web_app)
+        runner = web.AppRunner(web_app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        session = aiohttp.ClientSession()
+        runners.append(runner)
+        sessions.append(session)
+        adapters.append(adapter)
+        return Harness(slack_api, handler, adapter, f"http://127.0.0.1:{port}/slack/events", session)
+
+    yield build
+    for adapter in adapters:
+        await adapter.close()
+    for session in sessions:
+        await session.close()
+    for runner in runners:
+        await runner.cleanup()

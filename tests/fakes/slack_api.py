@@ -1,0 +1,251 @@
+"""A recording fake of Slack's Web API on an ephemeral loopback port (aiohttp).
+
+It speaks the real wire format (`POST/GET /api/<method>`, form, query or JSON arguments, `{"ok": ...}` bodies,
+429 with Retry-After), keeps channels' messages so threads can be read back, and records every call so tests can
+check what the adapter sent. Failures are scripted per method with `fail_next`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+BOT_USER = "UBOT0001"
+BOT_ID = "BBOT0001"
+TEAM = "T0001"
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict[str, Any]
+    token: str | None
+    status: int  # HTTP status the fake answered with
+
+
+@dataclass
+class Failure:
+    status: int = 429
+    error: str = "ratelimited"
+    retry_after: int | None = 0
+    times: int = 1
+
+
+@dataclass
+class Message:
+    ts: str
+    channel: str
+    text: str
+    user: str | None = None
+    bot_id: str | None = None
+    thread_ts: str | None = None
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    ephemeral_to: str | None = None
+
+    def as_api(self) -> dict[str, Any]:
+        raw: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
+        if self.user:
+            raw["user"] = self.user
+        if self.bot_id:
+            raw["bot_id"] = self.bot_id
+        if self.thread_ts:
+            raw["thread_ts"] = self.thread_ts
+        if self.blocks:
+            raw["blocks"] = self.blocks
+        return raw
+
+
+class FakeSlackAPI:
+    """Start with `await api.start()`; point the adapter at `api.base_url`."""
+
+    def __init__(self, users: dict[str, dict[str, Any]] | None = None, page_size: int = 2) -> None:
+        self.calls: list[Call] = []
+        self.messages: dict[str, list[Message]] = defaultdict(list)  # channel → messages (incl. deleted=False)
+        self.deleted: list[tuple[str, str]] = []
+        self.users = users or {}
+        self.page_size = page_size  # small, so that pagination is exercised
+        self.socket_url: str | None = None
+        self.failures: dict[str, list[Failure]] = defaultdict(list)
+        self._clock = itertools.count(1)
+        self._base_ts = 1_790_000_000
+        self._runner: web.AppRunner | None = None
+        self._changed = asyncio.Event()
+        self.port = 0
+
+    # -- lifecycle --------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._dispatch)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    # -- scripting and inspection -----------------------------------------------------------------------------
+
+    def fail_next(self, method: str, **kwargs: Any) -> None:
+        self.failures[method].append(Failure(**kwargs))
+
+    def next_ts(self) -> str:
+        return f"{self._base_ts + next(self._clock)}.{next(self._clock):06d}"
+
+    def seed(self, channel: str, text: str, user: str | None = None, thread_ts: str | None = None,
+             bot_id: str | None = None) -> str:
+        """A message that exists before the test starts (e.g. an earlier thread)."""
+        ts = self.next_ts()
+        self.messages[channel].append(Message(ts, channel, text, user=user, thread_ts=thread_ts, bot_id=bot_id))
+        return ts
+
+    def calls_to(self, method: str, ok_only: bool = True) -> list[Call]:
+        return [c for c in self.calls if c.method == method and (c.status == 200 or not ok_only)]
+
+    def bot_messages(self, channel: str | None = None, thread_ts: str | None = None) -> list[Message]:
+        """Visible messages the bot posted (after updates, without deleted ones or ephemerals)."""
+        found = []
+        for chan, messages in self.messages.items():
+            for m in messages:
+                visible = m.bot_id == BOT_ID and m.ephemeral_to is None and channel in (None, chan)
+                if visible and (thread_ts is None or m.thread_ts == thread_ts):
+                    found.append(m)
+        return found
+
+    def ephemerals(self) -> list[Message]:
+        return [m for ms in self.messages.values() for m in ms if m.ephemeral_to is not None]
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        async def poll() -> None:
+            while not predicate():
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), 0.05)
+
+        await asyncio.wait_for(poll(), timeout)
+
+    # -- the wire ---------------------------------------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args: dict[str, Any] = dict(request.query)
+        if request.can_read_body:
+            if request.content_type == "application/json":
+                args.update(await request.json())
+            else:
+                args.update(dict(await request.post()))
+        auth = request.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") if auth else args.pop("token", None)
+        scripted = self.failures.get(method)
+        if scripted:
+            failure = scripted[0]
+            failure.times -= 1
+            if failure.times <= 0:
+                scripted.pop(0)
+            self.calls.append(Call(method, args, token, failure.status))
+            headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            return web.json_response({"ok": False, "error": failure.error}, status=failure.status, headers=headers)
+        self.calls.append(Call(method, args, token, 200))
+        handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        if not token:
+            return web.json_response({"ok": False, "error": "not_authed"})
+        body = handler(args)
+        self._changed.set()
+        return web.json_response(body)
+
+    def _find(self, channel: str, ts: str) -> Message | None:
+        return next((m for m in self.messages[channel] if m.ts == ts), None)
+
+    @staticmethod
+    def _blocks(args: dict[str, Any]) -> list[dict[str, Any]]:
+        blocks = args.get("blocks") or []
+        return json.loads(blocks) if isinstance(blocks, str) else list(blocks)
+
+    def _m_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "docbot", "team_id": TEAM,
+                "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
+
+    def _m_chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = str(args["channel"])
+        ts = self.next_ts()
+        message = Message(ts, channel, str(args.get("text") or ""), user=BOT_USER, bot_id=BOT_ID,
+                          thread_ts=args.get("thread_ts"), blocks=self._blocks(args))
+        self.messages[channel].append(message)
+        return {"ok": True, "channel": channel, "ts": ts, "message": message.as_api()}
+
+    def _m_chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(args["channel"]), str(args["ts"])
+        message = self._find(channel, ts)
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        message.text = str(args.get("text") or message.text)
+        if "blocks" in args:
+            message.blocks = self._blocks(args)
+        return {"ok": True, "channel": channel, "ts": ts, "text": message.text}
+
+    def _m_chat_delete(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(args["channel"]), str(args["ts"])
+        message = self._find(channel, ts)
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        self.messages[channel].remove(message)
+        self.deleted.append((channel, ts))
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _m_chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = str(args["channel"])
+        ts = self.next_ts()
+        self.messages[channel].append(Message(ts, channel, str(args.get("text") or ""), user=BOT_USER,
+                                              bot_id=BOT_ID, thread_ts=args.get("thread_ts"),
+                                              ephemeral_to=str(args["user"])))
+        return {"ok": True, "message_ts": ts}
+
+    def _m_users_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        user_id = str(args["user"])
+        user = self.users.get(user_id)
+        if user is None:
+            return {"ok": False, "error": "user_not_found"}
+        return {"ok": True, "user": {"id": user_id, **user}}
+
+    def _m_conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, root = str(args["channel"]), str(args["ts"])
+        thread = [m for m in self.messages[channel]
+                  if m.ephemeral_to is None and (m.ts == root or m.thread_ts == root)]
+        thread.sort(key=lambda m: float(m.ts))
+        if "oldest" in args:
+            low, high = float(args["oldest"]), float(args.get("latest", "inf"))
+            thread = [m for m in thread if low <= float(m.ts) <= high]
+        start = int(args.get("cursor") or 0)
+        limit = min(int(args.get("limit") or 100), self.page_size)
+        page = thread[start : start + limit]
+        more = start + limit < len(thread)
+        return {"ok": True, "messages": [m.as_api() for m in page], "has_more": more,
+                "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
+
+    def _m_assistant_threads_setStatus(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _m_assistant_threads_setSuggestedPrompts(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self.socket_url is None:
+            return {"ok": False, "error": "socket_mode_not_configured"}
+        return {"ok": True, "url": self.socket_url}
