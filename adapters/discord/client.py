@@ -1,0 +1,365 @@
+"""The Discord bot: mentions, `/ask`, thread follow-ups and DMs in; threaded replies with persistent buttons out.
+
+    client = DocbotClient(settings, service)
+    await client.start(settings.discord_bot_token.get_secret_value())
+
+Each event: ignore bots and self, drop repeats of the same gateway event, show typing, hand a neutral `Inbound`
+to the conversation service and post what it returns through `DiscordReplySink`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
+
+import discord
+from discord import app_commands
+
+from adapters.discord import wording
+from adapters.discord.api_url import use_api_url
+from adapters.discord.buttons import ActionButton, ButtonRef
+from adapters.discord.dedupe import RecentIds
+from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention, thread_name
+from adapters.discord.render import no_mentions
+from adapters.discord.sink import DiscordReplySink, discord_thread_ref
+from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher
+from bot.settings import ClickPolicy, Settings
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "discord"
+TYPING_REFRESH_S = 8.0  # Discord shows typing for about 10 s per trigger
+THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
+
+
+def default_intents() -> discord.Intents:
+    """Guild and DM messages, with message content (privileged: enable it in the developer portal)."""
+    intents = discord.Intents.default()
+    intents.message_content = True
+    return intents
+
+
+@app_commands.command(name="ask", description=wording.ASK_COMMAND_DESCRIPTION)
+@app_commands.describe(question=wording.ASK_OPTION_DESCRIPTION)
+async def ask_command(interaction: discord.Interaction[Any], question: str) -> None:
+    client = interaction.client
+    if isinstance(client, DocbotClient):
+        await client.on_ask(interaction, question)
+
+
+class DocbotClient(discord.Client):
+    """discord.py client wired to a `ConversationHandler`.
+
+    `sync_commands`: push `/ask` to Discord in `setup_hook` (global command; Discord may take a while to show it).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        handler: ConversationHandler,
+        *,
+        intents: discord.Intents | None = None,
+        sync_commands: bool = True,
+        recent: RecentIds | None = None,
+        history_limit: int = 50,
+    ) -> None:
+        use_api_url(settings.discord_api_url)
+        super().__init__(intents=intents or default_intents(), allowed_mentions=no_mentions())
+        self._settings = settings
+        self._handler = handler
+        self._sync_commands = sync_commands
+        self._recent = recent or RecentIds()
+        self._history_limit = history_limit
+        self._content_warned = False
+        self._busy = 0
+        self.tree = app_commands.CommandTree(self)
+        self.tree.add_command(ask_command)
+        self.sink = DiscordReplySink(self, support_role_id=settings.discord_support_role_id)
+
+    # -- start-up --------------------------------------------------------------------------------------------
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(ActionButton)
+        self._check_message_content_intent()
+        if self._sync_commands:
+            await self.tree.sync()
+
+    @property
+    def sees_all_messages(self) -> bool:
+        """Whether thread follow-ups without a mention are visible (the message content intent is on)."""
+        return self._connection._intents.message_content
+
+    def _check_message_content_intent(self) -> None:
+        """Without the privileged intent enabled for the application, asking for it makes the gateway refuse the
+        connection; ask without it instead and say what that means."""
+        flags = self.application_flags
+        granted = flags.gateway_message_content or flags.gateway_message_content_limited
+        if self.sees_all_messages and not granted:
+            self._connection._intents.message_content = False
+            log.warning(
+                "discord message content intent is not enabled for this application: only mentions, replies to "
+                "the bot, /ask and DMs are seen; thread follow-ups need a mention (see docs/discord.md)"
+            )
+
+    def _note_missing_content(self) -> None:
+        if not self._content_warned:
+            self._content_warned = True
+            log.warning("discord messages arrive without content: the message content intent is not granted")
+
+    # -- messages --------------------------------------------------------------------------------------------
+
+    async def on_message(self, message: discord.Message) -> None:
+        me = self.user
+        if me is None or message.author.bot or message.author.id == me.id:
+            return
+        if message.type not in (discord.MessageType.default, discord.MessageType.reply):
+            return
+        if not self._recent.first_time(f"message:{message.id}"):
+            log.info("discord duplicate event dropped", extra={"message_id": message.id})
+            return
+        addressed = self._is_addressed(message, me.id)
+        in_thread = isinstance(message.channel, discord.Thread)
+        if not addressed and not in_thread:
+            return  # channel chatter
+        if not addressed and not message.content:
+            if not message.attachments and not message.embeds:
+                self._note_missing_content()
+            return
+        async with self._working():
+            await self._answer_message(message, addressed, me.id)
+
+    def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
+        if message.guild is None:
+            return True  # a DM
+        if any(user.id == bot_id for user in message.mentions):
+            return True
+        resolved = message.reference.resolved if message.reference else None
+        return isinstance(resolved, discord.Message) and resolved.author.id == bot_id
+
+    async def _answer_message(self, message: discord.Message, addressed: bool, bot_id: int) -> None:
+        author = message.author
+        workspace_id = str(message.guild.id) if message.guild else "dm"
+        channel_id, thread_id = conversation_ids(message.channel)
+        text = strip_bot_mention(message.content, bot_id)
+        post_in = thread_id or channel_id
+        fetcher: ThreadFetcher | None = None
+        if thread_id is None:
+            if self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
+                thread = await self.http.start_thread_with_message(
+                    message.channel.id,
+                    message.id,
+                    name=thread_name(text, author.display_name),
+                    auto_archive_duration=THREAD_ARCHIVE_MINUTES,
+                )
+                thread_id = post_in = str(thread["id"])
+        else:
+            fetcher = DiscordThreadFetcher(
+                message.channel, before=message.id, bot_id=bot_id, limit=self._history_limit
+            )
+        inbound = Inbound(
+            platform=PLATFORM,
+            workspace_id=workspace_id,
+            channel_id=channel_id,
+            thread_id=thread_id,
+            message_id=str(message.id),
+            user_id=str(author.id),
+            user_name=author.display_name,
+            text=text,
+            ts=message.created_at.astimezone(UTC),
+            mentioned=addressed,
+        )
+        owned_thread = isinstance(message.channel, discord.Thread) and message.channel.owner_id == bot_id
+        log.info(
+            "discord message",
+            extra={"message_id": message.id, "thread_id": thread_id, "mentioned": addressed, "chars": len(text)},
+        )
+        async with self._typing(int(post_in), enabled=addressed or owned_thread):
+            reply = await self._safely_handle(inbound, fetcher)
+        if reply is not None:
+            ref = discord_thread_ref(workspace_id, channel_id, post_in, asker_id=author.id)
+            await self.sink.post(ref, reply)
+
+    async def _safely_handle(self, inbound: Inbound, fetcher: ThreadFetcher | None) -> Reply | None:
+        try:
+            return await self._handler.handle_message(inbound, fetcher)
+        except Exception:
+            log.exception("discord message handling failed", extra={"message_id": inbound.message_id})
+            return Reply(
+                kind=ReplyKind.NOTICE,
+                text=wording.texts_for("en").failure,
+                language="en",
+                conversation_id="",
+                reason="failure",
+            )
+
+    # -- /ask ------------------------------------------------------------------------------------------------
+
+    async def on_ask(self, interaction: discord.Interaction[Any], question: str) -> None:
+        """Defer at once (type 5), echo the question as the follow-up, then answer in a thread (a new one when
+        asked in a text channel) through the same sink as every other reply."""
+        if not self._recent.first_time(f"interaction:{interaction.id}"):
+            return
+        await interaction.response.defer(thinking=True)
+        async with self._working():
+            await self._ask(interaction, question)
+
+    async def _ask(self, interaction: discord.Interaction[Any], question: str) -> None:
+        user = interaction.user
+        workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+        channel_id, thread_id = conversation_ids(interaction.channel)
+        quoted = "\n".join(f"> {line}" for line in question.strip().splitlines()) or ">"
+        asked = wording.texts_for(interaction.locale.value).user_asked.format(user=user.mention)
+        echo = await interaction.followup.send(
+            content=f"{asked}\n{quoted}"[:2000], allowed_mentions=no_mentions(), wait=True
+        )
+        fetcher: ThreadFetcher | None = None
+        if thread_id is None:
+            if self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
+                thread = await self.http.start_thread_with_message(
+                    int(channel_id),
+                    echo.id,
+                    name=thread_name(question, user.display_name),
+                    auto_archive_duration=THREAD_ARCHIVE_MINUTES,
+                )
+                thread_id = str(thread["id"])
+        elif self.user is not None and interaction.channel is not None:
+            channel = self.get_partial_messageable(int(thread_id))
+            fetcher = DiscordThreadFetcher(channel, before=echo.id, bot_id=self.user.id, limit=self._history_limit)
+        post_in = thread_id or channel_id
+        inbound = Inbound(
+            platform=PLATFORM,
+            workspace_id=workspace_id,
+            channel_id=channel_id,
+            thread_id=thread_id,
+            message_id=str(interaction.id),
+            user_id=str(user.id),
+            user_name=user.display_name,
+            text=question.strip(),
+            ts=interaction.created_at.astimezone(UTC),
+            mentioned=True,
+        )
+        log.info("discord /ask", extra={"interaction_id": interaction.id, "thread_id": thread_id})
+        async with self._typing(int(post_in)):
+            reply = await self._safely_handle(inbound, fetcher)
+        if reply is not None:
+            await self.sink.post(discord_thread_ref(workspace_id, channel_id, post_in, asker_id=user.id), reply)
+
+    # -- buttons ---------------------------------------------------------------------------------------------
+
+    async def on_docbot_button(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
+        """Check who may click, show the choice with the buttons disabled (UPDATE_MESSAGE, within 3 s), let the
+        service act on it, then post what resuming produced."""
+        async with self._working():
+            await self._press(interaction, ref)
+
+    async def _press(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
+        user = interaction.user
+        if self._settings.discord_click_policy is ClickPolicy.ASKER and ref.asker_id and user.id != ref.asker_id:
+            await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
+            return
+        if not self._recent.first_time(f"interaction:{interaction.id}") or interaction.message is None:
+            return
+        message = interaction.message
+        await interaction.response.edit_message(view=chosen_view(message, ref.custom_id))
+        workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+        channel_id, thread_id = conversation_ids(interaction.channel)
+        post_in = thread_id or channel_id
+        inbound = Inbound(
+            platform=PLATFORM,
+            workspace_id=workspace_id,
+            channel_id=channel_id,
+            thread_id=thread_id,
+            message_id=str(message.id),
+            user_id=str(user.id),
+            user_name=user.display_name,
+            text="",
+            ts=datetime.now(UTC),
+            kind=InboundKind.ACTION,
+            action_id=ref.action_id,
+        )
+        log.info("discord button", extra={"interaction_id": interaction.id, "thread_id": thread_id})
+        async with self._typing(int(post_in)):
+            outcome = await self._handler.handle_action(inbound)
+        if outcome.reply is None:
+            notice = outcome.notice or ("" if outcome.accepted else wording.texts_for("en").button_expired)
+            if notice:
+                await interaction.followup.send(notice, ephemeral=True, allowed_mentions=no_mentions())
+            return
+        target = discord_thread_ref(
+            workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human
+        )
+        await self.sink.post(target, outcome.reply)
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _typing(self, channel_id: int, *, enabled: bool = True) -> AsyncIterator[None]:
+        """Keep the typing indicator on while the body runs; a failing indicator never fails the answer."""
+        if not enabled:
+            yield
+            return
+
+        async def trigger() -> bool:
+            try:
+                await self.http.send_typing(channel_id)
+            except discord.HTTPException as exc:
+                log.info("discord typing failed", extra={"status": exc.status})
+                return False
+            return True
+
+        async def keep_typing() -> None:
+            while True:
+                await asyncio.sleep(TYPING_REFRESH_S)
+                if not await trigger():
+                    return
+
+        await trigger()
+        task = asyncio.create_task(keep_typing())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @contextlib.asynccontextmanager
+    async def _working(self) -> AsyncIterator[None]:
+        self._busy += 1
+        try:
+            yield
+        finally:
+            self._busy -= 1
+
+    async def wait_idle(self) -> None:
+        """Wait until the events handed to the client so far have been handled (tests, graceful shutdown):
+        nothing in progress across a few turns of the event loop, which lets freshly dispatched events start.
+        Wrap it in `asyncio.timeout` to bound the wait."""
+        quiet = 0
+        while quiet < 3:
+            await asyncio.sleep(0.01)
+            quiet = quiet + 1 if self._busy == 0 else 0
+
+
+def chosen_view(message: discord.Message, chosen_custom_id: str) -> discord.ui.View:
+    """The message's buttons, all disabled, the pressed one marked."""
+    view = discord.ui.View(timeout=None)
+    for row_index, row in enumerate(message.components):
+        for component in getattr(row, "children", ()):
+            if not isinstance(component, discord.Button):
+                continue
+            chosen = component.custom_id == chosen_custom_id
+            label = component.label or ""
+            view.add_item(
+                discord.ui.Button(
+                    label=f"{wording.CHOSEN_MARK}{label}" if chosen else label,
+                    style=discord.ButtonStyle.success if chosen else discord.ButtonStyle.secondary,
+                    custom_id=component.custom_id,
+                    disabled=True,
+                    row=min(row_index, 4),
+                )
+            )
+    return view

@@ -1,0 +1,65 @@
+"""From discord.py objects to neutral terms: conversation ids, question text, thread history."""
+
+from __future__ import annotations
+
+import re
+
+import discord
+
+from adapters.discord.wording import THREAD_NAME_FALLBACK
+from pipeline.types import HistoryMessage
+
+THREAD_NAME_LIMIT = 100
+
+
+def conversation_ids(channel: object) -> tuple[str, str | None]:
+    """(channel_id, thread_id) of the conversation a channel belongs to.
+
+    A thread is its own conversation under its parent channel; a DM is one conversation; a text channel has
+    none yet (None: the message starts one).
+    """
+    if isinstance(channel, discord.Thread):
+        return str(channel.parent_id), str(channel.id)
+    if isinstance(channel, discord.DMChannel | discord.GroupChannel):
+        return str(channel.id), str(channel.id)
+    channel_id = str(getattr(channel, "id", "0"))
+    if isinstance(channel, discord.PartialMessageable) and channel.guild_id is None:
+        return channel_id, channel_id
+    return channel_id, None
+
+
+def strip_bot_mention(text: str, bot_id: int) -> str:
+    return re.sub(rf"<@!?{bot_id}>", "", text).strip()
+
+
+def thread_name(question: str, user_name: str) -> str:
+    first_line = next((line.strip() for line in question.splitlines() if line.strip()), "")
+    name = first_line or THREAD_NAME_FALLBACK.format(user=user_name)
+    return name if len(name) <= THREAD_NAME_LIMIT else name[: THREAD_NAME_LIMIT - 1] + "…"
+
+
+class DiscordThreadFetcher:
+    """`bot.messages.ThreadFetcher`: the thread's messages before the current one, oldest first."""
+
+    def __init__(self, channel: discord.abc.Messageable, *, before: int, bot_id: int, limit: int = 50) -> None:
+        self._channel = channel
+        self._before = before
+        self._bot_id = bot_id
+        self._limit = limit
+
+    async def fetch_thread(self) -> list[HistoryMessage]:
+        history: list[HistoryMessage] = []
+        before = discord.Object(id=self._before)
+        async for message in self._channel.history(limit=self._limit, before=before, oldest_first=True):
+            text = strip_bot_mention(message.content, self._bot_id)
+            if not text:
+                continue
+            history.append(
+                HistoryMessage(
+                    ts=message.created_at,
+                    author=message.author.display_name,
+                    text=text,
+                    from_bot=message.author.id == self._bot_id,
+                )
+            )
+        return history

@@ -1,0 +1,55 @@
+"""Posting replies: `DiscordReplySink.post(ref, reply)` renders a neutral reply and sends it to a thread, DM or
+channel by id alone (no cache needed), so a durable outbox can drive it after a restart."""
+
+from __future__ import annotations
+
+import discord
+
+from adapters.discord.render import OutgoingMessage, render_reply
+from adapters.discord.wording import texts_for
+from bot.messages import Reply, ThreadRef
+
+ASKER_KEY = "asker"  # ThreadRef.extra: the Discord user id of the person who asked
+SUPPORT_KEY = "mention_support"  # ThreadRef.extra: "1" to mention the support role (after "ask a human")
+
+
+def discord_thread_ref(
+    workspace_id: str, channel_id: str, thread_id: str, *, asker_id: int, mention_support: bool = False
+) -> ThreadRef:
+    """Where a Discord reply goes: `thread_id` is the thread (or DM / channel) to post in."""
+    extra = ((ASKER_KEY, str(asker_id)),) + (((SUPPORT_KEY, "1"),) if mention_support else ())
+    return ThreadRef("discord", workspace_id, channel_id, thread_id, extra=extra)
+
+
+async def send_all(channel: discord.abc.Messageable, messages: list[OutgoingMessage]) -> str:
+    """Send `messages` in order; returns the id of the last one (the one carrying the buttons)."""
+    last_id = ""
+    for message in messages:
+        sent = await channel.send(
+            content=message.content,
+            embed=message.embed,  # type: ignore[arg-type]  # None is accepted at run time
+            view=message.view,  # type: ignore[arg-type]
+            allowed_mentions=message.allowed_mentions,
+        )
+        last_id = str(sent.id)
+    return last_id
+
+
+class DiscordReplySink:
+    """Implements `bot.messages.ReplySink` for Discord."""
+
+    def __init__(self, client: discord.Client, *, support_role_id: int | None = None) -> None:
+        self._client = client
+        self._support_role_id = support_role_id
+
+    async def post(self, ref: ThreadRef, reply: Reply) -> str:
+        extra = dict(ref.extra)
+        mention = self._support_role_id if extra.get(SUPPORT_KEY) == "1" else None
+        messages = render_reply(
+            reply,
+            asker_id=int(extra.get(ASKER_KEY, "0")),
+            sources_heading=texts_for(reply.language).sources_heading,
+            mention_role_id=mention,
+        )
+        channel = self._client.get_partial_messageable(int(ref.thread_id))
+        return await send_all(channel, messages)

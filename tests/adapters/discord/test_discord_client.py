@@ -1,0 +1,298 @@
+"""The Discord client against a recording fake REST server, with gateway events parsed by discord.py itself."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from adapters.discord.buttons import ButtonRef
+from bot.messages import ActionOutcome, Citation, InboundKind, Reply, ReplyAction, ReplyKind
+from pipeline.types import ActionKind
+from tests.adapters.discord.world import DiscordWorld, FakeHandler
+from tests.fakes import discord_payloads as p
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[DiscordWorld]:
+    w = DiscordWorld()
+    await w.start()
+    yield w
+    await w.close()
+
+
+CITATION = Citation(1, "Pairing the remote", ("Remote", "Pairing the remote"), "https://docs.test/remote#pair", "c1", 0.9)
+FEEDBACK = (
+    ReplyAction("helpful-1", "Helpful", ActionKind.HELPFUL),
+    ReplyAction("not-helpful-1", "Not helpful", ActionKind.NOT_HELPFUL),
+    ReplyAction("human-1", "Ask a human", ActionKind.HUMAN),
+)
+
+
+def answer(text: str = "Hold **Home** and **Back** for 5 seconds [1].", **kw: Any) -> Reply:
+    fields: dict[str, Any] = {"citations": (CITATION,), "actions": FEEDBACK, **kw}
+    return Reply(kind=ReplyKind.ANSWER, text=text, language="en", conversation_id="conv-1", **fields)
+
+
+def clarification() -> Reply:
+    return Reply(
+        kind=ReplyKind.CLARIFICATION,
+        text="Which remote do you mean?",
+        language="en",
+        conversation_id="conv-1",
+        actions=(
+            ReplyAction("opt-voice", "Voice remote", ActionKind.SEARCH),
+            ReplyAction("opt-basic", "Basic remote", ActionKind.SEARCH),
+        ),
+    )
+
+
+def posts(world: DiscordWorld, channel_id: str) -> list[Any]:
+    return [c for c in world.rest.find("POST", f"/channels/{channel_id}/messages") if c.status == 200]
+
+
+async def test_mention_creates_thread_and_answers_in_it_with_buttons(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    client = await world.client(handler)
+
+    question = await world.say(client, world.alice, f"{world.mention()} how do I pair the remote?")
+
+    thread_calls = world.rest.find("POST", f"/channels/{world.channel_id}/messages/{question['id']}/threads")
+    assert len(thread_calls) == 1
+    assert thread_calls[0].body["name"] == "how do I pair the remote?"
+    thread_id = question["id"]  # a thread started from a message takes the message's id
+    [inbound] = handler.messages
+    assert (inbound.channel_id, inbound.thread_id, inbound.message_id) == (world.channel_id, thread_id, question["id"])
+    assert inbound.text == "how do I pair the remote?" and inbound.mentioned and inbound.workspace_id == world.guild_id
+    assert world.rest.find("POST", f"/channels/{thread_id}/typing")
+    [post] = posts(world, thread_id)
+    assert post.body["content"].startswith("Hold **Home**")
+    assert post.body["embeds"][0]["description"].startswith("**[1]** [Pairing the remote › Remote](https://docs.test")
+    custom_ids = [c["custom_id"] for row in post.body["components"] for c in row["components"]]
+    asker = world.alice["id"]
+    assert custom_ids == [f"docbot:a:helpful-1:{asker}", f"docbot:a:not-helpful-1:{asker}", f"docbot:h:human-1:{asker}"]
+    assert all(len(c) <= 100 for c in custom_ids)
+    assert world.rest.find("PUT", f"/applications/{world.app_id}/commands")[0].body[0]["name"] == "ask"
+
+
+async def test_vague_question_clarifies_then_click_resumes_the_answer(world: DiscordWorld) -> None:
+    handler = FakeHandler(
+        on_message=lambda inbound: clarification(),
+        on_action=lambda inbound: ActionOutcome(accepted=True, chosen_label="Voice remote", reply=answer()),
+    )
+    client = await world.client(handler)
+    question = await world.say(client, world.alice, f"{world.mention()} it doesn't work")
+    thread_id = question["id"]
+    [clarifying] = world.bot_messages(thread_id)
+    voice, basic = world.custom_ids(clarifying)
+
+    await world.press(client, clarifying["id"], voice, world.alice)
+
+    [pressed] = handler.actions
+    assert pressed.kind is InboundKind.ACTION and pressed.action_id == "opt-voice"
+    assert pressed.thread_key == handler.messages[0].thread_key  # the service finds the same conversation
+    [callback] = world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")
+    assert callback.body["type"] == 7  # UPDATE_MESSAGE
+    buttons = [c for row in callback.body["data"]["components"] for c in row["components"]]
+    assert all(b["disabled"] for b in buttons)
+    assert [b["label"] for b in buttons] == ["✓ Voice remote", "Basic remote"]
+    assert [b["custom_id"] for b in buttons] == [voice, basic]
+    resumed = posts(world, thread_id)[-1]
+    assert resumed.body["content"].startswith("Hold **Home**")
+
+
+async def test_click_after_a_restart_still_works(world: DiscordWorld) -> None:
+    handler = FakeHandler(
+        on_message=lambda inbound: clarification(),
+        on_action=lambda inbound: ActionOutcome(accepted=True, chosen_label="Basic remote", reply=answer()),
+    )
+    first = await world.client(handler)
+    question = await world.say(first, world.alice, f"{world.mention()} it doesn't work")
+    [clarifying] = world.bot_messages(question["id"])
+
+    second = await world.restart(first, handler)  # a new process: nothing in memory but the registered item class
+    await world.press(second, clarifying["id"], world.custom_ids(clarifying)[1], world.alice)
+
+    assert [a.action_id for a in handler.actions] == ["opt-basic"]
+    assert world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")[0].body["type"] == 7
+    assert len(world.bot_messages(question["id"])) == 2
+
+
+async def test_rate_limited_create_message_is_retried_and_delivered_once(world: DiscordWorld) -> None:
+    client = await world.client(FakeHandler(on_message=lambda inbound: answer()))
+    question_id = p.snowflake()
+    world.rest.fail_next("POST", rf"/channels/{question_id}/messages", status=429)
+
+    await world.say(client, world.alice, f"{world.mention()} pairing?", message_id=question_id)
+
+    statuses = [c.status for c in world.rest.find("POST", f"/channels/{question_id}/messages")]
+    assert statuses == [429, 200]
+    assert len(world.bot_messages(question_id)) == 1
+
+
+async def test_long_answer_is_split_on_paragraphs_with_buttons_on_the_last_part(world: DiscordWorld) -> None:
+    paragraphs = [f"Step {i}: " + "press the button and wait. " * 14 for i in range(14)]
+    text = "\n\n".join(paragraphs)
+    assert len(text) > 5000
+    client = await world.client(FakeHandler(on_message=lambda inbound: answer(text)))
+    question = await world.say(client, world.alice, f"{world.mention()} full setup?")
+
+    sent = posts(world, question["id"])
+    assert len(sent) == 3
+    assert all(len(c.body["content"]) <= 2000 for c in sent)
+    assert "\n\n".join(c.body["content"] for c in sent) == text.strip()
+    assert all(c.body["content"].startswith("Step ") for c in sent)  # each part starts at a paragraph
+    assert [bool(c.body.get("components")) for c in sent] == [False, False, True]
+    assert [bool(c.body.get("embeds")) for c in sent] == [False, False, True]
+
+
+async def test_doc_text_with_everyone_and_role_mentions_pings_nobody(world: DiscordWorld) -> None:
+    leaked = "Announce it to @everyone and @here, or ping <@&123456789012345678> and <@987654321098765432>."
+    client = await world.client(FakeHandler(on_message=lambda inbound: answer(leaked)))
+    question = await world.say(client, world.alice, f"{world.mention()} how do I announce?")
+
+    [post] = posts(world, question["id"])
+    assert "@everyone" in post.body["content"]
+    assert post.body["allowed_mentions"] == {"parse": []}  # no @everyone/@here, no roles, no users
+
+
+async def test_ask_a_human_mentions_only_the_support_role(world: DiscordWorld) -> None:
+    handoff = Reply(kind=ReplyKind.NOTICE, text="I've asked a person. @everyone", language="en", conversation_id="c")
+    handler = FakeHandler(
+        on_message=lambda inbound: answer(),
+        on_action=lambda inbound: ActionOutcome(accepted=True, chosen_label="Ask a human", reply=handoff),
+    )
+    client = await world.client(handler)
+    question = await world.say(client, world.alice, f"{world.mention()} pairing?")
+    [answered] = world.bot_messages(question["id"])
+
+    await world.press(client, answered["id"], world.custom_ids(answered)[2], world.bob)
+
+    post = posts(world, question["id"])[-1]
+    assert post.body["content"].startswith(f"<@&{world.support_role_id}> ")
+    assert post.body["allowed_mentions"] == {"parse": [], "roles": [int(world.support_role_id)]}
+
+
+async def test_asker_only_policy_refuses_other_people_privately(world: DiscordWorld) -> None:
+    handler = FakeHandler(
+        on_message=lambda inbound: clarification(),
+        on_action=lambda inbound: ActionOutcome(accepted=True, chosen_label="x", reply=answer()),
+    )
+    client = await world.client(handler, discord_click_policy="asker")
+    question = await world.say(client, world.alice, f"{world.mention()} it doesn't work")
+    [clarifying] = world.bot_messages(question["id"])
+
+    await world.press(client, clarifying["id"], world.custom_ids(clarifying)[0], world.bob)
+    [refusal] = world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")
+    assert refusal.body["type"] == 4 and refusal.body["data"]["flags"] == 64  # ephemeral message
+    assert handler.actions == []
+
+    await world.press(client, clarifying["id"], world.custom_ids(clarifying)[0], world.alice)
+    assert [a.user_id for a in handler.actions] == [world.alice["id"]]
+
+
+async def test_refused_press_explains_privately(world: DiscordWorld) -> None:
+    handler = FakeHandler(
+        on_message=lambda inbound: clarification(),
+        on_action=lambda inbound: ActionOutcome(accepted=False, chosen_label="", notice="This choice was already used."),
+    )
+    client = await world.client(handler)
+    question = await world.say(client, world.alice, f"{world.mention()} it doesn't work")
+    [clarifying] = world.bot_messages(question["id"])
+
+    await world.press(client, clarifying["id"], world.custom_ids(clarifying)[0], world.alice)
+
+    [followup] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")
+    assert followup.body["content"] == "This choice was already used." and followup.body["flags"] == 64
+    assert len(world.bot_messages(question["id"])) == 1
+
+
+async def test_same_gateway_event_twice_gets_one_reply(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    client = await world.client(handler)
+    question = await world.say(client, world.alice, f"{world.mention()} pairing?")
+
+    await world.deliver_message(client, question)  # a resumed gateway session replays the event
+
+    assert len(handler.messages) == 1
+    assert len(posts(world, question["id"])) == 1
+    assert len(world.rest.find("POST", r"/channels/\d+/messages/\d+/threads")) == 1
+
+
+async def test_bots_and_self_are_ignored(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    client = await world.client(handler)
+
+    await world.say(client, world.other_bot, f"{world.mention()} hello")
+    await world.say(client, world.bot, f"{world.mention()} hello")
+
+    assert handler.messages == []
+    assert world.rest.find("POST", r"/channels/\d+/messages.*") == []
+
+
+async def test_channel_chatter_is_ignored_and_thread_follow_ups_reach_the_service(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer() if inbound.mentioned else None)
+    client = await world.client(handler)
+    await world.say(client, world.bob, "lunch anyone?", mentions_bot=False)
+    assert handler.messages == []
+
+    question = await world.say(client, world.alice, f"{world.mention()} how do I pair the remote?")
+    thread_id = question["id"]
+    client._connection.parse_thread_create(world.rest.channels[thread_id])  # type: ignore[arg-type]
+    await world.say(client, world.alice, "and the voice remote?", channel_id=thread_id, mentions_bot=False)
+
+    follow_up = handler.messages[-1]
+    assert not follow_up.mentioned
+    assert (follow_up.channel_id, follow_up.thread_id) == (world.channel_id, thread_id)
+    assert follow_up.thread_key == handler.messages[0].thread_key
+    assert [h.text for h in handler.histories[-1]] == ["Hold **Home** and **Back** for 5 seconds [1]."]
+    assert handler.histories[-1][0].from_bot
+    assert len(posts(world, thread_id)) == 1  # the service stayed silent on the follow-up
+
+
+async def test_ask_command_defers_then_answers_in_a_new_thread(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    client = await world.client(handler)
+
+    command = await world.ask(client, world.alice, "How do I pair the remote?")
+
+    [deferred] = world.rest.find("POST", rf"/interactions/{command['id']}/[^/]+/callback")
+    assert deferred.body["type"] == 5  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE
+    [echo] = world.rest.find("POST", rf"/webhooks/{world.app_id}/{command['token']}")
+    assert echo.body["content"] == f"<@{world.alice['id']}> asked:\n> How do I pair the remote?"
+    echo_id = world.rest.channel_messages(world.channel_id)[-1]["id"]
+    assert world.rest.find("POST", f"/channels/{world.channel_id}/messages/{echo_id}/threads")
+    [inbound] = handler.messages
+    assert inbound.thread_id == echo_id and inbound.message_id == command["id"] and inbound.mentioned
+    assert inbound.text == "How do I pair the remote?"
+    [post] = posts(world, echo_id)
+    assert post.body["components"]
+    assert world.rest.calls.index(deferred) < world.rest.calls.index(echo) < world.rest.calls.index(post)
+
+
+async def test_without_message_content_intent_the_client_asks_without_it_and_says_so(
+    world: DiscordWorld, caplog: pytest.LogCaptureFixture
+) -> None:
+    world.rest.message_content_intent = False
+    with caplog.at_level(logging.WARNING, logger="adapters.discord.client"):
+        client = await world.client(FakeHandler(on_message=lambda inbound: None))
+    assert not client.sees_all_messages
+    assert "only mentions, replies to the bot" in caplog.text
+
+    world.rest.message_content_intent = True
+    granted = await world.client(FakeHandler(on_message=lambda inbound: None))
+    assert granted.sees_all_messages
+
+
+async def test_button_ref_round_trips_through_the_custom_id() -> None:
+    ref = ButtonRef(action_id="a1_B-2", asker_id=42, ask_human=True)
+    assert ButtonRef.parse(ref.custom_id) == ref
+    assert ButtonRef.parse("other:thing") is None
+    with pytest.raises(ValueError, match="custom_id"):
+        _ = ButtonRef(action_id="has space", asker_id=1).custom_id
+    with pytest.raises(ValueError, match="custom_id"):
+        _ = ButtonRef(action_id="x" * 90, asker_id=10**18).custom_id

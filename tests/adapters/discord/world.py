@@ -1,0 +1,162 @@
+"""A small Discord world for the adapter tests: one guild with a #help channel, the bot, two people and a support
+role, a recording fake REST server, and helpers that deliver gateway events through discord.py's own parsers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.discord.api_url import use_api_url
+from adapters.discord.client import DocbotClient
+from bot.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
+from bot.settings import Settings
+from pipeline.types import HistoryMessage
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_rest import FakeDiscordREST
+
+
+@dataclass
+class FakeHandler:
+    """A `ConversationHandler` driven by functions; records what it was given. Survives client restarts,
+    like the service's database does."""
+
+    on_message: Callable[[Inbound], Reply | None]
+    on_action: Callable[[Inbound], ActionOutcome] = lambda inbound: ActionOutcome(accepted=False, chosen_label="")
+    messages: list[Inbound] = field(default_factory=list)
+    actions: list[Inbound] = field(default_factory=list)
+    histories: list[list[HistoryMessage]] = field(default_factory=list)
+
+    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
+        self.messages.append(inbound)
+        if fetcher is not None:
+            self.histories.append(await fetcher.fetch_thread())
+        return self.on_message(inbound)
+
+    async def handle_action(self, inbound: Inbound) -> ActionOutcome:
+        self.actions.append(inbound)
+        return self.on_action(inbound)
+
+
+class DiscordWorld:
+    def __init__(self) -> None:
+        self.guild_id = p.snowflake()
+        self.channel_id = p.snowflake()
+        self.app_id = p.snowflake()
+        self.support_role_id = p.snowflake()
+        self.bot = p.user(p.snowflake(), "docbot", bot=True)
+        self.alice = p.user(p.snowflake(), "alice")
+        self.bob = p.user(p.snowflake(), "bob")
+        self.other_bot = p.user(p.snowflake(), "otherbot", bot=True)
+        self.rest = FakeDiscordREST(bot_user=self.bot, app_id=self.app_id)
+        self.rest.channels[self.channel_id] = p.text_channel(self.channel_id, self.guild_id)
+        self.clients: list[DocbotClient] = []
+
+    async def start(self) -> None:
+        await self.rest.start()
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+        await self.rest.close()
+        use_api_url(None)
+
+    def settings(self, **overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "discord_bot_token": "fake-token",
+            "discord_api_url": self.rest.api_url,
+            "discord_support_role_id": int(self.support_role_id),
+            **overrides,
+        }
+        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+    async def client(self, handler: Any, **settings: Any) -> DocbotClient:
+        """A logged-in client (setup_hook ran: buttons registered, /ask synced) that knows the guild."""
+        client = DocbotClient(self.settings(**settings), handler)
+        self.clients.append(client)
+        await client.login("fake-token")
+        members = [p.member(self.alice), p.member(self.bob), p.member(self.bot)]
+        threads = [c for c in self.rest.channels.values() if c["type"] == p.PUBLIC_THREAD]
+        client._connection.parse_guild_create(
+            p.guild_create(
+                self.guild_id,
+                [self.rest.channels[self.channel_id]],
+                members,
+                threads=threads,
+                extra_roles=[p.role(self.support_role_id, "support")],
+            )
+        )
+        return client
+
+    async def restart(self, old: DocbotClient, handler: Any, **settings: Any) -> DocbotClient:
+        await old.close()
+        self.clients.remove(old)
+        return await self.client(handler, **settings)
+
+    def mention(self) -> str:
+        return f"<@{self.bot['id']}>"
+
+    async def say(
+        self,
+        client: DocbotClient,
+        author: dict[str, Any],
+        content: str,
+        *,
+        channel_id: str | None = None,
+        mentions_bot: bool = True,
+        message_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Deliver MESSAGE_CREATE for a guild message and wait until the client has handled it."""
+        payload = p.message(
+            channel_id or self.channel_id,
+            author,
+            content,
+            guild_id=self.guild_id,
+            message_id=message_id,
+            mentions=[self.bot] if mentions_bot else [],
+        )
+        await self.deliver_message(client, payload)
+        return payload
+
+    async def deliver_message(self, client: DocbotClient, payload: dict[str, Any]) -> None:
+        self.rest.messages.setdefault(payload["id"], payload)
+        client._connection.parse_message_create(payload)  # type: ignore[arg-type]
+        await client.wait_idle()
+
+    async def press(self, client: DocbotClient, message_id: str, custom_id: str, clicker: dict[str, Any]) -> None:
+        """Deliver INTERACTION_CREATE for a button on a message the bot posted."""
+        bot_message = self.rest.messages[message_id]
+        payload = p.button_interaction(
+            app_id=self.app_id,
+            clicker=clicker,
+            custom_id=custom_id,
+            bot_message=bot_message,
+            guild_id=self.guild_id,
+            channel=self.rest.channels[bot_message["channel_id"]],
+        )
+        self.rest.expect_interaction(payload)
+        client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
+        await client.wait_idle()
+
+    async def ask(
+        self, client: DocbotClient, asker: dict[str, Any], question: str, *, channel_id: str | None = None
+    ) -> dict[str, Any]:
+        """Deliver INTERACTION_CREATE for `/ask question:...`."""
+        payload = p.ask_command_interaction(
+            app_id=self.app_id,
+            command_id=self.rest.command_id,
+            asker=asker,
+            question=question,
+            guild_id=self.guild_id,
+            channel=self.rest.channels[channel_id or self.channel_id],
+        )
+        self.rest.expect_interaction(payload)
+        client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
+        await client.wait_idle()
+        return payload
+
+    def custom_ids(self, message: dict[str, Any]) -> list[str]:
+        return [c["custom_id"] for row in message.get("components", []) for c in row["components"]]
+
+    def bot_messages(self, channel_id: str) -> list[dict[str, Any]]:
+        return [m for m in self.rest.channel_messages(channel_id) if m["author"]["id"] == self.bot["id"]]

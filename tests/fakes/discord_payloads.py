@@ -1,0 +1,290 @@
+"""Builders of Discord gateway and REST payloads, shaped after Discord's API reference and `discord/types/`.
+
+Tests feed these to discord.py's own state parsing (`ConnectionState.parse_guild_create`, `parse_message_create`,
+`parse_thread_create`, `parse_interaction_create`), so the objects the adapter sees are the real discord.py models.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+DISCORD_EPOCH_MS = 1_420_070_400_000
+_counter = itertools.count(1)
+
+# message and channel type numbers (Discord API reference)
+TEXT_CHANNEL = 0
+DM_CHANNEL = 1
+PUBLIC_THREAD = 11
+COMPONENT_ACTION_ROW = 1
+COMPONENT_BUTTON = 2
+INTERACTION_APPLICATION_COMMAND = 2
+INTERACTION_MESSAGE_COMPONENT = 3
+
+
+def snowflake() -> str:
+    """A fresh, increasing snowflake id (as Discord sends them: a string)."""
+    ms = int(time.time() * 1000) - DISCORD_EPOCH_MS
+    return str((ms << 22) | (next(_counter) & 0x3FFFFF))
+
+
+def iso_now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def user(user_id: str, name: str, *, bot: bool = False) -> dict[str, Any]:
+    return {
+        "id": user_id,
+        "username": name,
+        "global_name": name.title(),
+        "discriminator": "0",
+        "avatar": None,
+        "bot": bot,
+        "public_flags": 0,
+    }
+
+
+def application(app_id: str, bot_user: dict[str, Any], *, message_content: bool = True) -> dict[str, Any]:
+    """GET /oauth2/applications/@me; `flags` carries GATEWAY_MESSAGE_CONTENT_LIMITED (1 << 19) when enabled."""
+    return {
+        "id": app_id,
+        "name": "docbot",
+        "icon": None,
+        "description": "",
+        "rpc_origins": [],
+        "bot_public": True,
+        "bot_require_code_grant": False,
+        "bot": bot_user,
+        "summary": "",
+        "verify_key": "0" * 64,
+        "team": None,
+        "owner": user(snowflake(), "owner"),
+        "flags": (1 << 19) if message_content else 0,
+    }
+
+
+def role(role_id: str, name: str, *, permissions: str = "0") -> dict[str, Any]:
+    return {
+        "id": role_id,
+        "name": name,
+        "color": 0,
+        "hoist": False,
+        "position": 0,
+        "permissions": permissions,
+        "managed": False,
+        "mentionable": True,
+        "flags": 0,
+    }
+
+
+def text_channel(channel_id: str, guild_id: str, name: str = "help") -> dict[str, Any]:
+    return {
+        "id": channel_id,
+        "type": TEXT_CHANNEL,
+        "guild_id": guild_id,
+        "name": name,
+        "position": 0,
+        "permission_overwrites": [],
+        "nsfw": False,
+        "parent_id": None,
+        "topic": None,
+        "last_message_id": None,
+        "rate_limit_per_user": 0,
+    }
+
+
+def thread_channel(
+    thread_id: str, parent_id: str, guild_id: str, owner_id: str, name: str = "question"
+) -> dict[str, Any]:
+    return {
+        "id": thread_id,
+        "type": PUBLIC_THREAD,
+        "guild_id": guild_id,
+        "parent_id": parent_id,
+        "owner_id": owner_id,
+        "name": name,
+        "last_message_id": None,
+        "rate_limit_per_user": 0,
+        "message_count": 0,
+        "member_count": 1,
+        "thread_metadata": {
+            "archived": False,
+            "auto_archive_duration": 1440,
+            "archive_timestamp": iso_now(),
+            "locked": False,
+        },
+    }
+
+
+def member(member_user: dict[str, Any], role_ids: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "user": member_user,
+        "nick": None,
+        "roles": role_ids or [],
+        "joined_at": iso_now(),
+        "deaf": False,
+        "mute": False,
+        "flags": 0,
+    }
+
+
+def guild_create(
+    guild_id: str,
+    channels: list[dict[str, Any]],
+    members: list[dict[str, Any]],
+    *,
+    threads: list[dict[str, Any]] | None = None,
+    extra_roles: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """GUILD_CREATE: the @everyone role may view, send and create threads (so permission checks pass)."""
+    everyone = role(guild_id, "@everyone", permissions=str((1 << 10) | (1 << 11) | (1 << 35) | (1 << 38)))
+    return {
+        "id": guild_id,
+        "name": "Docs team",
+        "icon": None,
+        "owner_id": members[0]["user"]["id"],
+        "region": "europe",
+        "afk_channel_id": None,
+        "afk_timeout": 300,
+        "verification_level": 0,
+        "default_message_notifications": 0,
+        "explicit_content_filter": 0,
+        "roles": [everyone, *(extra_roles or [])],
+        "emojis": [],
+        "stickers": [],
+        "features": [],
+        "mfa_level": 0,
+        "application_id": None,
+        "system_channel_id": None,
+        "system_channel_flags": 0,
+        "rules_channel_id": None,
+        "vanity_url_code": None,
+        "banner": None,
+        "premium_tier": 0,
+        "preferred_locale": "en-US",
+        "public_updates_channel_id": None,
+        "nsfw_level": 0,
+        "premium_progress_bar_enabled": False,
+        "joined_at": iso_now(),
+        "large": False,
+        "unavailable": False,
+        "member_count": len(members),
+        "voice_states": [],
+        "members": members,
+        "channels": [{k: v for k, v in c.items() if k != "guild_id"} for c in channels],
+        "threads": threads or [],
+        "presences": [],
+        "stage_instances": [],
+        "guild_scheduled_events": [],
+        "soundboard_sounds": [],
+    }
+
+
+def message(
+    channel_id: str,
+    author: dict[str, Any],
+    content: str,
+    *,
+    guild_id: str | None = None,
+    message_id: str | None = None,
+    mentions: list[dict[str, Any]] | None = None,
+    referenced: dict[str, Any] | None = None,
+    components: list[dict[str, Any]] | None = None,
+    embeds: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A message object; with `guild_id` it is the MESSAGE_CREATE shape of a guild message (with `member`)."""
+    data: dict[str, Any] = {
+        "id": message_id or snowflake(),
+        "channel_id": channel_id,
+        "author": author,
+        "content": content,
+        "timestamp": iso_now(),
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": "@everyone" in content,
+        "mentions": mentions or [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": embeds or [],
+        "pinned": False,
+        "type": 19 if referenced else 0,
+        "flags": 0,
+        "components": components or [],
+    }
+    if guild_id is not None:
+        data["guild_id"] = guild_id
+        data["member"] = {k: v for k, v in member(author).items() if k != "user"}
+    if referenced is not None:
+        data["message_reference"] = {
+            "type": 0,
+            "message_id": referenced["id"],
+            "channel_id": referenced["channel_id"],
+            **({"guild_id": guild_id} if guild_id else {}),
+        }
+        data["referenced_message"] = referenced
+    return data
+
+
+def button_interaction(
+    *,
+    app_id: str,
+    clicker: dict[str, Any],
+    custom_id: str,
+    bot_message: dict[str, Any],
+    guild_id: str | None,
+    channel: dict[str, Any],
+) -> dict[str, Any]:
+    """INTERACTION_CREATE for a button press on `bot_message` (type 3, MESSAGE_COMPONENT)."""
+    data = _interaction_base(app_id, clicker, guild_id, channel, INTERACTION_MESSAGE_COMPONENT)
+    data["data"] = {"custom_id": custom_id, "component_type": COMPONENT_BUTTON}
+    data["message"] = bot_message
+    return data
+
+
+def ask_command_interaction(
+    *,
+    app_id: str,
+    command_id: str,
+    asker: dict[str, Any],
+    question: str,
+    guild_id: str | None,
+    channel: dict[str, Any],
+) -> dict[str, Any]:
+    """INTERACTION_CREATE for `/ask question:<text>` (type 2, APPLICATION_COMMAND, chat input)."""
+    data = _interaction_base(app_id, asker, guild_id, channel, INTERACTION_APPLICATION_COMMAND)
+    data["data"] = {
+        "id": command_id,
+        "name": "ask",
+        "type": 1,
+        "options": [{"name": "question", "type": 3, "value": question}],
+    }
+    return data
+
+
+def _interaction_base(
+    app_id: str, actor: dict[str, Any], guild_id: str | None, channel: dict[str, Any], kind: int
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": snowflake(),
+        "application_id": app_id,
+        "type": kind,
+        "token": f"tok-{snowflake()}",
+        "version": 1,
+        "channel_id": channel["id"],
+        "channel": channel,
+        "app_permissions": str((1 << 11) | (1 << 35) | (1 << 38)),
+        "locale": "en-US",
+        "entitlements": [],
+        "attachment_size_limit": 10 * 1024 * 1024,
+        "authorizing_integration_owners": {"0": guild_id or "0"},
+        "context": 0 if guild_id else 1,
+    }
+    if guild_id is not None:
+        data["guild_id"] = guild_id
+        data["guild_locale"] = "en-US"
+        data["member"] = {**member(actor), "permissions": str((1 << 11) | (1 << 38))}
+    else:
+        data["user"] = actor
+    return data

@@ -1,0 +1,220 @@
+"""A recording fake of Discord's REST API (v10) on an ephemeral loopback port.
+
+It answers the calls the Discord adapter makes with payloads shaped like Discord's, keeps the messages it was sent
+(so a test can press a button on a message the bot really posted) and records every request for assertions.
+Failures can be injected (`fail_next`) to exercise retries, e.g. a 429 with `retry_after`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes import discord_payloads as p
+
+API_PREFIX = "/api/v10"
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    method: str
+    path: str  # without the /api/v10 prefix
+    query: dict[str, str]
+    body: Any
+    status: int
+
+
+@dataclass
+class _Failure:
+    method: str
+    path: re.Pattern[str]
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+@dataclass
+class FakeDiscordREST:
+    """Start with `await fake.start()`; `fake.api_url` is the base to give the client; `await fake.close()`."""
+
+    bot_user: dict[str, Any]
+    app_id: str
+    message_content_intent: bool = True
+    calls: list[RecordedCall] = field(default_factory=list)
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> message payload
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> channel payload
+    command_id: str = field(default_factory=p.snowflake)
+    interaction_channels: dict[str, str] = field(default_factory=dict)  # interaction token -> channel id
+    _failures: list[_Failure] = field(default_factory=list)
+    _runner: web.AppRunner | None = None
+    port: int = 0
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{API_PREFIX}"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", API_PREFIX + "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def fail_next(
+        self,
+        method: str,
+        path_regex: str,
+        *,
+        status: int = 429,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Make the next matching request fail once. A 429 gets Discord's body and a `Via` header by default
+        (discord.py treats a 429 without `Via` as a Cloudflare ban and does not retry)."""
+        if status == 429 and body is None:
+            body = {"message": "You are being rate limited.", "retry_after": 0.05, "global": False}
+        if status == 429 and headers is None:
+            headers = {"Via": "1.1 google", "Retry-After": "1"}
+        self._failures.append(_Failure(method, re.compile(path_regex), status, body or {}, headers or {}))
+
+    def find(self, method: str, path_regex: str) -> list[RecordedCall]:
+        """Successful and failed calls matching `method` and the full-path regex."""
+        pattern = re.compile(path_regex)
+        return [c for c in self.calls if c.method == method and pattern.fullmatch(c.path)]
+
+    def channel_messages(self, channel_id: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages.values() if m["channel_id"] == channel_id]
+
+    # --- request handling -------------------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        path = "/" + request.match_info["tail"]
+        raw = await request.read()
+        body: Any = json.loads(raw) if raw and request.content_type == "application/json" else None
+        query = dict(request.query)
+        for failure in self._failures:
+            if failure.method == request.method and failure.path.fullmatch(path):
+                self._failures.remove(failure)
+                self.calls.append(RecordedCall(request.method, path, query, body, failure.status))
+                return _json_response(failure.body, failure.status, failure.headers)
+        status, payload = self._route(request.method, path, body)
+        self.calls.append(RecordedCall(request.method, path, query, body, status))
+        if payload is None:
+            return web.Response(status=status)
+        return _json_response(payload, status)
+
+    def _route(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        parts = path.strip("/").split("/")
+        match method, parts:
+            case "GET", ["users", "@me"]:
+                return 200, self.bot_user
+            case "GET", ["oauth2", "applications", "@me"]:
+                return 200, p.application(self.app_id, self.bot_user, message_content=self.message_content_intent)
+            case "PUT", ["applications", _, "commands"]:
+                return 200, [self._command(c) for c in body]
+            case "POST", ["channels", channel_id, "typing"]:
+                return 204, None
+            case "GET", ["channels", channel_id]:
+                channel = self.channels.get(channel_id)
+                return (200, channel) if channel else (404, {"message": "Unknown Channel", "code": 10003})
+            case "POST", ["channels", channel_id, "messages", message_id, "threads"]:
+                return 201, self._thread(channel_id, body, thread_id=message_id)
+            case "POST", ["channels", channel_id, "threads"]:
+                return 201, self._thread(channel_id, body, thread_id=p.snowflake())
+            case "GET", ["channels", channel_id, "messages"]:
+                history = sorted(self.channel_messages(channel_id), key=lambda m: int(m["id"]), reverse=True)
+                return 200, history
+            case "POST", ["channels", channel_id, "messages"]:
+                return 200, self._store_message(channel_id, body)
+            case "PATCH", ["channels", channel_id, "messages", message_id]:
+                return self._edit_message(message_id, body)
+            case "POST", ["interactions", interaction_id, _token, "callback"]:
+                return 200, self._callback(interaction_id, body)
+            case "POST", ["webhooks", _app, token]:
+                return 200, self._store_message(self.interaction_channels.get(token, "0"), body)
+            case "PATCH", ["webhooks", _app, token, "messages", message_id]:
+                if message_id == "@original":
+                    channel_id = self.interaction_channels.get(token, "0")
+                    return 200, p.message(channel_id, self.bot_user, (body or {}).get("content") or "")
+                return self._edit_message(message_id, body)
+        return 404, {"message": f"fake has no route for {method} {path}", "code": 0}
+
+    def expect_interaction(self, interaction: dict[str, Any]) -> None:
+        """Follow-ups to this interaction land in its channel (Discord knows it from the interaction token)."""
+        self.interaction_channels[interaction["token"]] = interaction["channel_id"]
+
+    def _command(self, command: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": self.command_id,
+            "application_id": self.app_id,
+            "version": p.snowflake(),
+            "default_member_permissions": None,
+            "type": 1,
+            "nsfw": False,
+            **command,
+        }
+
+    def _thread(self, parent_id: str, body: dict[str, Any], *, thread_id: str) -> dict[str, Any]:
+        parent = self.channels.get(parent_id, {})
+        thread = p.thread_channel(
+            thread_id, parent_id, parent.get("guild_id", "0"), self.bot_user["id"], name=body.get("name", "thread")
+        )
+        self.channels[thread_id] = thread
+        return thread
+
+    def _store_message(self, channel_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        channel = self.channels.get(channel_id, {})
+        message = p.message(
+            channel_id,
+            self.bot_user,
+            body.get("content") or "",
+            guild_id=channel.get("guild_id"),
+            components=body.get("components"),
+            embeds=body.get("embeds"),
+        )
+        message.pop("member", None)
+        if not body.get("flags", 0) & 64:  # ephemeral messages are seen by one person only, not the channel
+            self.messages[message["id"]] = message
+        return message
+
+    def _edit_message(self, message_id: str, body: dict[str, Any]) -> tuple[int, Any]:
+        message = self.messages.get(message_id)
+        if message is None:
+            return 404, {"message": "Unknown Message", "code": 10008}
+        message.update({k: v for k, v in body.items() if k in ("content", "embeds", "components")})
+        message["edited_timestamp"] = p.iso_now()
+        return 200, message
+
+    def _callback(self, interaction_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        kind = body["type"]
+        if kind == 7:  # UPDATE_MESSAGE: apply the edit to the message the button sits on
+            for message in self.messages.values():
+                if any(
+                    c.get("custom_id") in _custom_ids(body["data"])
+                    for row in message.get("components", [])
+                    for c in row.get("components", [])
+                ):
+                    message.update({k: v for k, v in body["data"].items() if k in ("content", "components")})
+        return {"interaction": {"id": interaction_id, "type": 2}, "resource": {"type": kind}}
+
+
+def _json_response(payload: Any, status: int, headers: dict[str, str] | None = None) -> web.Response:
+    """Discord answers `Content-Type: application/json` exactly (discord.py compares the header verbatim)."""
+    body = json.dumps(payload).encode()
+    return web.Response(body=body, status=status, headers={**(headers or {}), "Content-Type": "application/json"})
+
+
+def _custom_ids(data: dict[str, Any]) -> set[str]:
+    return {c.get("custom_id", "") for row in data.get("components", []) for c in row.get("components", [])}
