@@ -25,7 +25,10 @@ async def world() -> AsyncIterator[DiscordWorld]:
     await w.close()
 
 
-CITATION = Citation(1, "Pairing the remote", ("Remote", "Pairing the remote"), "https://docs.test/remote#pair", "c1", 0.9)
+CITATION = Citation(
+    1, "Pairing the remote", ("Remote", "Pairing the remote"), "https://docs.test/remote#pair", "c1", 0.9
+)
+USED = "This choice was already used."
 FEEDBACK = (
     ReplyAction("helpful-1", "Helpful", ActionKind.HELPFUL),
     ReplyAction("not-helpful-1", "Not helpful", ActionKind.NOT_HELPFUL),
@@ -198,7 +201,7 @@ async def test_asker_only_policy_refuses_other_people_privately(world: DiscordWo
 async def test_refused_press_explains_privately(world: DiscordWorld) -> None:
     handler = FakeHandler(
         on_message=lambda inbound: clarification(),
-        on_action=lambda inbound: ActionOutcome(accepted=False, chosen_label="", notice="This choice was already used."),
+        on_action=lambda inbound: ActionOutcome(accepted=False, chosen_label="", notice=USED),
     )
     client = await world.client(handler)
     question = await world.say(client, world.alice, f"{world.mention()} it doesn't work")
@@ -207,7 +210,7 @@ async def test_refused_press_explains_privately(world: DiscordWorld) -> None:
     await world.press(client, clarifying["id"], world.custom_ids(clarifying)[0], world.alice)
 
     [followup] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")
-    assert followup.body["content"] == "This choice was already used." and followup.body["flags"] == 64
+    assert followup.body["content"] == USED and followup.body["flags"] == 64
     assert len(world.bot_messages(question["id"])) == 1
 
 
