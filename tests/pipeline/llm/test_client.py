@@ -112,9 +112,7 @@ async def test_malformed_json_is_repaired_once(server: ScriptedOpenAI, chat: Ope
     assert "not valid" in repair[-1]["content"]
 
 
-async def test_schema_violation_is_repaired_with_the_validation_error(
-    server: ScriptedOpenAI, chat: OpenAIChat
-) -> None:
+async def test_schema_violation_is_repaired_with_the_validation_error(server: ScriptedOpenAI, chat: OpenAIChat) -> None:
     server.queue(json_reply({"language": "en", "confidence": 7}), json_reply({"language": "en", "confidence": 0.7}))
     found, _ = await ask(chat, HELLO, LanguageDecision, role=Role.LANG, deadline=None)
     assert found.confidence == 0.7

@@ -1,0 +1,198 @@
+"""The semantic cache: a canonical question close enough (cosine >= threshold) to one whose answer was approved,
+for the same collections and corpus version, gets that answer at once.
+
+Vectors are held in memory per (collections, corpus version) and persisted in the `semantic_cache` table; a bucket
+is loaded from the table the first time it is asked for. Re-ingesting bumps the corpus version, so old entries stop
+matching; `forget_older` deletes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import structlog
+from sqlalchemy import delete, select, update
+
+from pipeline.types import Embedder, QualityDecision, SourceReference, Vector
+from storage.doc_tables import SessionFactory
+from storage.tables import SemanticCacheRow
+
+log = structlog.get_logger(__name__)
+
+BucketKey = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CachedAnswer:
+    """An approved answer to replay: the text with its [n] markers, the sources they refer to, its language."""
+
+    question: str
+    response: str
+    language: str
+    sources: tuple[SourceReference, ...] = ()
+    similarity: float = 1.0  # of the question that found it
+
+
+@dataclass(slots=True)
+class _Bucket:
+    vectors: np.ndarray[Any, np.dtype[np.float32]]
+    answers: list[CachedAnswer] = field(default_factory=list)
+    row_ids: list[int | None] = field(default_factory=list)
+
+
+def collections_key(collections: Sequence[str]) -> str:
+    return ",".join(sorted(set(collections)))
+
+
+def _to_json(answer: CachedAnswer) -> dict[str, Any]:
+    return {
+        "response": answer.response,
+        "language": answer.language,
+        "sources": [asdict(s) | {"crumbs": list(s.crumbs)} for s in answer.sources],
+    }
+
+
+def _from_json(question: str, data: dict[str, Any]) -> CachedAnswer:
+    sources = tuple(SourceReference(**(s | {"crumbs": tuple(s["crumbs"])})) for s in data.get("sources", []))
+    return CachedAnswer(question=question, response=data["response"], language=data["language"], sources=sources)
+
+
+class SemanticCache:
+    """`db` is `storage.db.Database` (or None: memory only); `embedder` embeds the canonical questions."""
+
+    def __init__(self, db: SessionFactory | None, embedder: Embedder, threshold: float = 0.95) -> None:
+        if not 0 < threshold <= 1:
+            raise ValueError("threshold must be in (0, 1]")
+        self.db = db
+        self.embedder = embedder
+        self.threshold = threshold
+        self._buckets: dict[BucketKey, _Bucket] = {}
+        self._lock = asyncio.Lock()
+
+    async def lookup(
+        self, question: str, collections: Sequence[str], corpus_version: int, *, language: str | None = None
+    ) -> CachedAnswer | None:
+        """The approved answer of the most similar cached question, if it is within the threshold (and, when
+        `language` is given, written in that language)."""
+        bucket = await self._bucket((collections_key(collections), corpus_version))
+        if not bucket.answers:
+            return None
+        vector = await self._embed(question)
+        scores = bucket.vectors @ vector
+        if language is not None:
+            mask = np.array([a.language == language for a in bucket.answers])
+            scores = np.where(mask, scores, -1.0)
+        best = int(np.argmax(scores))
+        similarity = float(scores[best])
+        if similarity < self.threshold:
+            return None
+        await self._count_hit(bucket.row_ids[best])
+        found = bucket.answers[best]
+        return CachedAnswer(found.question, found.response, found.language, found.sources, similarity)
+
+    async def store(
+        self,
+        question: str,
+        collections: Sequence[str],
+        corpus_version: int,
+        *,
+        response: str,
+        language: str,
+        sources: Sequence[SourceReference],
+        quality_decision: QualityDecision | None,
+    ) -> bool:
+        """Cache an answer; only approved answers are kept (returns whether it was stored)."""
+        if quality_decision is not QualityDecision.APPROVE or not response.strip():
+            return False
+        key = (collections_key(collections), corpus_version)
+        bucket = await self._bucket(key)
+        vector = await self._embed(question)
+        answer = CachedAnswer(question, response, language, tuple(sources))
+        row_id = await self._insert(key, answer, vector)
+        async with self._lock:
+            bucket.vectors = np.vstack([bucket.vectors, vector[None, :]]) if bucket.answers else vector[None, :]
+            bucket.answers.append(answer)
+            bucket.row_ids.append(row_id)
+        return True
+
+    async def forget_older(self, collections: Sequence[str], corpus_version: int) -> int:
+        """Delete entries of older corpus versions of these collections; returns how many rows went."""
+        key = collections_key(collections)
+        async with self._lock:
+            for stale in [k for k in self._buckets if k[0] == key and k[1] < corpus_version]:
+                del self._buckets[stale]
+        if self.db is None:
+            return 0
+        async with self.db.session() as session:
+            result = await session.execute(
+                delete(SemanticCacheRow).where(
+                    SemanticCacheRow.collections_key == key, SemanticCacheRow.corpus_version < corpus_version
+                )
+            )
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    async def _embed(self, question: str) -> Vector:
+        matrix = await self.embedder.embed_queries([question])
+        return np.asarray(matrix[0], dtype=np.float32)
+
+    async def _bucket(self, key: BucketKey) -> _Bucket:
+        async with self._lock:
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                bucket = await self._load(key)
+                # a newer corpus version retires the older buckets of the same collections from memory
+                for stale in [k for k in self._buckets if k[0] == key[0] and k[1] < key[1]]:
+                    del self._buckets[stale]
+                self._buckets[key] = bucket
+            return bucket
+
+    async def _load(self, key: BucketKey) -> _Bucket:
+        empty = _Bucket(vectors=np.zeros((0, self.embedder.dim), dtype=np.float32))
+        if self.db is None:
+            return empty
+        async with self.db.session() as session:
+            rows = (
+                await session.execute(
+                    select(SemanticCacheRow)
+                    .where(SemanticCacheRow.collections_key == key[0], SemanticCacheRow.corpus_version == key[1])
+                    .order_by(SemanticCacheRow.id)
+                )
+            ).scalars()
+            loaded = [(row.id, row.question, row.vector, row.reply) for row in rows]
+        vectors = [np.frombuffer(blob, dtype=np.float32) for _, _, blob, _ in loaded]
+        usable = [i for i, v in enumerate(vectors) if v.shape == (self.embedder.dim,)]  # another model's vectors
+        if not usable:
+            return empty
+        log.info("semantic_cache.loaded", collections=key[0], corpus_version=key[1], entries=len(usable))
+        return _Bucket(
+            vectors=np.vstack([vectors[i] for i in usable]),
+            answers=[_from_json(loaded[i][1], loaded[i][3]) for i in usable],
+            row_ids=[loaded[i][0] for i in usable],
+        )
+
+    async def _insert(self, key: BucketKey, answer: CachedAnswer, vector: Vector) -> int | None:
+        if self.db is None:
+            return None
+        row = SemanticCacheRow(
+            collections_key=key[0],
+            corpus_version=key[1],
+            question=answer.question,
+            vector=np.asarray(vector, dtype=np.float32).tobytes(),
+            reply=_to_json(answer),
+        )
+        async with self.db.session() as session:
+            session.add(row)
+            await session.flush()
+            return row.id
+
+    async def _count_hit(self, row_id: int | None) -> None:
+        if self.db is None or row_id is None:
+            return
+        async with self.db.session() as session:
+            await session.execute(
+                update(SemanticCacheRow).where(SemanticCacheRow.id == row_id).values(hits=SemanticCacheRow.hits + 1)
+            )

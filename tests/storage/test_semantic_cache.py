@@ -1,0 +1,102 @@
+"""The semantic cache on SQLite and PostgreSQL, with a deterministic hashing embedder."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from pipeline.types import QualityDecision, SourceReference
+from storage.db import Database
+from storage.embedder import HashingEmbedder
+from storage.semantic_cache import SemanticCache
+from storage.tables import SemanticCacheRow
+
+pytestmark = pytest.mark.integration
+
+SOURCES = (SourceReference(1, "c1", "d1", "Pairing", ("Remote", "Pairing"), "https://d/pair", "Hold OK.", 0.9),)
+QUESTION = "How do I pair the remote control with the TV?"
+
+
+async def store(cache: SemanticCache, question: str = QUESTION, *, version: int = 1, **overrides: object) -> bool:
+    fields: dict[str, object] = {
+        "response": "Hold OK for five seconds [1].",
+        "language": "en",
+        "sources": SOURCES,
+        "quality_decision": QualityDecision.APPROVE,
+    } | overrides
+    return await cache.store(question, ("manual", "faq"), version, **fields)  # type: ignore[arg-type]
+
+
+async def test_an_approved_answer_is_returned_for_the_same_question(db: Database) -> None:
+    cache = SemanticCache(db, HashingEmbedder())
+    assert await cache.lookup(QUESTION, ("faq", "manual"), 1) is None
+    assert await store(cache)
+    found = await cache.lookup(QUESTION, ("faq", "manual"), 1)  # collection order does not matter
+    assert found is not None
+    assert found.response == "Hold OK for five seconds [1]." and found.sources == SOURCES
+    assert found.similarity == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("decision", [None, QualityDecision.REGENERATE, QualityDecision.CLARIFY])
+async def test_only_approved_answers_are_stored(db: Database, decision: QualityDecision | None) -> None:
+    cache = SemanticCache(db, HashingEmbedder())
+    assert not await store(cache, quality_decision=decision)
+    assert await cache.lookup(QUESTION, ("manual", "faq"), 1) is None
+
+
+async def test_other_collections_and_versions_do_not_match(db: Database) -> None:
+    cache = SemanticCache(db, HashingEmbedder())
+    await store(cache)
+    assert await cache.lookup(QUESTION, ("manual",), 1) is None
+    assert await cache.lookup(QUESTION, ("manual", "faq"), 2) is None
+
+
+async def test_threshold_decides_for_paraphrases(db: Database) -> None:
+    paraphrase = "How do I pair the remote control with my TV?"
+    strict, loose = SemanticCache(db, HashingEmbedder(), 0.99), SemanticCache(db, HashingEmbedder(), 0.7)
+    await store(strict)
+    assert await strict.lookup(paraphrase, ("manual", "faq"), 1) is None
+    found = await loose.lookup(paraphrase, ("manual", "faq"), 1)  # loaded from the table
+    assert found is not None and 0.7 <= found.similarity < 0.99
+    assert await loose.lookup("What batteries does the remote take?", ("manual", "faq"), 1) is None
+
+
+async def test_entries_persist_and_count_hits(db: Database) -> None:
+    await store(SemanticCache(db, HashingEmbedder()))
+    fresh = SemanticCache(db, HashingEmbedder())
+    assert await fresh.lookup(QUESTION, ("manual", "faq"), 1) is not None
+    assert await fresh.lookup(QUESTION, ("manual", "faq"), 1) is not None
+    async with db.session() as session:
+        assert await session.scalar(select(SemanticCacheRow.hits)) == 2
+
+
+async def test_a_version_bump_retires_old_entries(db: Database) -> None:
+    cache = SemanticCache(db, HashingEmbedder())
+    await store(cache, version=1)
+    await store(cache, "What batteries does it take?", version=2)
+    assert await cache.lookup(QUESTION, ("manual", "faq"), 2) is None
+    assert await cache.forget_older(("faq", "manual"), 2) == 1
+    async with db.session() as session:
+        assert await session.scalar(select(func.count()).select_from(SemanticCacheRow)) == 1
+
+
+async def test_language_must_match_when_given(db: Database) -> None:
+    cache = SemanticCache(db, HashingEmbedder())
+    await store(cache, language="de")
+    assert await cache.lookup(QUESTION, ("manual", "faq"), 1, language="en") is None
+    assert await cache.lookup(QUESTION, ("manual", "faq"), 1, language="de") is not None
+
+
+@pytest.mark.unit
+async def test_memory_only_cache_works_without_a_database() -> None:
+    cache = SemanticCache(None, HashingEmbedder())
+    await store(cache)
+    await store(cache, "What batteries does it take?", response="Two AAA [1].")
+    found = await cache.lookup("what batteries does it take", ("manual", "faq"), 1)
+    assert found is not None and found.response == "Two AAA [1]."
+
+
+@pytest.mark.unit
+def test_threshold_must_be_a_cosine() -> None:
+    with pytest.raises(ValueError):
+        SemanticCache(None, HashingEmbedder(), threshold=1.5)
