@@ -1,0 +1,97 @@
+"""RunStore on both backends: every hop stored in order, totals summed, traces by conversation or "last"."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pipeline.envelope import Envelope, EnvelopeError, Hop, Payload
+from pipeline.types import LLMUsage, Role
+from storage.conversations import ConversationStore
+from storage.db import Database
+from storage.runs import RunStore
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2026, 11, 22, 9, 0, 0, tzinfo=UTC)
+
+
+def _envelope(conversation_id: str, roles: list[Role], *, tokens: int = 0, start: datetime = T0) -> Envelope:
+    hops = [
+        Hop(
+            role=role,
+            decision=f"{role.value} decided",
+            started_at=start + timedelta(milliseconds=10 * i),
+            duration_ms=5.0 + i,
+            wait_ms=float(i),
+            strategy="llm" if tokens else "offline",
+            usage=LLMUsage(tokens, tokens // 2, 1) if tokens else LLMUsage(),
+            error="timeout after 20 s" if role is Role.QUALITY else None,
+        )
+        for i, role in enumerate(roles)
+    ]
+    return Envelope(
+        conversation_id=conversation_id,
+        message_id="m1",
+        payload=Payload(text="how do I pair the remote?"),
+        create_ts=start,
+        update_ts=start,
+        hops=hops,
+        errors=[EnvelopeError(role=Role.QUALITY, kind="timeout", message="quality timed out")],
+    )
+
+
+async def test_save_run_keeps_every_hop_and_sums_usage(db: Database):
+    conversation = await ConversationStore(db).get_or_create("slack:T:C:1", "slack", "T", "C", "1")
+    runs = RunStore(db)
+    roles = [Role.MANAGER, Role.LANG, Role.MANAGER, Role.SEARCH, Role.QUALITY, Role.MANAGER]
+    run_id = await runs.save_run(
+        conversation.id,
+        "m1",
+        _envelope(conversation.id, roles, tokens=100),
+        status="ok",
+        reply_kind="answer",
+        cached=False,
+        started_at=T0,
+        finished_at=T0 + timedelta(milliseconds=1234),
+    )
+    trace = await runs.trace(conversation.id)
+    assert trace is not None and trace.conversation_id == conversation.id
+    (run,) = trace.runs
+    assert run.id == run_id
+    assert [h.role for h in run.hops] == [r.value for r in roles]
+    assert [h.seq for h in run.hops] == list(range(len(roles)))
+    assert run.total_ms == pytest.approx(1234.0)
+    assert (run.prompt_tokens, run.completion_tokens, run.llm_calls) == (600, 300, 6)
+    assert run.errors == ({"role": "quality", "kind": "timeout", "message": "quality timed out"},)
+    quality = run.hops[4]
+    assert quality.error == "timeout after 20 s" and quality.wait_ms == 4.0 and quality.strategy == "llm"
+    assert run.hops[0].started_at == T0 and run.hops[0].started_at.tzinfo is not None
+
+
+async def test_trace_last_follows_the_latest_run(db: Database):
+    store = ConversationStore(db)
+    first = await store.get_or_create("slack:T:C:1", "slack", "T", "C", "1")
+    second = await store.get_or_create("slack:T:C:2", "slack", "T", "C", "2")
+    runs = RunStore(db)
+    assert await runs.trace() is None
+    for conversation, minute in [(second, 0), (first, 5), (second, 1), (first, 6)]:
+        start = T0 + timedelta(minutes=minute)
+        await runs.save_run(
+            conversation.id,
+            f"m{minute}",
+            _envelope(conversation.id, [Role.MANAGER], start=start),
+            status="ok",
+            reply_kind="answer",
+            cached=minute == 6,
+            started_at=start,
+            finished_at=start + timedelta(seconds=1),
+        )
+    last = await runs.trace("last")
+    assert last is not None and last.conversation_id == first.id
+    assert [r.message_id for r in last.runs] == ["m5", "m6"]
+    assert [r.cached for r in last.runs] == [False, True]
+    limited = await runs.trace(second.id, limit=1)
+    assert limited is not None and [r.message_id for r in limited.runs] == ["m1"]
+    assert await runs.trace("no-such-conversation") is None
