@@ -299,3 +299,47 @@ async def test_button_ref_round_trips_through_the_custom_id() -> None:
         _ = ButtonRef(action_id="has space", asker_id=1).custom_id
     with pytest.raises(ValueError, match="custom_id"):
         _ = ButtonRef(action_id="x" * 90, asker_id=10**18).custom_id
+
+
+async def test_direct_message_is_one_conversation_answered_in_the_dm(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    client = await world.client(handler)
+    dm_id = p.snowflake()
+    first = p.message(dm_id, world.alice, "how do I pair the remote?")
+    await world.deliver_message(client, first)
+    await world.deliver_message(client, p.message(dm_id, world.alice, "and the voice one?"))
+
+    assert world.rest.find("POST", r"/channels/\d+/messages/\d+/threads") == []
+    assert [m.workspace_id for m in handler.messages] == ["dm", "dm"]
+    assert all(m.mentioned and m.thread_id == dm_id for m in handler.messages)
+    assert handler.messages[0].thread_key == handler.messages[1].thread_key
+    assert [h.text for h in handler.histories[1]] == [
+        "how do I pair the remote?",
+        "Hold **Home** and **Back** for 5 seconds [1].",
+    ]
+    assert len(posts(world, dm_id)) == 2
+
+
+async def test_refused_channel_gets_the_notice_in_place_without_a_thread(world: DiscordWorld) -> None:
+    notice = Reply(kind=ReplyKind.NOTICE, text="I'm not set up to answer in this channel.", language="en",
+                   conversation_id="", reason="channel_not_allowed")
+    handler = FakeHandler(on_message=lambda inbound: notice)
+    policy = {"platform": "discord", "channel_id": world.channel_id, "allowed": False}
+    client = await world.client(handler, channel_policies=[policy])
+
+    await world.say(client, world.alice, f"{world.mention()} hello?")
+
+    assert world.rest.find("POST", r"/channels/\d+/messages/\d+/threads") == []
+    assert handler.messages[0].thread_id is None
+    assert [c.body["content"] for c in posts(world, world.channel_id)] == [notice.text]
+
+
+async def test_a_failing_service_still_gets_a_reply(world: DiscordWorld) -> None:
+    def explode(inbound: object) -> Reply:
+        raise RuntimeError("boom")
+
+    client = await world.client(FakeHandler(on_message=explode))
+    question = await world.say(client, world.alice, f"{world.mention()} pairing?")
+
+    [post] = posts(world, question["id"])
+    assert post.body["content"].startswith("Something went wrong")
