@@ -1,0 +1,354 @@
+"""The glue between the platforms and the conversation service: inbox → handler → outbox → sink.
+
+    delivery = Delivery(db, service, {"slack": slack_sink}, worker_id="web-1")
+    await delivery.accept(inbound, ref)          # in the adapter, before/at the ack; False for a duplicate
+    asyncio.create_task(delivery.run_worker(stop))
+    await delivery.sweep()                       # also a scheduled job: due outbox rows, exhausted events
+
+Nothing is lost: an event is in the inbox before it is acknowledged, its reply is in the outbox before it is posted,
+and every step is leased, so a replica that dies mid-answer is replaced by another one when the lease lapses.
+Nothing is done twice: claims are atomic, a reply is stored only while its event's claim is still held, and a sent
+reply is marked with the platform's message id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from bot.messages import (
+    ConversationHandler,
+    Inbound,
+    InboundKind,
+    Reply,
+    ReplyAction,
+    ReplyKind,
+    ReplySink,
+    ThreadFetcher,
+    ThreadRef,
+)
+from pipeline.locales import texts
+from pipeline.types import ActionKind
+from storage.db import Database
+from storage.inbox import RETRY_PREFIX, Inbox, InboxItem, new_retry_token
+from storage.outbox import Outbox, OutboxItem, OutgoingReply
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+FetcherFactory = Callable[[Inbound, ThreadRef], ThreadFetcher | None]
+LanguageLookup = Callable[[Inbound], Awaitable[str | None]]
+
+
+class DeliveryRejected(Exception):
+    """Raised by a `ReplySink` when the platform refused a reply for good (channel gone, bot removed):
+    the outbox stops retrying it. Any other exception counts as transient and is retried with backoff."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class AnswerLost(Exception):
+    """A retried event the handler no longer answers: an earlier attempt stored the question and died."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryConfig:
+    lease_s: float = 60.0  # how long a claim holds without a heartbeat
+    heartbeat_s: float = 15.0
+    poll_s: float = 0.5  # idle wait between claims (an `accept` in this process wakes the worker at once)
+    concurrency: int = 8  # events handled at once by one worker
+    sweep_s: float = 5.0  # how often the worker also sweeps the outbox and exhausted events
+    outbox_lease_s: float = 30.0  # longer than any sink call takes
+    post_action_notices: bool = True  # post a button press's notice (e.g. "already used") in the thread
+
+
+@dataclass(frozen=True, slots=True)
+class SweepReport:
+    sent: int = 0
+    retrying: int = 0
+    failed: int = 0
+    apologised: int = 0
+
+
+class Delivery:
+    """Implements the inbox/outbox protocol around a `ConversationHandler`. One per process."""
+
+    def __init__(
+        self,
+        db: Database,
+        handler: ConversationHandler,
+        sinks: Mapping[str, ReplySink],
+        worker_id: str,
+        *,
+        config: DeliveryConfig | None = None,
+        inbox: Inbox | None = None,
+        outbox: Outbox | None = None,
+        fetcher_for: FetcherFactory | None = None,
+        language_for: LanguageLookup | None = None,
+    ) -> None:
+        self.inbox = inbox or Inbox(db)
+        self.outbox = outbox or Outbox(db)
+        self._handler = handler
+        self._sinks = dict(sinks)
+        self.worker_id = worker_id
+        self.config = config or DeliveryConfig()
+        self._fetcher_for = fetcher_for
+        self._language_for = language_for
+        self._wake = asyncio.Event()
+        self._in_flight: dict[str, asyncio.Task[None]] = {}
+
+    # -- intake -------------------------------------------------------------------------------------------------
+
+    async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool:
+        """Store the event (call it before acknowledging the platform); False when it is a duplicate."""
+        stored = await self.inbox.put(inbound, ref)
+        if stored:
+            self._wake.set()
+        else:
+            log.info("duplicate event", extra={"platform": inbound.platform, "key": inbound.dedup_key})
+        return stored
+
+    # -- the worker ---------------------------------------------------------------------------------------------
+
+    async def run_worker(self, stop: asyncio.Event) -> None:
+        """Claim and handle events until `stop` is set; in-flight events are finished or left to their lease."""
+        heartbeat = asyncio.create_task(self._heartbeats(stop))
+        next_sweep = 0.0
+        try:
+            while not stop.is_set():
+                if time.monotonic() >= next_sweep:
+                    await self._guarded(self.sweep())
+                    next_sweep = time.monotonic() + self.config.sweep_s
+                claimed = await self._guarded(self._claim_and_start()) or 0
+                if claimed:
+                    continue
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_first(stop, self._wake), timeout=self.config.poll_s)
+        finally:
+            if self._in_flight:  # heartbeats keep running while in-flight events finish
+                await asyncio.wait(list(self._in_flight.values()), timeout=self.config.lease_s)
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+
+    async def process_once(self) -> int:
+        """Claim what is due and handle it to the end (tests and one-shot runs); returns the number handled."""
+        items = await self.inbox.claim(self.worker_id, self.config.lease_s, limit=self.config.concurrency)
+        await asyncio.gather(*(self.handle(item) for item in items))
+        return len(items)
+
+    async def _claim_and_start(self) -> int:
+        free = self.config.concurrency - len(self._in_flight)
+        if free <= 0:
+            return 0
+        items = await self.inbox.claim(self.worker_id, self.config.lease_s, limit=free)
+        for item in items:
+            task = asyncio.create_task(self.handle(item))
+            self._in_flight[item.key] = task
+            task.add_done_callback(self._forget(item.key))
+        return len(items)
+
+    def _forget(self, key: str) -> Callable[[asyncio.Task[None]], None]:
+        def done(_: asyncio.Task[None]) -> None:
+            self._in_flight.pop(key, None)
+
+        return done
+
+    async def _heartbeats(self, stop: asyncio.Event) -> None:
+        while not stop.is_set() or self._in_flight:
+            await asyncio.sleep(self.config.heartbeat_s)
+            keys = list(self._in_flight)
+            if not keys:
+                continue
+            held = await self._guarded(self.inbox.heartbeat(self.worker_id, keys, self.config.lease_s))
+            if held is None:
+                continue
+            for key in set(keys) - held:  # taken over by another worker after our lease lapsed
+                log.warning("claim lost, abandoning", extra={"key": key, "worker": self.worker_id})
+                task = self._in_flight.get(key)
+                if task is not None:
+                    task.cancel()
+
+    # -- one event ----------------------------------------------------------------------------------------------
+
+    async def handle(self, item: InboxItem) -> None:
+        """Run the handler for one claimed event, store its reply with the event's completion, then post it."""
+        try:
+            await self._handle(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the database failed under us: the lease lapses and the event is retried
+            log.error("event handling broke off", extra={"key": item.key, "error": type(exc).__name__})
+
+    async def _handle(self, item: InboxItem) -> None:
+        started = time.monotonic()
+        try:
+            replies = await self._produce(item)
+        except asyncio.CancelledError:
+            raise
+        except AnswerLost:
+            log.warning("answer lost in an earlier attempt", extra={"key": item.key, "attempts": item.attempts})
+            await self._give_up(item, "answer_lost")
+            return
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning(
+                "handler failed",
+                extra={"key": item.key, "attempts": item.attempts, "error": type(exc).__name__},
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
+            if item.attempts >= self.inbox.max_attempts:
+                await self._give_up(item, error)
+            else:
+                await self.inbox.fail(item, error)
+            return
+        row_ids = await self.inbox.complete(item, replies)
+        if row_ids is None:
+            log.warning("claim lost before completion; another worker answers", extra={"key": item.key})
+            return
+        log.info(
+            "event handled",
+            extra={
+                "key": item.key,
+                "replies": len(row_ids),
+                "attempts": item.attempts,
+                "ms": round((time.monotonic() - started) * 1000, 1),
+            },
+        )
+        for row_id in row_ids:
+            await self._send_claimed(await self.outbox.claim(self.config.outbox_lease_s, row_id=row_id))
+
+    async def _produce(self, item: InboxItem) -> list[OutgoingReply]:
+        inbound, ref = item.inbound, item.ref
+        if inbound.kind is InboundKind.ACTION:
+            action_id = inbound.action_id or ""
+            if action_id.startswith(RETRY_PREFIX):
+                queued = await self.inbox.unpark(action_id.removeprefix(RETRY_PREFIX))
+                log.info("retry button", extra={"key": item.key, "queued": queued})
+                if queued:
+                    self._wake.set()
+                return []
+            outcome = await self._handler.handle_action(inbound)
+            if outcome.reply is not None:
+                return [OutgoingReply(ref, outcome.reply, item.key)]
+            if outcome.notice and self.config.post_action_notices:
+                language = await self._language(inbound)
+                notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
+                return [OutgoingReply(ref, notice, item.key)]
+            return []
+        fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for else None
+        reply = await self._handler.handle_message(inbound, fetcher)
+        if reply is None:
+            if item.attempts > 1 and inbound.mentioned:
+                raise AnswerLost(item.key)
+            return []
+        return [OutgoingReply(ref, reply, item.key)]
+
+    async def _give_up(self, item: InboxItem, error: str) -> bool:
+        """Mark the event failed and tell the person, with a button that queues it once more."""
+        language = await self._language(item.inbound)
+        t = texts(language)
+        token = new_retry_token()
+        apology = Reply(
+            kind=ReplyKind.NOTICE,
+            text=t.failure,
+            language=language,
+            conversation_id="",
+            actions=(ReplyAction(id=RETRY_PREFIX + token, label=t.retry_label, kind=ActionKind.RETRY),),
+            reason="answer_failed",
+        )
+        row_ids = await self.inbox.give_up(
+            item, [OutgoingReply(item.ref, apology, item.key)], error=error, retry_token=token
+        )
+        if row_ids is None:
+            return False
+        log.warning("event given up, apology queued", extra={"key": item.key, "attempts": item.attempts})
+        for row_id in row_ids:
+            await self._send_claimed(await self.outbox.claim(self.config.outbox_lease_s, row_id=row_id))
+        return True
+
+    async def _language(self, inbound: Inbound) -> str:
+        if self._language_for is None:
+            return "en"
+        try:
+            return (await self._language_for(inbound)) or "en"
+        except Exception:
+            return "en"
+
+    # -- sending ------------------------------------------------------------------------------------------------
+
+    async def sweep(self) -> SweepReport:
+        """Post due outbox rows (retries, and rows a dead replica left unsent); apologise for exhausted events."""
+        apologised = 0
+        for event in await self.inbox.exhausted():
+            apologised += await self._give_up(event, "attempts exhausted")
+        sent = retrying = failed = 0
+        while True:
+            items = await self.outbox.claim(self.config.outbox_lease_s, limit=20)
+            if not items:
+                break
+            for item in items:
+                outcome = await self._send(item)
+                sent += outcome == "sent"
+                retrying += outcome == "retry"
+                failed += outcome == "failed"
+            if len(items) < 20:
+                break
+        return SweepReport(sent=sent, retrying=retrying, failed=failed, apologised=apologised)
+
+    async def _send_claimed(self, items: list[OutboxItem]) -> None:
+        for item in items:
+            await self._send(item)
+
+    async def _send(self, item: OutboxItem) -> str:
+        sink = self._sinks.get(item.ref.platform)
+        if sink is None:
+            await self.outbox.mark_failed(item, f"no sink for platform {item.ref.platform!r}", permanent=True)
+            log.error("no sink for platform", extra={"platform": item.ref.platform, "outbox_id": item.id})
+            return "failed"
+        try:
+            message_id = await sink.post(item.ref, item.reply)
+        except asyncio.CancelledError:
+            raise
+        except DeliveryRejected as exc:
+            await self.outbox.mark_failed(item, exc.reason, permanent=True)
+            log.error("reply rejected by the platform", extra={"outbox_id": item.id, "reason": exc.reason})
+            return "failed"
+        except Exception as exc:
+            gave_up = await self.outbox.mark_failed(item, f"{type(exc).__name__}: {exc}")
+            log.warning(
+                "reply not delivered",
+                extra={"outbox_id": item.id, "attempts": item.attempts, "error": type(exc).__name__, "final": gave_up},
+            )
+            return "failed" if gave_up else "retry"
+        if not await self.outbox.mark_sent(item, message_id):
+            log.warning("reply sent after its lease lapsed", extra={"outbox_id": item.id})
+        return "sent"
+
+    async def _guarded(self, step: Awaitable[T]) -> T | None:
+        """Run one step of the loop; a database outage is logged and retried on the next turn, never fatal."""
+        try:
+            return await step
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("delivery step failed", extra={"worker": self.worker_id, "error": type(exc).__name__})
+            await asyncio.sleep(self.config.poll_s)
+            return None
+
+
+async def _first(*events: asyncio.Event) -> None:
+    waiters = [asyncio.create_task(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

@@ -1,0 +1,280 @@
+"""The inbox: every accepted platform event, written once per platform-stable key before or at the acknowledgement.
+
+Workers claim events atomically with a lease (PostgreSQL `FOR UPDATE SKIP LOCKED`; on SQLite one `UPDATE ...
+RETURNING`, which SQLite's single writer makes atomic), extend it with heartbeats, and finish an event by storing its
+reply in the outbox in the same transaction that marks the event done — only while they still hold the claim, so an
+event whose lease lapsed and was taken over is answered once. A failure does not burn the key: the event goes back to
+pending with a backoff (`lease_until` doubles as "not before"), and after `max_attempts` the caller gives up with an
+apology and a parked retry the person can resume with a button.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Table, delete, func, or_, select, update
+from sqlalchemy.sql.elements import ColumnElement
+
+from bot.messages import Inbound, InboundKind, ThreadRef
+from storage.db import Database, utc_now
+from storage.outbox import OutgoingReply, insert_replies, ref_from_json, ref_to_json
+from storage.tables import InboxRow, InboxStatus
+
+INBOX: Table = InboxRow.__table__  # type: ignore[assignment]
+PARKED = "parked"  # a given-up event waiting for its retry button
+RETRY_PREFIX = "retry-"  # action ids of retry buttons
+RETRY_KEY_PREFIX = "retry:"
+ERROR_CHARS = 500
+_LIVE = (InboxStatus.PENDING.value, InboxStatus.CLAIMED.value)
+
+
+def inbound_to_json(inbound: Inbound) -> dict[str, Any]:
+    data = asdict(inbound)
+    data["ts"] = inbound.ts.isoformat()
+    data["kind"] = inbound.kind.value
+    return data
+
+
+def inbound_from_json(data: dict[str, Any]) -> Inbound:
+    return Inbound(**{**data, "ts": datetime.fromisoformat(data["ts"]), "kind": InboundKind(data["kind"])})
+
+
+def retry_inbound(original: Inbound, token: str) -> Inbound:
+    """The event a retry button re-runs: same thread and text under a fresh message id, so it is not a duplicate."""
+    return replace(
+        original,
+        thread_id=original.thread_id or original.message_id,
+        message_id=f"{original.message_id}~{token}",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    key: str
+    inbound: Inbound
+    ref: ThreadRef
+    attempts: int  # including the claim that returned this item
+    claimed_by: str | None
+
+
+class Inbox:
+    """Durable, deduplicated intake of platform events. `now` is injectable so tests can move time."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        max_attempts: int = 5,
+        base_backoff_s: float = 2.0,
+        max_backoff_s: float = 120.0,
+        now: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._db = db
+        self.max_attempts = max_attempts
+        self._base_backoff_s = base_backoff_s
+        self._max_backoff_s = max_backoff_s
+        self._now = now
+
+    async def put(self, inbound: Inbound, ref: ThreadRef) -> bool:
+        """Store the event; False when its key was seen before (a platform retry or the twin of a mention)."""
+        statement = (
+            self._db.insert(INBOX)
+            .values(
+                dedup_key=inbound.dedup_key,
+                platform=inbound.platform,
+                payload={"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)},
+                status=InboxStatus.PENDING.value,
+                attempts=0,
+                created_at=self._now(),
+            )
+            .on_conflict_do_nothing(index_elements=[INBOX.c.dedup_key])
+        )
+        async with self._db.session() as session:
+            result = await session.execute(statement)
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def _claimable(self, now: datetime) -> ColumnElement[bool]:
+        return (INBOX.c.status.in_(_LIVE)) & or_(INBOX.c.lease_until.is_(None), INBOX.c.lease_until <= now)
+
+    async def claim(self, worker_id: str, lease_s: float, *, limit: int = 1) -> list[InboxItem]:
+        """Up to `limit` events that are pending or whose lease lapsed, oldest first, leased to `worker_id`.
+
+        Events out of attempts are left to `exhausted()`, so a message that crashes workers cannot loop forever."""
+        now = self._now()
+        candidates = (
+            select(INBOX.c.dedup_key)
+            .where(self._claimable(now), INBOX.c.attempts < self.max_attempts)
+            .order_by(INBOX.c.created_at)
+            .limit(limit)
+        )
+        if not self._db.is_sqlite:
+            candidates = candidates.with_for_update(skip_locked=True)
+        statement = (
+            update(INBOX)
+            .where(INBOX.c.dedup_key.in_(candidates.scalar_subquery()))
+            .values(
+                status=InboxStatus.CLAIMED.value,
+                claimed_by=worker_id,
+                lease_until=now + timedelta(seconds=lease_s),
+                attempts=INBOX.c.attempts + 1,
+            )
+            .returning(INBOX.c.dedup_key, INBOX.c.payload, INBOX.c.attempts, INBOX.c.created_at)
+        )
+        async with self._db.session() as session:
+            rows = (await session.execute(statement)).all()
+        rows = sorted(rows, key=lambda row: row.created_at)
+        return [_item(row.dedup_key, row.payload, row.attempts, worker_id) for row in rows]
+
+    async def heartbeat(self, worker_id: str, keys: Sequence[str], lease_s: float) -> set[str]:
+        """Extend the leases `worker_id` still holds; returns those keys (a missing key was taken over)."""
+        if not keys:
+            return set()
+        statement = (
+            update(INBOX)
+            .where(
+                INBOX.c.dedup_key.in_(list(keys)),
+                INBOX.c.claimed_by == worker_id,
+                INBOX.c.status == InboxStatus.CLAIMED.value,
+            )
+            .values(lease_until=self._now() + timedelta(seconds=lease_s))
+            .returning(INBOX.c.dedup_key)
+        )
+        async with self._db.session() as session:
+            return set((await session.execute(statement)).scalars())
+
+    async def complete(self, item: InboxItem, replies: Sequence[OutgoingReply] = ()) -> list[int] | None:
+        """Mark the event done and store its replies in one transaction; None when the claim was lost."""
+        return await self._settle(item, InboxStatus.DONE.value, replies, error=None)
+
+    async def fail(self, item: InboxItem, error: str) -> datetime | None:
+        """Give the event back for a later retry (with backoff); returns when, or None when the claim was lost."""
+        retry_at = self._now() + timedelta(seconds=self.backoff_s(item.attempts))
+        statement = (
+            update(INBOX)
+            .where(*self._held(item))
+            .values(
+                status=InboxStatus.PENDING.value, claimed_by=None, lease_until=retry_at, error=error[:ERROR_CHARS]
+            )
+        )
+        async with self._db.session() as session:
+            result = await session.execute(statement)
+        return retry_at if result.rowcount else None  # type: ignore[attr-defined]
+
+    async def give_up(
+        self, item: InboxItem, replies: Sequence[OutgoingReply], *, error: str, retry_token: str | None = None
+    ) -> list[int] | None:
+        """Mark the event failed, store the apology and park a retry the button `RETRY_PREFIX + token` resumes."""
+        return await self._settle(item, InboxStatus.FAILED.value, replies, error=error, retry_token=retry_token)
+
+    async def _settle(
+        self,
+        item: InboxItem,
+        status: str,
+        replies: Sequence[OutgoingReply],
+        *,
+        error: str | None,
+        retry_token: str | None = None,
+    ) -> list[int] | None:
+        now = self._now()
+        statement = (
+            update(INBOX)
+            .where(*self._held(item))
+            .values(status=status, done_at=now, lease_until=None, error=error[:ERROR_CHARS] if error else None)
+        )
+        async with self._db.session() as session:
+            if not (await session.execute(statement)).rowcount:  # type: ignore[attr-defined]
+                return None
+            if retry_token is not None:
+                parked = retry_inbound(item.inbound, retry_token)
+                await session.execute(
+                    INBOX.insert().values(
+                        dedup_key=RETRY_KEY_PREFIX + retry_token,
+                        platform=item.inbound.platform,
+                        payload={"inbound": inbound_to_json(parked), "ref": ref_to_json(item.ref)},
+                        status=PARKED,
+                        attempts=0,
+                        created_at=now,
+                    )
+                )
+            return await insert_replies(session, replies, now)
+
+    def _held(self, item: InboxItem) -> tuple[ColumnElement[bool], ...]:
+        """The event is still in the state this item saw: same claimant, same attempt, not settled."""
+        owner = INBOX.c.claimed_by.is_(None) if item.claimed_by is None else INBOX.c.claimed_by == item.claimed_by
+        return (
+            INBOX.c.dedup_key == item.key,
+            INBOX.c.status.in_(_LIVE),
+            INBOX.c.attempts == item.attempts,
+            owner,
+        )
+
+    async def exhausted(self, *, limit: int = 50) -> list[InboxItem]:
+        """Events out of attempts whose last lease lapsed (their worker died): to be given up with an apology."""
+        now = self._now()
+        statement = (
+            select(INBOX.c.dedup_key, INBOX.c.payload, INBOX.c.attempts, INBOX.c.claimed_by)
+            .where(self._claimable(now), INBOX.c.attempts >= self.max_attempts)
+            .order_by(INBOX.c.created_at)
+            .limit(limit)
+        )
+        async with self._db.session() as session:
+            rows = (await session.execute(statement)).all()
+        return [_item(row.dedup_key, row.payload, row.attempts, row.claimed_by) for row in rows]
+
+    async def unpark(self, token: str) -> bool:
+        """Queue a parked retry once (a second press of the same button finds nothing)."""
+        statement = (
+            update(INBOX)
+            .where(INBOX.c.dedup_key == RETRY_KEY_PREFIX + token, INBOX.c.status == PARKED)
+            .values(status=InboxStatus.PENDING.value, attempts=0, lease_until=None, claimed_by=None, error=None)
+        )
+        async with self._db.session() as session:
+            return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
+    def backoff_s(self, attempts: int) -> float:
+        return float(min(self._base_backoff_s * 2 ** max(attempts - 1, 0), self._max_backoff_s))
+
+    async def lag_seconds(self) -> float:
+        """Age of the oldest event not yet handled (0 when none): the `docbot_inbox_lag_seconds` gauge."""
+        async with self._db.session() as session:
+            oldest = (await session.execute(select(func.min(INBOX.c.created_at)).where(INBOX.c.status.in_(_LIVE))))
+            value = oldest.scalar_one_or_none()
+        if value is None:
+            return 0.0
+        created = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+        return max((self._now() - created).total_seconds(), 0.0)
+
+    async def counts(self) -> dict[str, int]:
+        """Events per status."""
+        async with self._db.session() as session:
+            rows = (await session.execute(select(INBOX.c.status, func.count()).group_by(INBOX.c.status))).all()
+        return {str(status): int(count) for status, count in rows}
+
+    async def purge(self, older_than: datetime) -> int:
+        """Delete settled events (done, failed, parked) older than `older_than`. A purged key could be accepted
+        again, so keep this well beyond the platforms' retry windows (Slack retries for minutes, not days)."""
+        statement = delete(INBOX).where(
+            INBOX.c.status.in_((InboxStatus.DONE.value, InboxStatus.FAILED.value, PARKED)),
+            INBOX.c.created_at < older_than,
+        )
+        async with self._db.session() as session:
+            result = await session.execute(statement)
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def new_retry_token() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def _item(key: str, payload: dict[str, Any], attempts: int, claimed_by: str | None) -> InboxItem:
+    return InboxItem(
+        key=key,
+        inbound=inbound_from_json(payload["inbound"]),
+        ref=ref_from_json(payload["ref"]),
+        attempts=attempts,
+        claimed_by=claimed_by,
+    )

@@ -1,0 +1,250 @@
+"""The outbox: every reply is stored before it is posted, and marked sent with the platform's message id.
+
+A row is claimed for sending with one atomic UPDATE that pushes its `next_attempt_at` forward by a lease, so two
+replicas never post the same row at the same time; a sender that dies mid-post leaves the row to be picked up again
+when the lease lapses. Transient failures are retried with exponential backoff; after `max_attempts` the row is
+marked failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
+from pipeline.types import ActionKind
+from storage.db import Database, utc_now
+from storage.tables import OutboxRow, OutboxStatus
+
+OUTBOX: Table = OutboxRow.__table__  # type: ignore[assignment]
+ERROR_CHARS = 500
+
+
+# -- codecs ---------------------------------------------------------------------------------------------------
+
+
+def ref_to_json(ref: ThreadRef) -> dict[str, Any]:
+    data = asdict(ref)
+    data["extra"] = [list(pair) for pair in ref.extra]
+    return data
+
+
+def ref_from_json(data: dict[str, Any]) -> ThreadRef:
+    return ThreadRef(
+        platform=data["platform"],
+        workspace_id=data["workspace_id"],
+        channel_id=data["channel_id"],
+        thread_id=data["thread_id"],
+        placeholder_id=data.get("placeholder_id"),
+        extra=tuple((str(k), str(v)) for k, v in data.get("extra", ())),
+    )
+
+
+def reply_to_json(reply: Reply) -> dict[str, Any]:
+    data = asdict(reply)
+    data["kind"] = reply.kind.value
+    data["actions"] = [{"id": a.id, "label": a.label, "kind": a.kind.value} for a in reply.actions]
+    return data
+
+
+def reply_from_json(data: dict[str, Any]) -> Reply:
+    summary = data.get("summary")
+    return Reply(
+        kind=ReplyKind(data["kind"]),
+        text=data["text"],
+        language=data["language"],
+        conversation_id=data["conversation_id"],
+        citations=tuple(
+            Citation(**{**c, "crumbs": tuple(c.get("crumbs", ()))}) for c in data.get("citations", ())
+        ),
+        actions=tuple(
+            ReplyAction(id=a["id"], label=a["label"], kind=ActionKind(a["kind"])) for a in data.get("actions", ())
+        ),
+        reason=data.get("reason"),
+        note=data.get("note"),
+        cached=bool(data.get("cached", False)),
+        run_id=data.get("run_id"),
+        summary=_summary_from_json(summary) if summary else None,
+    )
+
+
+def _summary_from_json(data: dict[str, Any]) -> RunSummary:
+    return RunSummary(
+        **{
+            **data,
+            "role_ms": tuple((str(role), float(ms)) for role, ms in data.get("role_ms", ())),
+            "errors": tuple(data.get("errors", ())),
+        }
+    )
+
+
+# -- the store ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingReply:
+    """A reply to store; `inbox_key` ties it to the event it answers (or names a job's note for idempotency)."""
+
+    ref: ThreadRef
+    reply: Reply
+    inbox_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    id: int
+    inbox_key: str | None
+    ref: ThreadRef
+    reply: Reply
+    attempts: int  # including the claim that returned this item
+
+
+def outbox_values(message: OutgoingReply, now: datetime) -> dict[str, Any]:
+    """Column values of a new pending row (used by the inbox to store a reply in the same transaction)."""
+    return {
+        "inbox_key": message.inbox_key,
+        "platform": message.ref.platform,
+        "target": ref_to_json(message.ref),
+        "reply": reply_to_json(message.reply),
+        "status": OutboxStatus.PENDING.value,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "created_at": now,
+    }
+
+
+async def insert_replies(session: AsyncSession, messages: Sequence[OutgoingReply], now: datetime) -> list[int]:
+    ids: list[int] = []
+    for message in messages:
+        result = await session.execute(OUTBOX.insert().values(outbox_values(message, now)).returning(OUTBOX.c.id))
+        ids.append(int(result.scalar_one()))
+    return ids
+
+
+class Outbox:
+    """Durable delivery of replies. `now` is injectable so tests can move time."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        max_attempts: int = 8,
+        base_backoff_s: float = 1.0,
+        max_backoff_s: float = 300.0,
+        now: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._db = db
+        self.max_attempts = max_attempts
+        self._base_backoff_s = base_backoff_s
+        self._max_backoff_s = max_backoff_s
+        self._now = now
+
+    async def add(self, message: OutgoingReply) -> int:
+        async with self._db.session() as session:
+            (row_id,) = await insert_replies(session, [message], self._now())
+        return row_id
+
+    async def exists(self, inbox_key: str) -> bool:
+        async with self._db.session() as session:
+            found = await session.execute(select(OUTBOX.c.id).where(OUTBOX.c.inbox_key == inbox_key).limit(1))
+            return found.first() is not None
+
+    async def claim(self, lease_s: float, *, limit: int = 20, row_id: int | None = None) -> list[OutboxItem]:
+        """Pending rows whose time has come (or the one row `row_id`), leased for `lease_s` seconds."""
+        now = self._now()
+        candidates = (
+            select(OUTBOX.c.id)
+            .where(OUTBOX.c.status == OutboxStatus.PENDING.value, OUTBOX.c.next_attempt_at <= now)
+            .order_by(OUTBOX.c.id)
+            .limit(limit)
+        )
+        if row_id is not None:
+            candidates = candidates.where(OUTBOX.c.id == row_id)
+        if not self._db.is_sqlite:
+            candidates = candidates.with_for_update(skip_locked=True)
+        statement = (
+            update(OUTBOX)
+            .where(OUTBOX.c.id.in_(candidates.scalar_subquery()))
+            .values(next_attempt_at=now + timedelta(seconds=lease_s), attempts=OUTBOX.c.attempts + 1)
+            .returning(OUTBOX.c.id, OUTBOX.c.inbox_key, OUTBOX.c.target, OUTBOX.c.reply, OUTBOX.c.attempts)
+        )
+        async with self._db.session() as session:
+            rows = (await session.execute(statement)).all()
+        items = [
+            OutboxItem(
+                id=row.id,
+                inbox_key=row.inbox_key,
+                ref=ref_from_json(row.target),
+                reply=reply_from_json(row.reply),
+                attempts=row.attempts,
+            )
+            for row in rows
+        ]
+        return sorted(items, key=lambda item: item.id)
+
+    async def mark_sent(self, item: OutboxItem, platform_message_id: str) -> bool:
+        """Record the delivery; False when the row was no longer ours (its lease lapsed and it was re-claimed)."""
+        statement = (
+            update(OUTBOX)
+            .where(
+                OUTBOX.c.id == item.id,
+                OUTBOX.c.status == OutboxStatus.PENDING.value,
+                OUTBOX.c.attempts == item.attempts,
+            )
+            .values(
+                status=OutboxStatus.SENT.value,
+                platform_message_id=platform_message_id,
+                sent_at=self._now(),
+                error=None,
+            )
+        )
+        async with self._db.session() as session:
+            result = await session.execute(statement)
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    async def mark_failed(self, item: OutboxItem, error: str, *, permanent: bool = False) -> bool:
+        """Schedule a retry with backoff, or give up when the failure is permanent or attempts ran out.
+
+        Returns True when the row is now failed for good."""
+        give_up = permanent or item.attempts >= self.max_attempts
+        values: dict[str, Any] = {"error": error[:ERROR_CHARS]}
+        if give_up:
+            values["status"] = OutboxStatus.FAILED.value
+        else:
+            values["next_attempt_at"] = self._now() + timedelta(seconds=self.backoff_s(item.attempts))
+        statement = (
+            update(OUTBOX)
+            .where(
+                OUTBOX.c.id == item.id,
+                OUTBOX.c.status == OutboxStatus.PENDING.value,
+                OUTBOX.c.attempts == item.attempts,
+            )
+            .values(**values)
+        )
+        async with self._db.session() as session:
+            await session.execute(statement)
+        return give_up
+
+    def backoff_s(self, attempts: int) -> float:
+        return float(min(self._base_backoff_s * 2 ** max(attempts - 1, 0), self._max_backoff_s))
+
+    async def counts(self) -> dict[str, int]:
+        """Rows per status."""
+        async with self._db.session() as session:
+            rows = (await session.execute(select(OUTBOX.c.status, func.count()).group_by(OUTBOX.c.status))).all()
+        return {str(status): int(count) for status, count in rows}
+
+    async def purge(self, older_than: datetime) -> int:
+        """Delete sent and failed rows created before `older_than`; pending rows are kept."""
+        statement = delete(OUTBOX).where(
+            OUTBOX.c.status.in_((OutboxStatus.SENT.value, OutboxStatus.FAILED.value)),
+            OUTBOX.c.created_at < older_than,
+        )
+        async with self._db.session() as session:
+            result = await session.execute(statement)
+        return int(result.rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,220 @@
+"""The inbox on SQLite and PostgreSQL: idempotent put, atomic claims with leases, completion only while held,
+retries with backoff, giving up with a parked retry."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
+from storage.db import Database
+from storage.inbox import PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
+from storage.outbox import Outbox, OutgoingReply
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def message(n: int, *, thread: str | None = None, text: str = "how do I pair the remote?") -> Inbound:
+    return Inbound(
+        platform="slack",
+        workspace_id="T1",
+        channel_id="C1",
+        thread_id=thread,
+        message_id=f"1700000000.{n:06d}",
+        user_id="U1",
+        user_name="alice",
+        text=text,
+        ts=T0 + timedelta(seconds=n),
+    )
+
+
+def ref_for(inbound: Inbound) -> ThreadRef:
+    return ThreadRef("slack", "T1", "C1", inbound.thread_id or inbound.message_id, extra=(("team", "T1"),))
+
+
+def reply(text: str = "Press and hold the pairing button.") -> Reply:
+    return Reply(ReplyKind.ANSWER, text, "en", "conv-1")
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def inbox(db: Database, clock: Clock) -> Inbox:
+    return Inbox(db, max_attempts=3, base_backoff_s=10, max_backoff_s=60, now=clock)
+
+
+@pytest.mark.unit
+def test_inbound_round_trips_through_json() -> None:
+    original = Inbound(
+        platform="discord", workspace_id="G1", channel_id="C9", thread_id="T5", message_id="m1", user_id="u",
+        user_name="bob", text="¿dónde está?", ts=T0, kind=InboundKind.ACTION, action_id="a1", mentioned=False,
+    )
+    assert inbound_from_json(inbound_to_json(original)) == original
+
+
+@pytest.mark.unit
+def test_retry_inbound_keeps_the_thread_and_gets_a_fresh_key() -> None:
+    original = message(1)
+    retried = retry_inbound(original, "tok")
+    assert retried.thread_key == original.thread_key
+    assert retried.dedup_key != original.dedup_key
+    assert retried.text == original.text
+
+
+@pytest.mark.integration
+async def test_put_is_idempotent_on_the_dedup_key(inbox: Inbox) -> None:
+    event = message(1)
+    assert await inbox.put(event, ref_for(event)) is True
+    assert await inbox.put(event, ref_for(event)) is False
+    assert await inbox.counts() == {"pending": 1}
+
+
+@pytest.mark.integration
+async def test_claim_returns_the_stored_event_and_counts_the_attempt(inbox: Inbox) -> None:
+    event = message(1)
+    await inbox.put(event, ref_for(event))
+    (item,) = await inbox.claim("w1", lease_s=30)
+    assert item.inbound == event and item.ref == ref_for(event)
+    assert item.attempts == 1 and item.claimed_by == "w1"
+    assert await inbox.claim("w2", lease_s=30) == []
+
+
+@pytest.mark.integration
+async def test_concurrent_claims_never_hand_out_an_event_twice(inbox: Inbox) -> None:
+    for n in range(40):
+        await inbox.put(message(n), ref_for(message(n)))
+
+    async def worker(name: str) -> list[str]:
+        keys: list[str] = []
+        while items := await inbox.claim(name, lease_s=30, limit=3):
+            keys += [item.key for item in items]
+        return keys
+
+    results = await asyncio.gather(*(worker(f"w{i}") for i in range(4)))
+    flat = [key for keys in results for key in keys]
+    assert len(flat) == 40 and len(set(flat)) == 40
+
+
+@pytest.mark.integration
+async def test_a_lapsed_lease_is_taken_over_and_the_old_claim_cannot_complete(
+    inbox: Inbox, db: Database, clock: Clock
+) -> None:
+    event = message(1)
+    await inbox.put(event, ref_for(event))
+    (first,) = await inbox.claim("w1", lease_s=30)
+    clock.advance(20)
+    assert await inbox.claim("w2", lease_s=30) == []
+    clock.advance(11)
+    (second,) = await inbox.claim("w2", lease_s=30)
+    assert second.attempts == 2
+    assert await inbox.heartbeat("w1", [first.key], lease_s=30) == set()
+    assert await inbox.complete(first, [OutgoingReply(first.ref, reply(), first.key)]) is None
+    assert await inbox.complete(second, [OutgoingReply(second.ref, reply(), second.key)]) is not None
+    assert await Outbox(db, now=clock).counts() == {"pending": 1}
+    assert await inbox.counts() == {"done": 1}
+
+
+@pytest.mark.integration
+async def test_heartbeat_extends_the_lease(inbox: Inbox, clock: Clock) -> None:
+    event = message(1)
+    await inbox.put(event, ref_for(event))
+    (item,) = await inbox.claim("w1", lease_s=30)
+    clock.advance(25)
+    assert await inbox.heartbeat("w1", [item.key], lease_s=30) == {item.key}
+    clock.advance(25)
+    assert await inbox.claim("w2", lease_s=30) == []
+    clock.advance(6)
+    assert len(await inbox.claim("w2", lease_s=30)) == 1
+
+
+@pytest.mark.integration
+async def test_complete_stores_the_reply_in_the_outbox(inbox: Inbox, db: Database, clock: Clock) -> None:
+    event = message(1)
+    await inbox.put(event, ref_for(event))
+    (item,) = await inbox.claim("w1", lease_s=30)
+    ids = await inbox.complete(item, [OutgoingReply(item.ref, reply(), item.key)])
+    assert ids is not None and len(ids) == 1
+    (queued,) = await Outbox(db, now=clock).claim(lease_s=30)
+    assert queued.id == ids[0] and queued.inbox_key == item.key and queued.ref == item.ref
+    assert queued.reply == reply()
+
+
+@pytest.mark.integration
+async def test_a_failure_returns_the_event_after_a_backoff(inbox: Inbox, clock: Clock) -> None:
+    event = message(1)
+    await inbox.put(event, ref_for(event))
+    (item,) = await inbox.claim("w1", lease_s=30)
+    retry_at = await inbox.fail(item, "LLMDown: boom")
+    assert retry_at == clock.now + timedelta(seconds=10)
+    assert await inbox.claim("w2", lease_s=30) == []
+    clock.advance(10)
+    (again,) = await inbox.claim("w2", lease_s=30)
+    assert again.attempts == 2
+    assert await inbox.fail(again, "again") == clock.now + timedelta(seconds=20)
+    assert await inbox.fail(again, "twice") is None  # no longer held
+
+
+@pytest.mark.integration
+async def test_events_out_of_attempts_are_not_claimed_but_reported_exhausted(inbox: Inbox, clock: Clock) -> None:
+    event = message(1)
+    await inbox.put(event, ref_for(event))
+    for _ in range(3):  # three workers die holding it
+        (item,) = await inbox.claim("w", lease_s=30)
+        clock.advance(31)
+    assert await inbox.claim("w", lease_s=30) == []
+    (exhausted,) = await inbox.exhausted()
+    assert exhausted.key == item.key and exhausted.attempts == 3 and exhausted.claimed_by == "w"
+
+
+@pytest.mark.integration
+async def test_give_up_parks_a_retry_that_queues_once(inbox: Inbox, clock: Clock) -> None:
+    event = message(1)
+    await inbox.put(event, ref_for(event))
+    (item,) = await inbox.claim("w1", lease_s=30)
+    apology = Reply(ReplyKind.NOTICE, "sorry", "en", "")
+    assert await inbox.give_up(item, [OutgoingReply(item.ref, apology, item.key)], error="x", retry_token="tok")
+    assert await inbox.counts() == {"failed": 1, PARKED: 1}
+    assert await inbox.claim("w1", lease_s=30) == []
+    assert await inbox.unpark("tok") is True
+    assert await inbox.unpark("tok") is False
+    assert await inbox.unpark("other") is False
+    (retry,) = await inbox.claim("w2", lease_s=30)
+    assert retry.inbound == retry_inbound(event, "tok") and retry.ref == item.ref and retry.attempts == 1
+
+
+@pytest.mark.integration
+async def test_lag_is_the_age_of_the_oldest_open_event(inbox: Inbox, clock: Clock) -> None:
+    assert await inbox.lag_seconds() == 0.0
+    await inbox.put(message(1), ref_for(message(1)))
+    clock.advance(5)
+    await inbox.put(message(2), ref_for(message(2)))
+    clock.advance(7)
+    assert await inbox.lag_seconds() == pytest.approx(12.0)
+
+
+@pytest.mark.integration
+async def test_purge_removes_only_settled_old_events(inbox: Inbox, clock: Clock) -> None:
+    for n in range(3):
+        await inbox.put(message(n), ref_for(message(n)))
+    (item,) = await inbox.claim("w1", lease_s=30)
+    await inbox.complete(item)
+    clock.advance(3600)
+    assert await inbox.purge(older_than=clock.now - timedelta(seconds=60)) == 1
+    assert await inbox.counts() == {"pending": 2}
+    assert await inbox.put(message(1), ref_for(message(1))) is False

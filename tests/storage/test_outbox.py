@@ -1,0 +1,136 @@
+"""The outbox on SQLite and PostgreSQL: stored before posting, leased while sending, retried with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
+from pipeline.types import ActionKind
+from storage.db import Database
+from storage.outbox import Outbox, OutgoingReply, ref_from_json, ref_to_json, reply_from_json, reply_to_json
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+REF = ThreadRef("slack", "T1", "C1", "1700000000.000100", placeholder_id="1700000000.000200", extra=(("k", "v"),))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def full_reply() -> Reply:
+    return Reply(
+        kind=ReplyKind.ANSWER,
+        text="Hold **Home** for 5 s [1].",
+        language="de",
+        conversation_id="conv-1",
+        citations=(Citation(1, "Pairing", ("Remote", "Pairing"), "https://docs/x#pair", "c1", 0.8, "Hold Home"),),
+        actions=(ReplyAction("a1", "Helpful", ActionKind.HELPFUL), ReplyAction("a2", "Retry", ActionKind.RETRY)),
+        reason=None,
+        note="offline",
+        cached=True,
+        run_id="run-1",
+        summary=RunSummary(chunks_retrieved=3, role_ms=(("search", 12.5),), errors=("search: timeout",)),
+    )
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def outbox(db: Database, clock: Clock) -> Outbox:
+    return Outbox(db, max_attempts=3, base_backoff_s=2, max_backoff_s=5, now=clock)
+
+
+@pytest.mark.unit
+def test_reply_and_ref_round_trip_through_json() -> None:
+    assert reply_from_json(reply_to_json(full_reply())) == full_reply()
+    assert ref_from_json(ref_to_json(REF)) == REF
+
+
+@pytest.mark.integration
+async def test_a_reply_is_sent_once(outbox: Outbox) -> None:
+    row_id = await outbox.add(OutgoingReply(REF, full_reply(), "slack:T1:C1:1"))
+    (item,) = await outbox.claim(lease_s=30)
+    assert (item.id, item.inbox_key, item.ref, item.reply, item.attempts) == (
+        row_id, "slack:T1:C1:1", REF, full_reply(), 1,
+    )
+    assert await outbox.mark_sent(item, "1700000000.000300") is True
+    assert await outbox.claim(lease_s=30) == []
+    assert await outbox.counts() == {"sent": 1}
+    assert await outbox.exists("slack:T1:C1:1") and not await outbox.exists("other")
+
+
+@pytest.mark.integration
+async def test_a_claimed_row_is_leased_and_a_late_sender_cannot_mark_it(outbox: Outbox, clock: Clock) -> None:
+    await outbox.add(OutgoingReply(REF, full_reply()))
+    (first,) = await outbox.claim(lease_s=30)
+    assert await outbox.claim(lease_s=30) == []
+    clock.advance(31)
+    (second,) = await outbox.claim(lease_s=30)
+    assert second.attempts == 2
+    assert await outbox.mark_sent(first, "late") is False
+    assert await outbox.mark_sent(second, "ok") is True
+
+
+@pytest.mark.integration
+async def test_transient_failures_back_off_then_give_up(outbox: Outbox, clock: Clock) -> None:
+    await outbox.add(OutgoingReply(REF, full_reply()))
+    (item,) = await outbox.claim(lease_s=30)
+    for attempt, backoff in ((1, 2), (2, 4)):
+        assert item.attempts == attempt
+        assert await outbox.mark_failed(item, "HTTP 503") is False
+        clock.advance(backoff - 0.5)
+        assert await outbox.claim(lease_s=30) == []
+        clock.advance(0.5)
+        (item,) = await outbox.claim(lease_s=30)
+    assert await outbox.mark_failed(item, "HTTP 503") is True  # third attempt of three
+    clock.advance(3600)
+    assert await outbox.claim(lease_s=30) == []
+    assert await outbox.counts() == {"failed": 1}
+
+
+@pytest.mark.integration
+async def test_a_permanent_failure_stops_at_once(outbox: Outbox) -> None:
+    await outbox.add(OutgoingReply(REF, full_reply()))
+    (item,) = await outbox.claim(lease_s=30)
+    assert await outbox.mark_failed(item, "channel_not_found", permanent=True) is True
+    assert await outbox.counts() == {"failed": 1}
+
+
+@pytest.mark.integration
+async def test_concurrent_claims_never_hand_out_a_row_twice(outbox: Outbox) -> None:
+    for n in range(30):
+        await outbox.add(OutgoingReply(REF, full_reply(), f"k{n}"))
+
+    async def sender() -> list[int]:
+        ids: list[int] = []
+        while items := await outbox.claim(lease_s=30, limit=4):
+            ids += [item.id for item in items]
+        return ids
+
+    results = await asyncio.gather(*(sender() for _ in range(4)))
+    flat = [row for ids in results for row in ids]
+    assert len(flat) == 30 and len(set(flat)) == 30
+
+
+@pytest.mark.integration
+async def test_purge_keeps_unsent_rows(outbox: Outbox, clock: Clock) -> None:
+    await outbox.add(OutgoingReply(REF, full_reply(), "a"))
+    await outbox.add(OutgoingReply(REF, full_reply(), "b"))
+    (item, _) = await outbox.claim(lease_s=0, limit=2)
+    await outbox.mark_sent(item, "m")
+    clock.advance(7200)
+    assert await outbox.purge(older_than=clock.now - timedelta(hours=1)) == 1
+    assert await outbox.counts() == {"pending": 1}
