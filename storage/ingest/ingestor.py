@@ -61,7 +61,7 @@ def embedding_text(crumbs: Sequence[str], text: str) -> str:
 
 def fill_derived(doc: SourceDoc) -> None:
     """Compute the seed's derived fields that the source left empty."""
-    body = doc.content or "\n\n".join(c.text for c in doc.chunks)
+    body = "\n\n".join(c.text for c in doc.chunks) or doc.content
     doc.summary = doc.summary or summary_of(body)
     doc.keypoints = doc.keypoints or keypoints_of(body)
     doc.keywords = doc.keywords or keywords_of(f"{doc.title}\n{body}")

@@ -37,8 +37,8 @@ def normalise_space(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    parts = (p.strip() for p in _SENTENCE_END.split(text))
-    return [p for p in parts if len(p) > 2]
+    parts = (" ".join(p.split()) for p in _SENTENCE_END.split(text))
+    return [p for p in parts if len(p) > 2 and not p.startswith("#")]
 
 
 def summary_of(text: str, *, max_chars: int = 300) -> str:

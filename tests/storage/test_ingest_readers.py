@@ -1,0 +1,79 @@
+"""Readers and text helpers: headings, anchors, chunk sizes, HTML, seed layouts, derived fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.ingest.readers import html_to_markdown, markdown_sections, sections_to_doc, seed_records
+from storage.ingest.text import MAX_CHUNK_CHARS, keywords_of, slugify, split_long, summary_of
+from storage.search.tokenize import tokenize
+
+pytestmark = pytest.mark.unit
+
+
+def test_github_style_anchors() -> None:
+    assert slugify("Pairing the Remote (QLED TV)") == "pairing-the-remote-qled-tv"
+    assert slugify("E-2041: the hub is too hot!") == "e-2041-the-hub-is-too-hot"
+    assert slugify("Über  Einstellungen") == "über--einstellungen"
+
+
+def test_markdown_headings_outside_code_fences_split_sections() -> None:
+    text = "Intro line.\n\n# Guide\n\n## Install {#setup}\n\nRun it.\n\n```\n# not a heading\n```\n\nSub\n---\n\nBody."
+    sections = markdown_sections(text)
+    assert [(s.title, s.level) for s in sections] == [("", 0), ("Guide", 1), ("Install", 2), ("Sub", 2)]
+    assert sections[2].anchor == "setup" and "# not a heading" in sections[2].text
+    assert sections[3].text == "Body."
+
+
+def test_repeated_headings_get_numbered_anchors_and_crumbs_follow_nesting() -> None:
+    text = "# Manual\n\n## Setup\n\nA.\n\n### Details\n\nB.\n\n## Setup\n\nC."
+    doc = sections_to_doc(
+        markdown_sections(text), doc_id="d", source="https://x/m.md", fallback_title="m", path_crumbs=("Guides",)
+    )
+    assert doc.title == "Manual"
+    assert [(c.section, c.crumbs) for c in doc.chunks] == [
+        ("setup", ("Guides", "Manual", "Setup")),
+        ("details", ("Guides", "Manual", "Setup", "Details")),
+        ("setup-1", ("Guides", "Manual", "Setup")),
+    ]
+
+
+def test_long_sections_are_cut_with_overlap() -> None:
+    sentence = "The quick hub restarts after an update and keeps every profile intact. "
+    text = sentence * 60
+    pieces = split_long(text)
+    assert len(pieces) > 1 and all(len(p) <= MAX_CHUNK_CHARS for p in pieces)
+    assert pieces[1].split()[0:3] == pieces[0][-160:].split()[1:4] or pieces[0][-60:].strip() in pieces[1]
+    assert split_long("short") == ["short"]
+
+
+def test_html_keeps_headings_and_drops_chrome() -> None:
+    title, markdown = html_to_markdown(
+        "<html><head><title>T</title><style>p{}</style></head><body><header>menu</header>"
+        "<h2 id='a1'>Alpha</h2><p>One</p><p>Two</p><footer>(c)</footer></body></html>"
+    )
+    assert title == "T"
+    assert "## Alpha {#a1}" in markdown and "One\n\nTwo" in markdown
+    assert "menu" not in markdown and "(c)" not in markdown and "p{}" not in markdown
+
+
+def test_seed_layouts() -> None:
+    record = {"id": "a", "content": "x"}
+    assert seed_records('[{"id": "a", "content": "x"}]', "f") == [record]
+    assert seed_records('{"id": "a", "content": "x"}', "f") == [record]
+    assert seed_records('{"a": {"content": "x"}}', "f") == [record]
+    assert seed_records('{"id": "a", "content": "x"}\n{"id": "b", "content": "y"}\n', "f")[1]["id"] == "b"
+    with pytest.raises(ValueError, match="neither JSON nor JSONL"):
+        seed_records("{oops\n", "f")
+
+
+def test_derived_fields() -> None:
+    text = "The hub pairs the remote. Pairing needs the Home key. The remote battery lasts a year."
+    assert summary_of(text, max_chars=40) == "The hub pairs the remote."
+    assert keywords_of(text)[0] == "remot"  # the most frequent content term, stemmed
+
+
+def test_tokenizer_handles_scripts() -> None:
+    assert tokenize("Pairing the remotes") == ["pair", "remot"]
+    assert tokenize("遥控器") == ["遥控", "控器"]
+    assert tokenize("Пульт E-2041") == ["пульт", "e", "2041"]
