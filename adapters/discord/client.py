@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 import discord
 from discord import app_commands
@@ -26,7 +26,7 @@ from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention, thread_name
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, discord_thread_ref
-from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher
+from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from bot.settings import ClickPolicy, Settings
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,12 @@ log = logging.getLogger(__name__)
 PLATFORM = "discord"
 TYPING_REFRESH_S = 8.0  # Discord shows typing for about 10 s per trigger
 THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
+
+
+class Intake(Protocol):
+    """A durable inbox (`bot.delivery.Delivery`): stores the event; its worker answers through the sink."""
+
+    async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
 
 
 def default_intents() -> discord.Intents:
@@ -55,6 +61,8 @@ class DocbotClient(discord.Client):
     """discord.py client wired to a `ConversationHandler`.
 
     `sync_commands`: push `/ask` to Discord in `setup_hook` (global command; Discord may take a while to show it).
+    `intake`: a durable inbox; when given, events are stored there and answered by its worker through `self.sink`
+    (register `client.sink` as the "discord" sink); without it the handler is called directly.
     """
 
     def __init__(
@@ -66,6 +74,7 @@ class DocbotClient(discord.Client):
         sync_commands: bool = True,
         recent: RecentIds | None = None,
         history_limit: int = 50,
+        intake: Intake | None = None,
     ) -> None:
         use_api_url(settings.discord_api_url)
         super().__init__(intents=intents or default_intents(), allowed_mentions=no_mentions())
@@ -74,6 +83,7 @@ class DocbotClient(discord.Client):
         self._sync_commands = sync_commands
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
+        self._intake = intake
         self._content_warned = False
         self._busy = 0
         self.tree = app_commands.CommandTree(self)
@@ -133,7 +143,7 @@ class DocbotClient(discord.Client):
             await self._answer_message(message, addressed, me.id)
 
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
-        if message.guild is None:
+        if guild_id_of(message) is None:
             return True  # a DM
         if any(user.id == bot_id for user in message.mentions):
             return True
@@ -142,7 +152,8 @@ class DocbotClient(discord.Client):
 
     async def _answer_message(self, message: discord.Message, addressed: bool, bot_id: int) -> None:
         author = message.author
-        workspace_id = str(message.guild.id) if message.guild else "dm"
+        guild_id = guild_id_of(message)
+        workspace_id = str(guild_id) if guild_id is not None else "dm"
         channel_id, thread_id = conversation_ids(message.channel)
         text = strip_bot_mention(message.content, bot_id)
         post_in = thread_id or channel_id
@@ -177,10 +188,20 @@ class DocbotClient(discord.Client):
             "discord message",
             extra={"message_id": message.id, "thread_id": thread_id, "mentioned": addressed, "chars": len(text)},
         )
-        async with self._typing(int(post_in), enabled=addressed or owned_thread):
+        ref = discord_thread_ref(workspace_id, channel_id, post_in, asker_id=author.id)
+        await self._respond(inbound, ref, fetcher, typing=addressed or owned_thread)
+
+    async def _respond(
+        self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, *, typing: bool = True
+    ) -> None:
+        """Answer now, or hand the event to the durable intake, which answers through the sink later."""
+        if self._intake is not None:
+            async with self._typing(int(ref.thread_id), enabled=typing):
+                await self._intake.accept(inbound, ref)
+            return
+        async with self._typing(int(ref.thread_id), enabled=typing):
             reply = await self._safely_handle(inbound, fetcher)
         if reply is not None:
-            ref = discord_thread_ref(workspace_id, channel_id, post_in, asker_id=author.id)
             await self.sink.post(ref, reply)
 
     async def _safely_handle(self, inbound: Inbound, fetcher: ThreadFetcher | None) -> Reply | None:
@@ -243,10 +264,7 @@ class DocbotClient(discord.Client):
             mentioned=True,
         )
         log.info("discord /ask", extra={"interaction_id": interaction.id, "thread_id": thread_id})
-        async with self._typing(int(post_in)):
-            reply = await self._safely_handle(inbound, fetcher)
-        if reply is not None:
-            await self.sink.post(discord_thread_ref(workspace_id, channel_id, post_in, asker_id=user.id), reply)
+        await self._respond(inbound, discord_thread_ref(workspace_id, channel_id, post_in, asker_id=user.id), fetcher)
 
     # -- buttons ---------------------------------------------------------------------------------------------
 
@@ -282,6 +300,12 @@ class DocbotClient(discord.Client):
             action_id=ref.action_id,
         )
         log.info("discord button", extra={"interaction_id": interaction.id, "thread_id": thread_id})
+        target = discord_thread_ref(
+            workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human
+        )
+        if self._intake is not None:
+            await self._intake.accept(inbound, target)
+            return
         async with self._typing(int(post_in)):
             outcome = await self._handler.handle_action(inbound)
         if outcome.reply is None:
@@ -289,9 +313,6 @@ class DocbotClient(discord.Client):
             if notice:
                 await interaction.followup.send(notice, ephemeral=True, allowed_mentions=no_mentions())
             return
-        target = discord_thread_ref(
-            workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human
-        )
         await self.sink.post(target, outcome.reply)
 
     # -- helpers ---------------------------------------------------------------------------------------------
@@ -342,6 +363,14 @@ class DocbotClient(discord.Client):
         while quiet < 3:
             await asyncio.sleep(0.01)
             quiet = quiet + 1 if self._busy == 0 else 0
+
+
+def guild_id_of(message: discord.Message) -> int | None:
+    """The guild of a message, also when the guild is not cached (the channel is then a PartialMessageable)."""
+    if message.guild is not None:
+        return message.guild.id
+    guild_id: int | None = getattr(message.channel, "guild_id", None)
+    return guild_id
 
 
 def chosen_view(message: discord.Message, chosen_custom_id: str) -> discord.ui.View:

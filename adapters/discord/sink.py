@@ -7,6 +7,7 @@ import discord
 
 from adapters.discord.render import OutgoingMessage, render_reply
 from adapters.discord.wording import texts_for
+from bot.delivery import DeliveryRejected
 from bot.messages import Reply, ThreadRef
 
 ASKER_KEY = "asker"  # ThreadRef.extra: the Discord user id of the person who asked
@@ -36,7 +37,8 @@ async def send_all(channel: discord.abc.Messageable, messages: list[OutgoingMess
 
 
 class DiscordReplySink:
-    """Implements `bot.messages.ReplySink` for Discord."""
+    """Implements `bot.messages.ReplySink` for Discord. Raises `DeliveryRejected` when Discord refuses for good
+    (403, 404); other errors are transient for the outbox. 429s are waited out and retried by discord.py."""
 
     def __init__(self, client: discord.Client, *, support_role_id: int | None = None) -> None:
         self._client = client
@@ -52,4 +54,7 @@ class DiscordReplySink:
             mention_role_id=mention,
         )
         channel = self._client.get_partial_messageable(int(ref.thread_id))
-        return await send_all(channel, messages)
+        try:
+            return await send_all(channel, messages)
+        except (discord.Forbidden, discord.NotFound) as exc:  # missing access, deleted thread: retrying won't help
+            raise DeliveryRejected(f"discord {exc.status} {exc.code}") from exc

@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 
 from adapters.discord.buttons import ButtonRef
+from adapters.discord.client import DocbotClient
+from adapters.discord.sink import discord_thread_ref
+from bot.delivery import DeliveryRejected
 from bot.messages import ActionOutcome, Citation, InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
@@ -343,3 +346,46 @@ async def test_a_failing_service_still_gets_a_reply(world: DiscordWorld) -> None
 
     [post] = posts(world, question["id"])
     assert post.body["content"].startswith("Something went wrong")
+
+
+class RecordingIntake:
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, Any]] = []
+
+    async def accept(self, inbound: Any, ref: Any) -> bool:
+        self.events.append((inbound, ref))
+        return True
+
+
+async def test_with_a_durable_intake_events_are_stored_and_the_sink_answers_later(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: pytest.fail("the intake's worker calls the service"))
+    intake = RecordingIntake()
+    client = DocbotClient(world.settings(), handler, intake=intake)
+    world.clients.append(client)
+    await client.login("fake-token")
+    question = p.message(
+        world.channel_id, world.alice, f"{world.mention()} pairing?", guild_id=world.guild_id, mentions=[world.bot]
+    )
+    await world.deliver_message(client, question)  # unknown guild: the channel is a PartialMessageable
+
+    [(inbound, ref)] = intake.events
+    assert inbound.thread_id == question["id"] and ref.thread_id == question["id"]
+    assert inbound.workspace_id == world.guild_id and inbound.channel_id == world.channel_id
+    assert dict(ref.extra)["asker"] == world.alice["id"]
+
+    later = await world.restart(client, handler)  # the outbox may deliver from another process
+    message_id = await later.sink.post(ref, clarification())
+
+    [posted] = world.bot_messages(question["id"])
+    assert posted["id"] == message_id
+    assert world.custom_ids(posted)[0] == f"docbot:a:opt-voice:{world.alice['id']}"
+
+
+async def test_sink_reports_a_refusal_for_good_as_delivery_rejected(world: DiscordWorld) -> None:
+    client = await world.client(FakeHandler(on_message=lambda inbound: None))
+    thread_id = p.snowflake()
+    missing_access = {"message": "Missing Access", "code": 50001}
+    world.rest.fail_next("POST", f"/channels/{thread_id}/messages", status=403, body=missing_access)
+
+    with pytest.raises(DeliveryRejected, match="403"):
+        await client.sink.post(discord_thread_ref(world.guild_id, world.channel_id, thread_id, asker_id=1), answer())
