@@ -80,15 +80,20 @@ async def test_load_restores_the_index_from_the_database(tmp_path: Path) -> None
 
 @pytest.mark.unit
 @pytest.mark.slow
-async def test_p95_query_latency_at_100k_chunks() -> None:
-    """The issue's target is p95 <= 15 ms for 100k x 384 (measured quiet by bench/retrieval.py --latency); here the
-    median is asserted with headroom, since other suites share the two cores."""
+async def test_query_at_100k_chunks_costs_little_more_than_the_matrix_product() -> None:
+    """The target is p95 <= 15 ms at 100k x 384 (measured by `python -m bench.retrieval --latency`). Other suites
+    share the two cores, so absolute times are noisy here; what is asserted is that filtering and top-k add little
+    to the unavoidable matrix-vector product, timed alongside."""
     index = LocalVectorIndex(384)
     vectors = unit_vectors(100_000, 384)
     await index.upsert(records(vectors, ["a" if i % 4 else "b" for i in range(100_000)]))
-    timings = []
-    for i in range(100):
+    ours, floor = [], []
+    for i in range(60):
         started = time.perf_counter()
-        await index.query(vectors[i], top_k=20, collections=["a"])
-        timings.append((time.perf_counter() - started) * 1000)
-    assert float(np.percentile(timings, 50)) < 25.0
+        hits = await index.query(vectors[i], top_k=20, collections=["a"])
+        ours.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        _ = vectors @ vectors[i]
+        floor.append(time.perf_counter() - started)
+        assert len(hits) == 20
+    assert float(np.median(ours)) < 1.5 * float(np.median(floor)) + 0.003
