@@ -1,7 +1,7 @@
 """Alembic environment (async recipe).
 
 `storage.db.Database.migrate()` passes its own connection in `config.attributes["connection"]`; run by hand,
-Alembic opens an async engine from `-x url=...` or `sqlalchemy.url` in alembic.ini.
+Alembic opens a `Database` on `-x url=...` or `sqlalchemy.url` in alembic.ini.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ import asyncio
 import contextlib
 from logging.config import fileConfig
 
-from sqlalchemy import pool
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import create_async_engine
 
 import storage.tables
 from alembic import context
 from storage.base import Base
+from storage.db import Database
 
 with contextlib.suppress(ImportError):
     import storage.doc_tables  # noqa: F401 - registers the document tables
@@ -52,13 +51,13 @@ def do_run_migrations(connection: Connection) -> None:
 
 
 async def run_async_migrations() -> None:
-    engine = create_async_engine(_url(), poolclass=pool.NullPool)
+    db = Database(_url())  # creates the SQLite folder and sets the pragmas, as the service does
     try:
-        async with engine.connect() as connection:
+        async with db.engine.connect() as connection:
             await connection.run_sync(do_run_migrations)
             await connection.commit()
     finally:
-        await engine.dispose()
+        await db.dispose()
 
 
 def run_migrations_online() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -44,12 +45,19 @@ def mask_url(url: str | URL) -> str:
         return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(url))
 
 
+_UNREACHABLE_SQLSTATES = ("08", "28", "3D", "57P")  # connection, authorization, unknown database, server shutdown
+
+
 def _unreachable(exc: BaseException) -> bool:
     """Whether `exc` means the database cannot be reached or opened (as opposed to a bad statement)."""
-    if isinstance(exc, OSError | InterfaceError):
+    if isinstance(exc, ConnectionError | TimeoutError | socket.gaierror | InterfaceError):
         return True
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+        if sqlstate.startswith(_UNREACHABLE_SQLSTATES):
+            return True
     return isinstance(exc, OperationalError) and "unable to open database file" in str(exc)
 
 

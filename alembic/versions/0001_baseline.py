@@ -1,5 +1,7 @@
-"""baseline: conversations, messages, runs, hops, actions, feedback, inbox, outbox, semantic cache,
-scheduler leases, usage counters
+"""baseline: the operational tables
+
+conversations, messages, runs, hops, actions, feedback, inbox, outbox, semantic cache, scheduler leases,
+usage counters.
 
 Revision ID: 0001_baseline
 Revises:

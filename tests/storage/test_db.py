@@ -5,18 +5,21 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, select, text
+from sqlalchemy import Table, inspect, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import StatementError
 
 import storage.tables as tables
+from alembic import command
 from storage.base import Base
 from storage.conversations import ConversationStore
-from storage.db import Database, mask_url
+from storage.db import ALEMBIC_DIR, Database, mask_url
 from storage.errors import StorageUnavailable
 from tests.storage.dbutil import drop_database, make_database
 
@@ -41,18 +44,24 @@ def _table_names(connection: Connection) -> set[str]:
     return set(inspect(connection).get_table_names())
 
 
-def _drift(connection: Connection) -> list[object]:
+def _tables_named_in(diff: Any) -> set[str]:
+    """Table names a `compare_metadata` entry mentions (modify_* entries come as lists of tuples)."""
+    names: set[str] = set()
+    for entry in diff if isinstance(diff, list) else [diff]:
+        for part in entry:
+            if isinstance(part, str):
+                names.add(part)
+            elif isinstance(part, Table):
+                names.add(part.name)
+            elif isinstance(getattr(part, "table", None), Table):
+                names.add(part.table.name)
+    return names
+
+
+def _drift(connection: Connection) -> list[Any]:
     """Differences between the migrated schema and the models, limited to this module's tables."""
     context = MigrationContext.configure(connection, opts={"compare_type": True})
-    diffs = compare_metadata(context, Base.metadata)
-    mine = []
-    for diff in diffs:
-        flat = diff if isinstance(diff, tuple) else diff[0]
-        names = {getattr(part, "name", None) for part in flat} | {getattr(part, "table", None) for part in flat}
-        table_names = {getattr(t, "name", t) for t in names if t is not None}
-        if table_names & OPERATIONAL_TABLES or any(str(part) in OPERATIONAL_TABLES for part in flat):
-            mine.append(diff)
-    return mine
+    return [d for d in compare_metadata(context, Base.metadata) if _tables_named_in(d) & OPERATIONAL_TABLES]
 
 
 async def test_migrate_creates_the_schema_on_an_empty_database(backend: str, backend_url: str | None, tmp_path: Path):
@@ -161,3 +170,41 @@ async def test_naive_timestamps_are_refused(db: Database):
     conversation = await conversations.get_or_create("slack:T:C:2", "slack", "T", "C", "2")
     with pytest.raises(StatementError, match="naive datetime"):
         await conversations.add_message(conversation.id, "m1", "U1", "alice", "hi", datetime(2026, 1, 1))
+
+
+@pytest.mark.postgres
+async def test_a_missing_postgres_database_is_unavailable_not_a_migration_bug(postgres_url: str):
+    db = Database(postgres_url.rsplit("/", 1)[0] + "/docbot_t_does_not_exist")
+    try:
+        with pytest.raises(StorageUnavailable, match="does not exist"):
+            await db.migrate()
+        with pytest.raises(StorageUnavailable):
+            async with db.session() as session:
+                await session.execute(text("SELECT 1"))
+    finally:
+        await db.dispose()
+
+
+async def test_errors_raised_inside_a_session_are_not_disguised(db: Database):
+    with pytest.raises(FileNotFoundError):
+        async with db.session():
+            raise FileNotFoundError("a file the caller was reading")
+
+
+async def test_downgrade_to_base_and_back(db: Database):
+    def run(connection: Connection, target: str) -> None:
+        config = Config()
+        config.set_main_option("script_location", str(ALEMBIC_DIR))
+        config.attributes["connection"] = connection
+        if target == "base":
+            command.downgrade(config, target)
+        else:
+            command.upgrade(config, target)
+
+    async with db.engine.begin() as connection:
+        await connection.run_sync(run, "base")
+    async with db.engine.connect() as connection:
+        assert await connection.run_sync(_table_names) & OPERATIONAL_TABLES == set()
+    await db.migrate()
+    async with db.engine.connect() as connection:
+        assert await connection.run_sync(_table_names) >= OPERATIONAL_TABLES
