@@ -40,7 +40,7 @@ def one_line(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens; each CJK character is one token."""
-    return [t.lower() for t in _TOKEN.findall(text)]
+    return [t.lower() for t in _TOKEN.findall(text.replace("’", "'"))]
 
 
 def has_cjk(text: str) -> bool:

@@ -35,13 +35,23 @@ def all_lexicons() -> dict[str, Lexicon]:
     return dict(_LEXICONS)
 
 
-def content_words(text: str, lang: str | None) -> list[str]:
+def _any_language_skip() -> frozenset[str]:
+    return frozenset().union(*(lex.stopwords | frozenset(lex.deictics) for lex in _LEXICONS.values()))
+
+
+_ANY_SKIP = _any_language_skip()
+
+
+def content_words(text: str, lang: str | None = None) -> list[str]:
     """Words that can carry a topic: not function words, generic verbs or pointing words, in order.
+
+    With `lang` None, a word that is a function word in any supported language is skipped (for mixed threads).
 
     Text in a script without spaces (Chinese) is cut at the lexicon's stop phrases; the remaining runs of two or
     more characters are its content words.
     """
     lex = lexicon(lang)
+    skip = _ANY_SKIP if lang is None else lex.stopwords | frozenset(lex.deictics)
     if has_cjk(text):
         cjk_lex = lexicon("zh")
         phrases = sorted((*cjk_lex.stop_phrases, *cjk_lex.deictics), key=len, reverse=True)
@@ -51,7 +61,6 @@ def content_words(text: str, lang: str | None) -> list[str]:
         for piece in pieces:
             for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}", piece):
                 found.append(run)
-            found.extend(w for w in tokens(piece) if not has_cjk(w) and w not in lex.stopwords and len(w) > 1)
+            found.extend(w for w in tokens(piece) if not has_cjk(w) and w not in skip and len(w) > 1)
         return found
-    skip = lex.stopwords | set(lex.deictics)
     return [w for w in tokens(text) if w not in skip and len(w) > 1 and not w.isdigit()]

@@ -54,8 +54,7 @@ LEXICON = Lexicon(
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
     determiners=words("der die das den dem mein meine meinen dein deine ein eine einen"),
     capability=(
-        ("code", r"\b(schreib|schreibe|generiere|erstelle|programmiere)\b.{0,40}\b(programm|skript|script|code|"
-         r"funktion|app)\b"),
+        ("code", r"\b(schreib|schreibe|schreiben)\b.{0,15}\b(programm|skript|script|code|funktion)\b"),
         ("injection", r"\b(ignoriere|vergiss|missachte)\b.{0,40}\b(anweisungen|instruktionen|regeln|prompt)\b"),
         ("prompt_leak", r"\b(zeig|zeige|verrate|wiederhole|nenne)\b.{0,30}\b(prompt|systemprompt|anweisungen)\b"),
         ("roleplay", r"\b(tu so als|spiel die rolle|spiele die rolle|rollenspiel|ab jetzt bist du)\b"),

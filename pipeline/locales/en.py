@@ -49,13 +49,16 @@ LEXICON = Lexicon(
         those there here what which who whom whose when where why how not no yes don't doesn't didn't isn't aren't
         can't won't cannot please thanks thank hi hello hey ok okay just also any some all more most very really
         work works working worked use using used help need want get make thing things something anything problem
-        problems issue issues broken tell know explain show anyone somebody stuff way"""
+        problems issue issues broken tell know explain show anyone somebody stuff way what's it's that's how's
+        where's i'm there's"""
     ),
     deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
     determiners=words("the my your our their a an this that"),
     capability=(
-        ("code", r"\b(write|generate|create|build|code)\b.{0,40}\b(program|script|code|app|function|sql|regex)\b"),
-        ("creative", r"\b(write|compose)\b.{0,30}\b(poem|essay|story|song|joke|letter)\b"),
+        ("code", r"\bwrite (me )?(a |an |some |the )?(program|script|code|function|class|regex)\b"),
+        ("code", r"\b(write|generate|create|build|code)\b.{0,30}\b(python|javascript|typescript|java|c\+\+|c#|"
+         r"rust|golang|sql|bash|powershell)\b"),
+        ("creative", r"\b(write|compose) (me )?(a |an |some )?(poem|essay|story|song|joke|limerick)s?\b"),
         ("injection", r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|rules|prompt|guidelines)\b"),
         ("prompt_leak", r"\b(reveal|show|print|repeat|tell me|what is|what's)\b.{0,30}\b(system prompt|your prompt|"
          r"your instructions|hidden instructions)\b"),

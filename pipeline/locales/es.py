@@ -52,7 +52,7 @@ LEXICON = Lexicon(
     deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
     determiners=words("el la los las mi mis tu tus su sus un una"),
     capability=(
-        ("code", r"\b(escribe|escríbeme|genera|crea|programa)\b.{0,40}\b(programa|script|código|función|app)\b"),
+        ("code", r"\b(escribe|escríbeme|escribeme|escribir)\b.{0,15}\b(programa|script|código|función)\b"),
         ("injection", r"\b(ignora|olvida|omite)\b.{0,40}\b(instrucciones|reglas|indicaciones|prompt)\b"),
         ("prompt_leak", r"\b(muestra|muéstrame|revela|dime|repite)\b.{0,30}\b(prompt|instrucciones)\b"),
         ("roleplay", r"\b(finge|actúa como|haz de|juego de rol|a partir de ahora eres)\b"),

@@ -53,7 +53,7 @@ LEXICON = Lexicon(
     deictics=("ça", "cela", "ceci", "il", "elle", "le", "la", "les"),
     determiners=words("le la les l mon ma mes ton ta tes un une"),
     capability=(
-        ("code", r"\b(écris|écrivez|écris-moi|génère|crée|code)\b.{0,40}\b(programme|script|code|fonction|appli)\b"),
+        ("code", r"\b(écris|écrivez|écrire)\b.{0,15}\b(programme|script|code|fonction)\b"),
         ("injection", r"\b(ignore|ignorez|oublie|oubliez)\b.{0,40}\b(instructions|consignes|règles|prompt)\b"),
         ("prompt_leak", r"\b(montre|montre-moi|révèle|affiche|répète)\b.{0,30}\b(prompt|instructions|consignes)\b"),
         ("roleplay", r"\b(fais semblant|faites semblant|joue le rôle|jeu de rôle|à partir de maintenant tu es)\b"),

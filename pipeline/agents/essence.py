@@ -1,0 +1,196 @@
+"""essence: one self-contained canonical question from the thread.
+
+Offline it follows the thread's topic message by message: a message with words of its own sets the topic; a
+follow-up that points back ("how does it work?", "¿cómo funciona?", "как это работает?", "它怎么用？") gets the
+topic put in place of the pointing word, or added when the language drops it. A question with nothing to go on
+("it doesn't work", "help") and no topic in the thread asks to clarify. A reply to a clarification (the payload
+arrives with the pending question as `canonical_question`) is combined with that question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.locales import all_lexicons, content_words, lexicon, texts
+from pipeline.text import has_cjk, one_line
+from pipeline.types import ContextType, HistoryMessage, Role
+
+_WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*[A-Za-z0-9+]|[A-Za-z]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+_TAIL = re.compile(r"^(.*?)([\s?!.。？！…]*)$", re.S)
+MAX_TOPIC_WORDS = 4
+_DETERMINERS = frozenset().union(*(lex.determiners for lex in all_lexicons().values())) - {"this", "that", "das"}
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    canonical: str
+    context_type: ContextType
+    vague: bool = False
+
+
+def topic_of(text: str) -> str | None:
+    """The phrase a message is about: the best run of consecutive content words (names first, then longer)."""
+    content = set(content_words(text))
+    if not content:
+        return None
+    if has_cjk(text):
+        names: list[str] = [w for w in _LATIN_NAME.findall(text) if w.lower() in content]
+        if names:
+            return names[0]
+        cjk_runs = [r for r in content_words(text) if _CJK_RUN.fullmatch(r)]
+        return max(cjk_runs, key=len) if cjk_runs else None
+    runs: list[tuple[int, list[str], str]] = []  # (position of the first word, words, determiner before)
+    current: list[str] = []
+    start, before, previous = 0, "", ""
+    tokens = _WORD_OR_MARK.findall(text)
+    for position, token in enumerate(tokens):
+        if token.lower().replace("’", "'") in content:
+            if not current:
+                start, before = position, previous
+            current.append(token)
+        else:
+            if current:
+                runs.append((start, current, before))
+            current = []
+        previous = token
+    if current:
+        runs.append((start, current, before))
+    if not runs:
+        return None
+
+    def rank(run: tuple[int, list[str], str]) -> tuple[int, int, int]:
+        position, words, _ = run
+        named = 0
+        for offset, word in enumerate(words):
+            if any(c.isupper() for c in word[1:]) or (word[:1].isupper() and position + offset > 0):
+                named = 2
+            elif word[:1].isupper():
+                named = max(named, 1)  # a capital at the start of the message: a name or just the first word
+        return (named, min(len(words), MAX_TOPIC_WORDS), position)
+
+    _, words, before = max(runs, key=rank)
+    phrase = " ".join(words[:MAX_TOPIC_WORDS])
+    return f"{before.lower()} {phrase}" if before.lower() in _DETERMINERS else phrase
+
+
+def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] | None:
+    """Where the first word pointing back at the previous topic is, if any."""
+    if has_cjk(question):
+        found = [(question.find(d), d) for d in lexicon("zh").deictics if d in question]
+        if not found:
+            return None
+        start, word = min(found, key=lambda f: (f[0], -len(f[1])))
+        return start, start + len(word), word
+    lex = lexicon(language)
+    words = list(_WORD.finditer(question))
+    for i, match in enumerate(words):
+        word = match.group(0).lower()
+        if word not in lex.deictics:
+            continue
+        following = words[i + 1].group(0) if i + 1 < len(words) else ""
+        between = question[match.end() : words[i + 1].start()] if i + 1 < len(words) else ""
+        if word in lex.determiners and following and not between.strip() and content_words(following):
+            continue  # "that port", "das Menü": a determiner, not a pronoun
+        return match.start(), match.end(), word
+    return None
+
+
+def _with_topic(question: str, topic: str, language: str | None) -> str | None:
+    """The question with the topic in place of its pointing word, or None when nothing points back."""
+    span = _deictic_span(question, language)
+    if span is None:
+        return None
+    start, end, word = span
+    replacement = f"{topic}'s" if word == "its" else topic
+    if start == 0 and question[:1].isupper():
+        replacement = replacement[:1].upper() + replacement[1:]
+    return question[:start] + replacement + question[end:]
+
+
+def _add_topic(question: str, topic: str, language: str | None) -> str:
+    if has_cjk(question) or lexicon(language).topic_position == "start":
+        return f"{topic}{question}" if has_cjk(question) else f"{topic} {question}"
+    match = _TAIL.match(question)
+    body, tail = (match.group(1), match.group(2)) if match else (question, "")
+    return f"{body} {topic}{tail.strip()}"
+
+
+def resolve(question: str, topic: str | None, language: str | None) -> Resolution:
+    """Make `question` self-contained given the thread's current topic."""
+    content = content_words(question)
+    if topic is None:
+        return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
+    if topic.lower() in question.lower():
+        return Resolution(question, ContextType.FOLLOW_UP)
+    if len(content) <= 2:
+        replaced = _with_topic(question, topic, language)
+        if replaced is not None:
+            return Resolution(replaced, ContextType.FOLLOW_UP)
+    if not content:
+        return Resolution(_add_topic(question, topic, language), ContextType.FOLLOW_UP)
+    return Resolution(question, ContextType.NEW_TOPIC)
+
+
+def thread_topic(history: tuple[HistoryMessage, ...], language: str | None, window: int) -> str | None:
+    """Follow the topic through the people's messages of the thread, oldest first."""
+    topic: str | None = None
+    for message in [m for m in history if not m.from_bot][-window:]:
+        text = one_line(message.text)
+        resolution = resolve(text, topic, language)
+        if resolution.vague or resolution.context_type is ContextType.FOLLOW_UP:
+            continue
+        topic = topic_of(text) or topic
+    return topic
+
+
+def combine(pending: str, reply: str, language: str | None) -> Resolution:
+    """A reply to a clarifying question, folded into the question it clarifies."""
+    reply_content = content_words(reply)
+    if not reply_content:
+        return Resolution(pending, ContextType.FOLLOW_UP, vague=not content_words(pending))
+    phrase = reply.strip().rstrip("?!.。？！ ")
+    if len(reply_content) <= MAX_TOPIC_WORDS - 1:
+        resolved = resolve(pending, phrase, language)
+        if resolved.canonical != pending:
+            return Resolution(resolved.canonical, ContextType.FOLLOW_UP)
+        return Resolution(_add_topic(pending, phrase, "en"), ContextType.FOLLOW_UP)
+    if not content_words(pending):
+        return Resolution(reply, ContextType.FOLLOW_UP)
+    return Resolution(f"{pending.rstrip()} {reply}", ContextType.FOLLOW_UP)
+
+
+class EssenceAgent:
+    role: ClassVar[Role] = Role.ESSENCE
+
+    def __init__(self, *, history_window: int = 12, llm: Strategy | None = None) -> None:
+        self._window = history_window
+        self._llm = llm
+
+    async def run(self, payload: Payload, context: Context) -> AgentResult:
+        return await run_with_fallback(payload, context, self._offline, self._llm)
+
+    async def _offline(self, payload: Payload, context: Context) -> AgentResult:
+        question = one_line(payload.text)
+        if payload.canonical_question:
+            resolution = combine(payload.canonical_question, question, payload.language)
+            how = "combined with the clarified question"
+        else:
+            topic = thread_topic(context.history, payload.language, self._window)
+            resolution = resolve(question, topic, payload.language)
+            how = f"topic={topic!r}" if resolution.context_type is ContextType.FOLLOW_UP else "self-contained"
+        result = payload.evolve(canonical_question=resolution.canonical, context_type=resolution.context_type)
+        if resolution.vague:
+            result = result.evolve(
+                needs_clarification=True,
+                clarification_reason="vague",
+                clarification_message=texts(payload.language).clarify["vague"],
+            )
+            return AgentResult(result, "too vague, no topic in the thread: clarify")
+        return AgentResult(result, f"{resolution.context_type.value}; {how}")

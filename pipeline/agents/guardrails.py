@@ -1,0 +1,67 @@
+"""guardrails: is the request something a documentation assistant does, and do the docs speak to it?
+
+It runs twice, as the manager's table says: before search it checks the capability boundary (write me a program,
+ignore your instructions, reveal your prompt, role-play; patterns in every supported language, whatever language
+was detected); after search it judges scope from the retrieval evidence: no hit, or a poor search whose best hit
+is below `out_of_scope_below`, is out of scope.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.locales import all_lexicons
+from pipeline.text import one_line
+from pipeline.types import Role, SearchQuality
+
+CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE))
+    for lex in all_lexicons().values()
+    for kind, pattern in lex.capability
+)
+
+
+def beyond_capability(text: str) -> str | None:
+    """The kind of request beyond a documentation assistant ("code", "injection", ...), or None."""
+    flat = one_line(text)
+    for kind, pattern in CAPABILITY_PATTERNS:
+        if pattern.search(flat):
+            return kind
+    return None
+
+
+class GuardrailsAgent:
+    role: ClassVar[Role] = Role.GUARDRAILS
+
+    def __init__(self, *, out_of_scope_below: float = 0.3, llm: Strategy | None = None) -> None:
+        self._out_of_scope_below = out_of_scope_below
+        self._llm = llm
+
+    async def run(self, payload: Payload, context: Context) -> AgentResult:
+        return await run_with_fallback(payload, context, self._offline, self._llm)
+
+    async def _offline(self, payload: Payload, context: Context) -> AgentResult:
+        if payload.search_quality is None:
+            return self._capability(payload)
+        return self._scope(payload)
+
+    def _capability(self, payload: Payload) -> AgentResult:
+        kind = beyond_capability(payload.text) or beyond_capability(payload.canonical_question or "")
+        if kind is None:
+            return AgentResult(payload, "within capabilities")
+        refused = payload.evolve(refusal_reason="capability", scope_reason=f"capability:{kind}")
+        return AgentResult(refused, f"beyond capabilities ({kind})")
+
+    def _scope(self, payload: Payload) -> AgentResult:
+        top = max((hit.score for hit in payload.search_results), default=0.0)
+        if not payload.search_results or (
+            payload.search_quality is SearchQuality.POOR and top < self._out_of_scope_below
+        ):
+            reason = f"no evidence in the docs (search {payload.search_quality}, top score {top:.2f})"
+            out = payload.evolve(within_scope=False, refusal_reason="out_of_scope", scope_reason=reason)
+            return AgentResult(out, f"out of scope: top score {top:.2f}")
+        inside = payload.evolve(within_scope=True, scope_reason=f"search {payload.search_quality}, top {top:.2f}")
+        return AgentResult(inside, f"in scope (search {payload.search_quality}, top {top:.2f})")

@@ -1,0 +1,97 @@
+"""quality: is every statement of the answer traceable to a source it cites?
+
+Offline checks, line by line (template lines such as the lead-in are exempt): every cited number must exist; a
+quote must appear verbatim in a source it cites; a bullet naming a section must name a cited source; other prose
+must cite and share most of its content words with what it cites (checked only when the answer is in the docs'
+language). A failure asks to regenerate. "The docs don't cover this" asks for one research round first.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pipeline import text as textutil
+from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.locales import lexicon, texts
+from pipeline.types import QualityDecision, Role, SourceReference
+
+
+def _folded(text: str) -> str:
+    return textutil.one_line(text).casefold()
+
+
+def untraceable_lines(
+    answer: str, sources: tuple[SourceReference, ...], *, language: str | None, docs_language: str, min_overlap: float
+) -> list[str]:
+    """Operator-facing notes, one per line of `answer` that is not backed by a source it cites."""
+    words = texts(language)
+    templates = {_folded(t) for t in (words.answer_lead_in, words.no_coverage, words.closest_sections)}
+    by_number = {s.number: s for s in sources}
+    notes: list[str] = []
+    for number, raw in enumerate(answer.splitlines(), start=1):
+        line = raw.strip()
+        if not line or _folded(line) in templates:
+            continue
+        cited = textutil.citations(line)
+        missing = sorted({n for n in cited if n not in by_number})
+        if missing:
+            notes.append(f"line {number} cites {missing}, which no source has")
+            continue
+        if not cited:
+            notes.append(f"line {number} cites no source")
+            continue
+        backing = [by_number[n] for n in cited]
+        body = textutil.without_citations(line)
+        if body.startswith(">"):
+            quote = body.lstrip("> ").strip()
+            for sentence in textutil.sentences(quote):
+                piece = _folded(sentence.rstrip("…").strip())
+                if piece and not any(piece in _folded(s.text) for s in backing):
+                    notes.append(f"line {number} quotes text not found in sources {cited}")
+                    break
+        elif body.startswith(("- ", "* ")) and body.lstrip("-* ").strip("* ").strip() in {s.title for s in backing}:
+            continue
+        elif (language or docs_language) == docs_language:
+            stop = lexicon(docs_language).stopwords
+            claimed = textutil.features(body, stop)
+            found = set().union(*(textutil.features(s.text, stop) for s in backing))
+            if textutil.overlap(claimed, found) < min_overlap:
+                notes.append(f"line {number} is not supported by sources {cited}")
+    return notes
+
+
+class QualityAgent:
+    role: ClassVar[Role] = Role.QUALITY
+
+    def __init__(self, *, min_overlap: float = 0.6, llm: Strategy | None = None) -> None:
+        self._min_overlap = min_overlap
+        self._llm = llm
+
+    async def run(self, payload: Payload, context: Context) -> AgentResult:
+        return await run_with_fallback(payload, context, self._offline, self._llm)
+
+    async def _offline(self, payload: Payload, context: Context) -> AgentResult:
+        answer = (payload.response or "").strip()
+        if not answer:
+            return self._decide(payload, QualityDecision.REGENERATE, ("there is no answer",))
+        if answer.startswith(texts(payload.language).no_coverage):
+            if payload.quality_decision is QualityDecision.RESEARCH:
+                return self._decide(payload, QualityDecision.APPROVE, ("docs do not cover it, after a research round",))
+            return self._decide(payload, QualityDecision.RESEARCH, ("the docs found do not cover the question",))
+        notes = untraceable_lines(
+            answer,
+            payload.source_references,
+            language=payload.language,
+            docs_language=context.docs_language,
+            min_overlap=self._min_overlap,
+        )
+        if notes:
+            return self._decide(payload, QualityDecision.REGENERATE, tuple(notes))
+        return self._decide(payload, QualityDecision.APPROVE, ())
+
+    @staticmethod
+    def _decide(payload: Payload, decision: QualityDecision, notes: tuple[str, ...]) -> AgentResult:
+        result = payload.evolve(quality_decision=decision, quality_notes=notes)
+        summary = f"{decision.value}" + (f": {notes[0]}" if notes else "")
+        return AgentResult(result, summary)

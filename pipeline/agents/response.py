@@ -1,0 +1,134 @@
+"""response: offline, an extractive answer that quotes the best passages with numbered citations.
+
+Sentences are scored against the question (word overlap, or embeddings when an `Embedder` is given, which also
+works across languages), weighted by the source's search rank. The answer is a localized lead-in and a few short
+quotes, each with its `[n]`. A poor search gets "the docs don't cover this" and the closest sections instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from pipeline import text as textutil
+from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.locales import lexicon, texts
+from pipeline.types import Embedder, Role, SearchQuality, SourceReference
+
+MIN_SENTENCE_WORDS = 3
+SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    source: SourceReference
+    index: int  # sentence position in the source
+    sentences: tuple[str, ...]  # all sentences of the source
+    score: float = 0.0
+
+
+def no_coverage_answer(language: str | None, sources: tuple[SourceReference, ...], limit: int = 3) -> str:
+    words = texts(language)
+    if not sources:
+        return words.no_coverage
+    bullets = "\n".join(f"- **{s.title}** [{s.number}]" for s in sources[:limit])
+    return f"{words.no_coverage}\n\n{words.closest_sections}\n{bullets}"
+
+
+class ResponseAgent:
+    role: ClassVar[Role] = Role.RESPONSE
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        max_quotes: int = 3,
+        max_quote_chars: int = 320,
+        min_relative: float = 0.6,
+        llm: Strategy | None = None,
+    ) -> None:
+        self._embedder = embedder
+        self._max_quotes = max_quotes
+        self._max_quote_chars = max_quote_chars
+        self._min_relative = min_relative
+        self._llm = llm
+
+    async def run(self, payload: Payload, context: Context) -> AgentResult:
+        return await run_with_fallback(payload, context, self._offline, self._llm)
+
+    async def _offline(self, payload: Payload, context: Context) -> AgentResult:
+        sources = payload.source_references
+        if not sources or payload.search_quality is SearchQuality.POOR:
+            answer = no_coverage_answer(payload.language, sources)
+            return AgentResult(payload.evolve(response=answer), "documents insufficient")
+        question = payload.canonical_question or payload.text
+        candidates = await self._scored(question, payload.language, context.docs_language, sources)
+        quotes = self._pick(candidates)
+        if not quotes:
+            answer = no_coverage_answer(payload.language, sources)
+            return AgentResult(payload.evolve(response=answer), "no quotable sentence")
+        body = "\n\n".join(f"> {quote} [{number}]" for number, quote in quotes)
+        answer = f"{texts(payload.language).answer_lead_in}\n\n{body}"
+        cited = sorted({n for n, _ in quotes})
+        return AgentResult(payload.evolve(response=answer), f"extractive, {len(quotes)} quotes citing {cited}")
+
+    async def _scored(
+        self, question: str, language: str | None, docs_language: str, sources: tuple[SourceReference, ...]
+    ) -> list[Candidate]:
+        candidates: list[Candidate] = []
+        for source in sources:
+            sentences = tuple(textutil.sentences(source.text))
+            for index, sentence in enumerate(sentences):
+                if textutil.word_count(sentence) >= MIN_SENTENCE_WORDS and sentence.strip() != source.title.strip():
+                    candidates.append(Candidate(source, index, sentences))
+        if not candidates:
+            return []
+        passages = [c.sentences[c.index] for c in candidates]
+        similarity = await self._similarity(question, language, docs_language, passages)
+        top_confidence = max(s.confidence for s in sources) or 1.0
+        scored = []
+        for candidate, sim in zip(candidates, similarity, strict=True):
+            rank_prior = candidate.source.confidence / top_confidence
+            position_prior = 1.0 / (1.0 + candidate.index)
+            score = 0.6 * sim + 0.3 * rank_prior + 0.1 * position_prior
+            scored.append(Candidate(candidate.source, candidate.index, candidate.sentences, score))
+        return sorted(scored, key=lambda c: c.score, reverse=True)
+
+    async def _similarity(
+        self, question: str, language: str | None, docs_language: str, passages: list[str]
+    ) -> list[float]:
+        if self._embedder is not None:
+            query = await self._embedder.embed_queries([question])
+            vectors = await self._embedder.embed_passages(passages)
+            return [float(v) for v in np.clip(vectors @ query[0], 0.0, 1.0)]
+        stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
+        wanted = textutil.features(question, stop)
+        return [textutil.overlap(wanted, textutil.features(p, stop)) for p in passages]
+
+    def _pick(self, ranked: list[Candidate]) -> list[tuple[int, str]]:
+        """The best sentences (with the next one when short), from distinct places, best source first."""
+        if not ranked:
+            return []
+        floor = ranked[0].score * self._min_relative
+        picked: list[tuple[int, int, str]] = []  # (source number, sentence position, quote)
+        used: set[tuple[str, int]] = set()
+        for candidate in ranked:
+            if candidate.score < floor or len(picked) == self._max_quotes:
+                break
+            key = (candidate.source.chunk_id, candidate.index)
+            if key in used:
+                continue
+            quote = candidate.sentences[candidate.index]
+            used.add(key)
+            following = candidate.index + 1
+            short = len(quote) < self._max_quote_chars // 2 and quote.endswith(SENTENCE_ENDS)
+            if following < len(candidate.sentences) and short:
+                extra = candidate.sentences[following]
+                if len(quote) + len(extra) + 1 <= self._max_quote_chars:
+                    quote = f"{quote} {extra}"
+                    used.add((candidate.source.chunk_id, following))
+            picked.append((candidate.source.number, candidate.index, textutil.shorten(quote, self._max_quote_chars)))
+        return [(number, quote) for number, _, quote in sorted(picked)]

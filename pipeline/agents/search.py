@@ -1,0 +1,103 @@
+"""search: asks the retriever for the canonical question and grades what came back.
+
+A poor search with several moderately matching, distinct sections asks the person which one they mean, with
+those sections as the choices. A research round (quality asked for it) searches wider, adding the original text.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.locales import texts
+from pipeline.text import shorten
+from pipeline.types import (
+    ActionKind,
+    QualityDecision,
+    Retriever,
+    Role,
+    SearchHit,
+    SearchQuality,
+    SearchRequest,
+    SuggestedAction,
+)
+
+MAX_LABEL_CHARS = 75  # Slack button labels
+
+
+def section_actions(hits: tuple[SearchHit, ...], *, floor: float, limit: int) -> tuple[SuggestedAction, ...]:
+    """Distinct sections among the hits scoring at least `floor`, best first, as search choices."""
+    seen: set[str] = set()
+    actions: list[SuggestedAction] = []
+    for hit in sorted(hits, key=lambda h: h.score, reverse=True):
+        if hit.score < floor:
+            break
+        title = hit.title.strip() or (hit.crumbs[-1] if hit.crumbs else "")
+        key = title.casefold()
+        if not title or key in seen:
+            continue
+        seen.add(key)
+        parents = [c for c in hit.crumbs if c.strip() and c.casefold() != key]
+        value = " › ".join([*parents[-1:], title])  # the parent tells same-named sections apart
+        actions.append(SuggestedAction(label=shorten(title, MAX_LABEL_CHARS), kind=ActionKind.SEARCH, value=value))
+        if len(actions) == limit:
+            break
+    return tuple(actions)
+
+
+class SearchAgent:
+    role: ClassVar[Role] = Role.SEARCH
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        *,
+        top_k: int = 8,
+        research_top_k: int = 16,
+        moderate_score: float = 0.3,
+        moderate_share: float = 0.75,
+        max_options: int = 5,
+        llm: Strategy | None = None,
+    ) -> None:
+        self._retriever = retriever
+        self._top_k = top_k
+        self._research_top_k = research_top_k
+        self._moderate_score = moderate_score
+        self._moderate_share = moderate_share
+        self._max_options = max_options
+        self._llm = llm
+
+    async def run(self, payload: Payload, context: Context) -> AgentResult:
+        return await run_with_fallback(payload, context, self._offline, self._llm)
+
+    async def _offline(self, payload: Payload, context: Context) -> AgentResult:
+        query = payload.canonical_question or payload.text
+        research = payload.quality_decision is QualityDecision.RESEARCH
+        if research and payload.text not in query:
+            query = f"{query} {payload.text}"
+        english = payload.language in (None, "en")
+        text_eng = query if english else (payload.text_eng if query == payload.text else None)
+        request = SearchRequest(
+            text=query,
+            text_eng=text_eng,
+            language=payload.language,
+            collections=context.collections,
+            top_k=self._research_top_k if research else self._top_k,
+        )
+        found = await self._retriever.search(request)
+        result = payload.evolve(search_results=found.hits, search_quality=found.quality)
+        top = found.hits[0].score if found.hits else 0.0
+        decision = f"{len(found.hits)} hits, {found.quality.value}, top {top:.2f}" + (" (research)" if research else "")
+        if found.quality is SearchQuality.POOR and payload.chosen_action is None and not research:
+            floor = max(self._moderate_score, top * self._moderate_share)
+            options = section_actions(found.hits, floor=floor, limit=self._max_options)
+            if len(options) >= 2:
+                result = result.evolve(
+                    needs_clarification=True,
+                    clarification_reason="ambiguous",
+                    clarification_message=texts(payload.language).clarify["ambiguous"],
+                    suggested_actions=options,
+                )
+                return AgentResult(result, f"{decision}; {len(options)} candidate sections: clarify")
+        return AgentResult(result, decision)
