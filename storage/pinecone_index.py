@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -32,9 +32,11 @@ from pinecone.errors.exceptions import (
     UnauthorizedError,
 )
 from pydantic import SecretStr
+from sqlalchemy import select
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
 from pipeline.types import Vector
+from storage.doc_tables import ChunkRow, EmbeddingRow, SessionFactory
 from storage.vector_index import VectorIndexUnavailable, VectorMatch, VectorRecord
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,16 @@ class IndexHealth:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def describe(self) -> str:
+        """One line for `docbot doctor`."""
+        if not self.exists:
+            return "; ".join(self.problems)
+        shape = f"index {self.index_name!r}: dimension {self.dimension}, metric {self.metric}"
+        count = (
+            "" if self.vector_count is None else f", {self.vector_count} vectors in {len(self.namespaces)} collections"
+        )
+        return shape + count + ("" if self.ok else " - " + "; ".join(self.problems))
 
 
 @dataclass(slots=True)
@@ -334,6 +346,33 @@ class PineconeIndex:
                 best[match.id] = match
         return sorted(best.values(), key=lambda m: m.score, reverse=True)[:top_k]
 
+    async def scores_for_ids(
+        self, vector: Vector, ids: Sequence[str], collections: Sequence[str], *, deadline_s: float | None = None
+    ) -> dict[str, float]:
+        """Cosine scores of given chunks (fusion candidates other levels found), computed inside Pinecone by a query
+        restricted to those ids; the async counterpart of the local index's `scores_for`."""
+        wanted = list(dict.fromkeys(ids))[:MAX_TOP_K]
+        if not wanted or not collections:
+            return {}
+        deadline = self.query_deadline_s if deadline_s is None else deadline_s
+        index = await self._data_plane(deadline)
+        values = _wire_values(vector)
+
+        async def one(collection: str) -> dict[str, float]:
+            flt = {"$and": [{"collection": {"$eq": collection}}, {"chunk_id": {"$in": wanted}}]}
+            response = await self._call(
+                "query",
+                lambda: index.query(vector=values, top_k=len(wanted), namespace=collection, filter=flt),
+                deadline,
+            )
+            self.stats.query_requests += 1
+            return {m.id: float(m.score) for m in response.matches}
+
+        merged: dict[str, float] = {}
+        for part in await asyncio.gather(*(one(c) for c in dict.fromkeys(collections))):
+            merged.update(part)
+        return merged
+
     async def count(self) -> int:
         """Vectors across all collections, as Pinecone reports them (lags writes by seconds)."""
         index = await self._data_plane(self.query_deadline_s)
@@ -450,6 +489,7 @@ class PineconeIndex:
 def vector_metadata(record: VectorRecord) -> dict[str, Any]:
     """The metadata stored with each vector: enough to filter by collection and to find the chunk again."""
     return {
+        "chunk_id": record.id,
         "doc_id": record.doc_id,
         "section": record.section,
         "crumbs": list(record.crumbs),
@@ -529,6 +569,50 @@ async def reindex_to_pinecone(
         seconds=time.monotonic() - started,
         target_count=target_count,
     )
+
+
+async def embedding_records(db: SessionFactory, *, dim: int, page: int = 2000) -> AsyncIterator[VectorRecord]:
+    """The stored chunk embeddings of one dimension with their chunk's citation data, page by page, in id order."""
+    after = ""
+    while True:
+        async with db.session() as session:
+            rows = (
+                await session.execute(
+                    select(
+                        EmbeddingRow.chunk_id,
+                        EmbeddingRow.vector,
+                        ChunkRow.doc_id,
+                        ChunkRow.section,
+                        ChunkRow.title,
+                        ChunkRow.crumbs,
+                        ChunkRow.url,
+                        ChunkRow.collection,
+                    )
+                    .join(ChunkRow, ChunkRow.id == EmbeddingRow.chunk_id)
+                    .where(EmbeddingRow.dim == dim, EmbeddingRow.chunk_id > after)
+                    .order_by(EmbeddingRow.chunk_id)
+                    .limit(page)
+                )
+            ).all()
+        for chunk_id, blob, doc_id, section, title, crumbs, url, collection in rows:
+            yield VectorRecord(
+                id=chunk_id,
+                vector=np.frombuffer(blob, dtype=np.float32),
+                doc_id=doc_id,
+                section=section,
+                title=title,
+                crumbs=tuple(crumbs),
+                url=url,
+                collection=collection,
+            )
+        if len(rows) < page:
+            return
+        after = rows[-1][0]
+
+
+async def reindex_from_database(db: SessionFactory, target: PineconeIndex) -> ReindexReport:
+    """`docbot reindex --to pinecone`: move the embeddings table (the local index's durable copy) into Pinecone."""
+    return await reindex_to_pinecone(embedding_records(db, dim=target.dimension), target)
 
 
 async def _aiter(source: Iterable[VectorRecord] | AsyncIterable[VectorRecord]) -> AsyncIterable[VectorRecord]:

@@ -186,6 +186,7 @@ async def test_each_collection_is_its_own_namespace_with_full_metadata(
         "team-a": ["b#0", "c#0"],
     }
     assert by_namespace["team-a"][0]["metadata"] == {
+        "chunk_id": "b#0",
         "doc_id": "b",
         "section": "section-0",
         "crumbs": ["Manual", "b", "Part 0"],
