@@ -389,3 +389,21 @@ async def test_sink_reports_a_refusal_for_good_as_delivery_rejected(world: Disco
 
     with pytest.raises(DeliveryRejected, match="403"):
         await client.sink.post(discord_thread_ref(world.guild_id, world.channel_id, thread_id, asker_id=1), answer())
+
+
+async def test_ask_command_inside_a_thread_answers_in_that_thread(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    client = await world.client(handler)
+    question = await world.say(client, world.alice, f"{world.mention()} how do I pair the remote?")
+    thread_id = question["id"]
+    client._connection.parse_thread_create(world.rest.channels[thread_id])  # type: ignore[arg-type]
+
+    await world.ask(client, world.bob, "and the voice remote?", channel_id=thread_id)
+
+    assert len(world.rest.find("POST", r"/channels/\d+/messages/\d+/threads")) == 1  # no second thread
+    follow_up = handler.messages[-1]
+    assert (follow_up.channel_id, follow_up.thread_id) == (world.channel_id, thread_id)
+    assert follow_up.user_id == world.bob["id"]
+    assert follow_up.thread_key == handler.messages[0].thread_key
+    assert "Hold **Home**" in " ".join(h.text for h in handler.histories[-1])
+    assert len(posts(world, thread_id)) == 2
