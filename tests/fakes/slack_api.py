@@ -249,3 +249,20 @@ class FakeSlackAPI:
         if self.socket_url is None:
             return {"ok": False, "error": "socket_mode_not_configured"}
         return {"ok": True, "url": self.socket_url}
+
+
+def _install_methods() -> None:
+    """oauth.v2.access: exchanges any code for a fixed installation of the fake workspace."""
+
+    def _m_oauth_v2_access(self: FakeSlackAPI, args: dict[str, Any]) -> dict[str, Any]:
+        if not args.get("code"):
+            return {"ok": False, "error": "invalid_code"}
+        return {"ok": True, "access_token": "xoxb-installed-token", "token_type": "bot",
+                "scope": "chat:write,app_mentions:read", "bot_user_id": BOT_USER, "app_id": "A0001",
+                "team": {"id": TEAM, "name": "Fake"}, "enterprise": None, "is_enterprise_install": False,
+                "authed_user": {"id": "UALICE"}}
+
+    FakeSlackAPI._m_oauth_v2_access = _m_oauth_v2_access  # type: ignore[attr-defined]
+
+
+_install_methods()

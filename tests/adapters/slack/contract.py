@@ -42,7 +42,9 @@ def sdk_method(method: str) -> Any:
 
 def problems_with(call: Call, spec: dict[str, Any] | None = None) -> list[str]:
     found: list[str] = []
-    args = {k for k, v in call.args.items() if v not in (None, "")}
+    args = {k for k, v in call.args.items() if v is not None}  # "" is meaningful (e.g. clearing a status)
+    if call.token:  # tokens travel in the Authorization header
+        args |= {"client_id", "client_secret"} if call.token.startswith("Basic ") else {"token", "app_token"}
     function = sdk_method(call.method)
     if function is None:
         found.append(f"{call.method}: not a slack_sdk AsyncWebClient method")
