@@ -93,7 +93,7 @@ async def test_same_button_twice_resumes_once(make_harness: MakeHarness) -> None
 
 async def test_button_from_another_thread_is_refused(make_harness: MakeHarness) -> None:
     h = await make_harness()
-    root_a, clarification_a = await _clarified_thread(h)
+    _, clarification_a = await _clarified_thread(h)
     root_b = h.api.seed("C1", "<@UBOT0001> other question", user="UBOB")
     await h.post_json(mention_event(root_b, "<@UBOT0001> other question", user="UBOB"))
     await h.settle()
