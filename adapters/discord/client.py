@@ -147,6 +147,8 @@ class DocbotClient(discord.Client):
             return True  # a DM
         if any(user.id == bot_id for user in message.mentions):
             return True
+        if any(role.tags is not None and role.tags.bot_id == bot_id for role in message.role_mentions):
+            return True  # "@docbot" picked as the bot's own managed role
         resolved = message.reference.resolved if message.reference else None
         return isinstance(resolved, discord.Message) and resolved.author.id == bot_id
 
@@ -155,18 +157,12 @@ class DocbotClient(discord.Client):
         guild_id = guild_id_of(message)
         workspace_id = str(guild_id) if guild_id is not None else "dm"
         channel_id, thread_id = conversation_ids(message.channel)
-        text = strip_bot_mention(message.content, bot_id)
-        post_in = thread_id or channel_id
+        text = strip_bot_mention(message.content, bot_id, role_ids=_bot_role_ids(message, bot_id))
         fetcher: ThreadFetcher | None = None
         if thread_id is None:
             if self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
-                thread = await self.http.start_thread_with_message(
-                    message.channel.id,
-                    message.id,
-                    name=thread_name(text, author.display_name),
-                    auto_archive_duration=THREAD_ARCHIVE_MINUTES,
-                )
-                thread_id = post_in = str(thread["id"])
+                name = thread_name(text, author.display_name)
+                thread_id = await self._start_thread(message.channel.id, message.id, name)
         else:
             fetcher = DiscordThreadFetcher(
                 message.channel, before=message.id, bot_id=bot_id, limit=self._history_limit
@@ -183,6 +179,7 @@ class DocbotClient(discord.Client):
             ts=message.created_at.astimezone(UTC),
             mentioned=addressed,
         )
+        post_in = thread_id or channel_id
         owned_thread = isinstance(message.channel, discord.Thread) and message.channel.owner_id == bot_id
         log.info(
             "discord message",
@@ -190,6 +187,17 @@ class DocbotClient(discord.Client):
         )
         ref = discord_thread_ref(workspace_id, channel_id, post_in, asker_id=author.id)
         await self._respond(inbound, ref, fetcher, typing=addressed or owned_thread)
+
+    async def _start_thread(self, channel_id: int, message_id: int, name: str) -> str | None:
+        """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission."""
+        try:
+            thread = await self.http.start_thread_with_message(
+                channel_id, message_id, name=name, auto_archive_duration=THREAD_ARCHIVE_MINUTES
+            )
+        except discord.HTTPException as exc:
+            log.warning("discord thread creation failed", extra={"status": exc.status, "code": exc.code})
+            return None
+        return str(thread["id"])
 
     async def _respond(
         self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, *, typing: bool = True
@@ -202,7 +210,13 @@ class DocbotClient(discord.Client):
         async with self._typing(int(ref.thread_id), enabled=typing):
             reply = await self._safely_handle(inbound, fetcher)
         if reply is not None:
+            await self._post(ref, reply)
+
+    async def _post(self, ref: ThreadRef, reply: Reply) -> None:
+        try:
             await self.sink.post(ref, reply)
+        except Exception:
+            log.exception("discord reply could not be posted", extra={"thread_id": ref.thread_id})
 
     async def _safely_handle(self, inbound: Inbound, fetcher: ThreadFetcher | None) -> Reply | None:
         try:
@@ -224,6 +238,12 @@ class DocbotClient(discord.Client):
         asked in a text channel) through the same sink as every other reply."""
         if not self._recent.first_time(f"interaction:{interaction.id}"):
             return
+        workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+        channel_id, _ = conversation_ids(interaction.channel)
+        if not self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
+            refusal = wording.texts_for(interaction.locale.value).channel_not_allowed
+            await interaction.response.send_message(refusal, ephemeral=True)
+            return
         await interaction.response.defer(thinking=True)
         async with self._working():
             await self._ask(interaction, question)
@@ -239,14 +259,7 @@ class DocbotClient(discord.Client):
         )
         fetcher: ThreadFetcher | None = None
         if thread_id is None:
-            if self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
-                thread = await self.http.start_thread_with_message(
-                    int(channel_id),
-                    echo.id,
-                    name=thread_name(question, user.display_name),
-                    auto_archive_duration=THREAD_ARCHIVE_MINUTES,
-                )
-                thread_id = str(thread["id"])
+            thread_id = await self._start_thread(int(channel_id), echo.id, thread_name(question, user.display_name))
         elif self.user is not None and interaction.channel is not None:
             channel = self.get_partial_messageable(int(thread_id))
             fetcher = DiscordThreadFetcher(channel, before=echo.id, bot_id=self.user.id, limit=self._history_limit)
@@ -313,7 +326,7 @@ class DocbotClient(discord.Client):
             if notice:
                 await interaction.followup.send(notice, ephemeral=True, allowed_mentions=no_mentions())
             return
-        await self.sink.post(target, outcome.reply)
+        await self._post(target, outcome.reply)
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -363,6 +376,10 @@ class DocbotClient(discord.Client):
         while quiet < 3:
             await asyncio.sleep(0.01)
             quiet = quiet + 1 if self._busy == 0 else 0
+
+
+def _bot_role_ids(message: discord.Message, bot_id: int) -> tuple[int, ...]:
+    return tuple(r.id for r in message.role_mentions if r.tags is not None and r.tags.bot_id == bot_id)
 
 
 def guild_id_of(message: discord.Message) -> int | None:

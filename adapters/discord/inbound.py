@@ -28,8 +28,12 @@ def conversation_ids(channel: object) -> tuple[str, str | None]:
     return channel_id, None
 
 
-def strip_bot_mention(text: str, bot_id: int) -> str:
-    return re.sub(rf"<@!?{bot_id}>", "", text).strip()
+def strip_bot_mention(text: str, bot_id: int, *, role_ids: tuple[int, ...] = ()) -> str:
+    """The text without mentions of the bot (as a user, or as its managed role)."""
+    text = re.sub(rf"<@!?{bot_id}>", "", text)
+    for role_id in role_ids:
+        text = text.replace(f"<@&{role_id}>", "")
+    return text.strip()
 
 
 def thread_name(question: str, user_name: str) -> str:

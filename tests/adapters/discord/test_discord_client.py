@@ -407,3 +407,43 @@ async def test_ask_command_inside_a_thread_answers_in_that_thread(world: Discord
     assert follow_up.thread_key == handler.messages[0].thread_key
     assert "Hold **Home**" in " ".join(h.text for h in handler.histories[-1])
     assert len(posts(world, thread_id)) == 2
+
+
+async def test_ask_in_a_refused_channel_answers_privately_without_the_service(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    policy = {"platform": "discord", "channel_id": world.channel_id, "allowed": False}
+    client = await world.client(handler, channel_policies=[policy])
+
+    await world.ask(client, world.alice, "How do I pair the remote?")
+
+    [callback] = world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")
+    assert callback.body["type"] == 4 and callback.body["data"]["flags"] == 64
+    assert callback.body["data"]["content"] == "I'm not set up to answer in this channel."
+    assert handler.messages == []
+
+
+async def test_when_thread_creation_is_refused_the_answer_comes_in_place(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    client = await world.client(handler)
+    question_id = p.snowflake()
+    world.rest.fail_next("POST", rf"/channels/\d+/messages/{question_id}/threads", status=403,
+                         body={"message": "Missing Permissions", "code": 50013})
+
+    await world.say(client, world.alice, f"{world.mention()} pairing?", message_id=question_id)
+
+    assert handler.messages[0].thread_id is None
+    assert len(posts(world, world.channel_id)) == 1
+
+
+async def test_mentioning_the_bots_managed_role_counts_as_a_mention(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    managed = {**p.role(p.snowflake(), "docbot"), "managed": True, "tags": {"bot_id": world.bot["id"]}}
+    client = await world.client(handler)
+    client._connection.parse_guild_role_create({"guild_id": world.guild_id, "role": managed})  # type: ignore[arg-type]
+    payload = p.message(world.channel_id, world.alice, f"<@&{managed['id']}> pairing?", guild_id=world.guild_id)
+    payload["mention_roles"] = [managed["id"]]
+
+    await world.deliver_message(client, payload)
+
+    [inbound] = handler.messages
+    assert inbound.mentioned and inbound.text == "pairing?" and inbound.thread_id == payload["id"]
