@@ -114,6 +114,8 @@ class OpenAIChat:
             completion = await self._client.chat.completions.create(**request)
         except openai.OpenAIError as exc:
             raise self._failure(exc, role) from None
+        except Exception as exc:  # anything else from the HTTP stack still ends in the offline fallback
+            raise self._unexpected(exc, role) from None
         usage = _usage(completion.usage)
         if not completion.choices:
             raise StrategyFailed("llm returned no choices")
@@ -164,6 +166,10 @@ class OpenAIChat:
                         yield choice.delta.content
         except openai.OpenAIError as exc:
             raise self._failure(exc, role) from None
+        except StrategyFailed:
+            raise
+        except Exception as exc:
+            raise self._unexpected(exc, role) from None
         if stats.usage.calls == 0:  # the endpoint sent no usage chunk
             stats.usage = stats.usage + LLMUsage(calls=1)
 
@@ -206,6 +212,18 @@ class OpenAIChat:
             reason = f"llm error ({type(exc).__name__})"
         log.warning("llm.call_failed", host=self._host, model=model, role=str(role), reason=reason)
         return StrategyFailed(reason)
+
+    def _unexpected(self, exc: Exception, role: Role) -> StrategyFailed:
+        errors = _error_types(exc)
+        log.error("llm.client_error", host=self._host, role=str(role), errors=errors)
+        return StrategyFailed(f"llm client error ({errors})")
+
+
+def _error_types(exc: BaseException) -> str:
+    """Exception type names, with the leaves of exception groups (messages may hold request data)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return ",".join(_error_types(inner) for inner in exc.exceptions)
+    return type(exc).__name__
 
 
 def _usage(usage: Any) -> LLMUsage:

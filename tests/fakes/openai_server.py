@@ -123,9 +123,7 @@ class ScriptedOpenAI:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server
-        assert server is not None
-        port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = self._runner.addresses[0][1]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         return self
 

@@ -175,3 +175,12 @@ def test_repr_never_shows_the_key() -> None:
     client = OpenAIChat(api_key="sk-very-secret", base_url="http://127.0.0.1:1/v1")
     assert "sk-very-secret" not in repr(client)
     assert "127.0.0.1:1" in repr(client)
+
+
+async def test_a_real_provider_is_never_reached_in_tests() -> None:
+    """The conftest guard refuses non-loopback connects; the client turns that into StrategyFailed."""
+    client = OpenAIChat(api_key="k", base_url="http://203.0.113.7/v1", timeout_s=1.0, max_retries=0)
+    with capture_logs() as logs, pytest.raises(StrategyFailed, match="RuntimeError"):
+        await client.complete(HELLO, role=Role.LANG)
+    assert logs[-1]["event"] == "llm.client_error" and logs[-1]["errors"] == "RuntimeError"  # the guard's error
+    await client.close()
