@@ -10,16 +10,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.types import LLMUsage
 
 Strategy = Callable[[Payload, Context], Awaitable[AgentResult]]
 
 
 class StrategyFailed(Exception):
-    """An LLM strategy could not produce a valid result; `reason` is operator-facing (no user text, no secrets)."""
+    """An LLM strategy could not produce a valid result; `reason` is operator-facing (no user text, no secrets).
+    `usage` counts the tokens the failed attempt still spent, so the trace shows them."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, usage: LLMUsage | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.usage = usage if usage is not None else LLMUsage()
 
 
 async def run_with_fallback(
@@ -34,6 +37,6 @@ async def run_with_fallback(
         return AgentResult(
             payload=result.payload,
             decision=f"{result.decision} (llm failed: {failure.reason})",
-            usage=result.usage,
+            usage=result.usage + failure.usage,
             strategy="llm->offline",
         )

@@ -31,9 +31,8 @@ class MalformedOutput(StrategyFailed):
     """The model answered, but not with what the schema asked for; `raw` is the text it sent."""
 
     def __init__(self, reason: str, raw: str, usage: LLMUsage) -> None:
-        super().__init__(reason)
+        super().__init__(reason, usage)
         self.raw = raw
-        self.usage = usage
 
 
 @dataclass(slots=True)

@@ -23,10 +23,6 @@ FALLBACK_RESERVE_S = 1.0  # left for the offline strategy when the LLM uses up t
 class LLMFailed(StrategyFailed):
     """A structured call failed; `usage` still counts the tokens it spent."""
 
-    def __init__(self, reason: str, usage: LLMUsage) -> None:
-        super().__init__(reason)
-        self.usage = usage
-
 
 def remaining_s(deadline: float | None, reserve_s: float = FALLBACK_RESERVE_S) -> float | None:
     """Seconds the LLM may still use before `deadline` (monotonic), keeping `reserve_s` for the fallback."""

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pipeline.agents.base import StrategyFailed
 from pipeline.envelope import Context, Payload
 from pipeline.llm import prompts
 from pipeline.llm.schemas import Understanding
@@ -55,13 +56,21 @@ class Understander:
         self.calls_started = 0
 
     async def understand(self, payload: Payload, context: Context, role: Role) -> tuple[Understanding, LLMUsage]:
-        """The shared understanding; its usage is reported once, to the role that started the call."""
+        """The shared understanding; its usage is reported once, to the role that started the call (a shared
+        failure likewise carries the spent tokens only once)."""
         entry = self._entry(payload, context, role)
-        found, usage = await asyncio.shield(entry.task)
+        try:
+            found, usage = await asyncio.shield(entry.task)
+        except StrategyFailed as failure:
+            raise StrategyFailed(failure.reason, failure.usage if self._claim(entry, role) else None) from None
+        return found, usage if self._claim(entry, role) else LLMUsage()
+
+    @staticmethod
+    def _claim(entry: _Entry, role: Role) -> bool:
         if entry.started_by is not role or entry.usage_reported:
-            return found, LLMUsage()
+            return False
         entry.usage_reported = True
-        return found, usage
+        return True
 
     def _entry(self, payload: Payload, context: Context, role: Role) -> _Entry:
         now = self.clock()

@@ -234,6 +234,13 @@ async def test_fast_mode_failure_falls_back_in_every_role_without_calling_again(
     results = [await run_with_fallback(payload, CTX, offline, strategies[r]) for r in UNDERSTANDING_ROLES]
     assert [r.strategy for r in results] == ["llm->offline"] * 4
     assert len(llm.calls) == 2
+    assert [r.usage.calls for r in results] == [2, 0, 0, 0]  # the spent tokens are counted once
+
+
+async def test_a_failed_repair_still_counts_its_tokens_in_the_fallback() -> None:
+    llm = scripted(language_decision={"language": "en"})  # missing confidence, twice
+    result = await run_with_fallback(Payload(text="hi"), CTX, offline, build_strategies(llm, fast=False)[Role.LANG])
+    assert result.strategy == "llm->offline" and result.usage.calls == 2
 
 
 async def test_fast_mode_treats_another_thread_as_another_question() -> None:
