@@ -7,6 +7,8 @@
         await drop_database(db)
 
 or, as an async context manager, `async with temporary_database(backend, tmp_path, postgres_url) as db:`.
+Creating a PostgreSQL database costs 0.1-1.5 s on a busy server; tests that need many use one per session and
+`empty_database(db)` between tests, as the `db` fixture in tests/storage/conftest.py does.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import asyncpg
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import URL, Connection, make_url
 
 from storage.db import Database
 
@@ -86,3 +89,18 @@ async def temporary_database(
         yield db
     finally:
         await drop_database(db)
+
+
+def _tables_children_first(connection: Connection) -> list[str]:
+    ordered = [name for name, _ in inspect(connection).get_sorted_table_and_fkc_names() if name is not None]
+    return [name for name in reversed(ordered) if name != "alembic_version"]
+
+
+async def empty_database(db: Database) -> None:
+    """Delete every row of every table except Alembic's version, so one migrated database serves many tests.
+
+    DELETE rather than TRUNCATE: on tables this small it avoids PostgreSQL's file work and is several times faster.
+    """
+    async with db.engine.begin() as connection:
+        for name in await connection.run_sync(_tables_children_first):
+            await connection.execute(text(f'DELETE FROM "{name}"'))
