@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 PLATFORM = "discord"
 TYPING_REFRESH_S = 8.0  # Discord shows typing for about 10 s per trigger
 THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
+THREAD_ALREADY_CREATED = 160004  # Discord's JSON error code for a second thread on one message
 
 
 class Intake(Protocol):
@@ -195,6 +196,8 @@ class DocbotClient(discord.Client):
                 channel_id, message_id, name=name, auto_archive_duration=THREAD_ARCHIVE_MINUTES
             )
         except discord.HTTPException as exc:
+            if exc.code == THREAD_ALREADY_CREATED:  # a replayed event: the thread from before has the message's id
+                return str(message_id)
             log.warning("discord thread creation failed", extra={"status": exc.status, "code": exc.code})
             return None
         return str(thread["id"])

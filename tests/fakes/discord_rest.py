@@ -130,6 +130,8 @@ class FakeDiscordREST:
                 channel = self.channels.get(channel_id)
                 return (200, channel) if channel else (404, {"message": "Unknown Channel", "code": 10003})
             case "POST", ["channels", channel_id, "messages", message_id, "threads"]:
+                if message_id in self.channels:
+                    return 400, {"message": "A thread has already been created for this message", "code": 160004}
                 return 201, self._thread(channel_id, body, thread_id=message_id)
             case "POST", ["channels", channel_id, "threads"]:
                 return 201, self._thread(channel_id, body, thread_id=p.snowflake())

@@ -447,3 +447,15 @@ async def test_mentioning_the_bots_managed_role_counts_as_a_mention(world: Disco
 
     [inbound] = handler.messages
     assert inbound.mentioned and inbound.text == "pairing?" and inbound.thread_id == payload["id"]
+
+
+async def test_replayed_mention_after_a_restart_reuses_the_existing_thread(world: DiscordWorld) -> None:
+    handler = FakeHandler(on_message=lambda inbound: answer())
+    first = await world.client(handler)
+    question = await world.say(first, world.alice, f"{world.mention()} pairing?")
+
+    second = await world.restart(first, handler)  # the in-memory dedupe is gone; Discord refuses a second thread
+    await world.deliver_message(second, question)
+
+    assert [m.thread_id for m in handler.messages] == [question["id"], question["id"]]  # the service dedupes
+    assert [c.status for c in world.rest.find("POST", r"/channels/\d+/messages/\d+/threads")] == [201, 400]
