@@ -103,6 +103,7 @@ class Delivery:
         self._language_for = language_for
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task[None]] = {}
+        self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
 
     # -- intake -------------------------------------------------------------------------------------------------
 
@@ -165,13 +166,13 @@ class Delivery:
     async def _heartbeats(self, stop: asyncio.Event) -> None:
         while not stop.is_set() or self._in_flight:
             await asyncio.sleep(self.config.heartbeat_s)
-            keys = list(self._in_flight)
+            keys = list(self._holding)
             if not keys:
                 continue
             held = await self._guarded(self.inbox.heartbeat(self.worker_id, keys, self.config.lease_s))
             if held is None:
                 continue
-            for key in set(keys) - held:  # taken over by another worker after our lease lapsed
+            for key in (set(keys) - held) & self._holding:  # taken over after our lease lapsed
                 log.warning("claim lost, abandoning", extra={"key": key, "worker": self.worker_id})
                 task = self._in_flight.get(key)
                 if task is not None:
@@ -190,25 +191,27 @@ class Delivery:
 
     async def _handle(self, item: InboxItem) -> None:
         started = time.monotonic()
+        self._holding.add(item.key)
+        failure: str | None = None
         try:
             replies = await self._produce(item)
-        except asyncio.CancelledError:
-            raise
         except AnswerLost:
             log.warning("answer lost in an earlier attempt", extra={"key": item.key, "attempts": item.attempts})
-            await self._give_up(item, "answer_lost")
-            return
+            replies, failure = [], "answer_lost"
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
             log.warning(
                 "handler failed",
                 extra={"key": item.key, "attempts": item.attempts, "error": type(exc).__name__},
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
-            if item.attempts >= self.inbox.max_attempts:
-                await self._give_up(item, error)
-            else:
-                await self.inbox.fail(item, error)
+            replies, failure = [], f"{type(exc).__name__}: {exc}"
+            if item.attempts < self.inbox.max_attempts:
+                await self.inbox.fail(item, failure)
+                return
+        finally:
+            self._holding.discard(item.key)  # from here on the claim is settled, not extended
+        if failure is not None:
+            await self._give_up(item, failure)
             return
         row_ids = await self.inbox.complete(item, replies)
         if row_ids is None:

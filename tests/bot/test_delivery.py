@@ -1,0 +1,318 @@
+"""Delivery: inbox → handler → outbox → sink, on SQLite and PostgreSQL, with fakes for the service and the sink."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.delivery import Delivery, DeliveryConfig, DeliveryRejected
+from bot.messages import ActionOutcome, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
+from pipeline.locales import texts
+from pipeline.types import ActionKind
+from storage.db import Database
+from storage.inbox import Inbox
+from storage.outbox import Outbox, OutgoingReply
+from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class FakeHandler:
+    """Answers "answer: <text>"; `behaviour(inbound, call_number)` may raise, sleep or return None instead."""
+
+    def __init__(self, behaviour: Callable[[Inbound, int], object] | None = None, delay_s: float = 0.0) -> None:
+        self.calls: Counter[str] = Counter()
+        self.behaviour = behaviour
+        self.delay_s = delay_s
+        self.actions: list[str] = []
+
+    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
+        self.calls[inbound.dedup_key] += 1
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.behaviour is not None:
+            result = self.behaviour(inbound, self.calls[inbound.dedup_key])
+            if result == "none":
+                return None
+        return Reply(ReplyKind.ANSWER, f"answer: {inbound.text}", "en", "conv")
+
+    async def handle_action(self, inbound: Inbound) -> ActionOutcome:
+        self.actions.append(inbound.action_id or "")
+        if inbound.action_id == "used":
+            return ActionOutcome(accepted=False, chosen_label="", notice="This choice was already used.")
+        reply = Reply(ReplyKind.ANSWER, f"resumed with {inbound.action_id}", "en", "conv")
+        return ActionOutcome(accepted=True, chosen_label="Pairing", reply=reply)
+
+
+class RecordingSink:
+    def __init__(self) -> None:
+        self.posts: list[tuple[ThreadRef, Reply]] = []
+        self.failures: list[Exception] = []
+
+    async def post(self, ref: ThreadRef, reply: Reply) -> str:
+        if self.failures:
+            raise self.failures.pop(0)
+        self.posts.append((ref, reply))
+        return f"m{len(self.posts)}"
+
+    def texts(self) -> list[str]:
+        return [reply.text for _, reply in self.posts]
+
+
+def message(n: int, text: str | None = None, **changes: object) -> Inbound:
+    inbound = Inbound(
+        platform="slack", workspace_id="T1", channel_id="C1", thread_id=None, message_id=f"17000.{n:04d}",
+        user_id="U1", user_name="alice", text=text or f"question {n}", ts=T0,
+    )
+    return replace(inbound, **changes)  # type: ignore[arg-type]
+
+
+def ref_for(inbound: Inbound) -> ThreadRef:
+    root = inbound.thread_id or inbound.message_id
+    return ThreadRef(inbound.platform, inbound.workspace_id, inbound.channel_id, root)
+
+
+@pytest.fixture(scope="module")
+def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    yield from module_postgres(request)
+
+
+@pytest.fixture(params=BACKENDS)
+async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
+    async with fresh_database(request.param, tmp_path, pg_url) as database:
+        yield database
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def make_delivery(
+    db: Database, handler: FakeHandler, sink: RecordingSink, clock: Clock, worker: str = "w1", **config: float
+) -> Delivery:
+    return Delivery(
+        db,
+        handler,
+        {"slack": sink},
+        worker,
+        config=DeliveryConfig(**{"lease_s": 30, "heartbeat_s": 5, "poll_s": 0.02, **config}),  # type: ignore[arg-type]
+        inbox=Inbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+        outbox=Outbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+    )
+
+
+@pytest.mark.integration
+async def test_each_event_is_answered_once_despite_duplicates(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(), RecordingSink()
+    delivery = make_delivery(db, handler, sink, clock)
+    accepted = [await delivery.accept(message(n % 5), ref_for(message(n % 5))) for n in range(15)]
+    assert accepted.count(True) == 5
+    assert await delivery.process_once() == 5
+    assert await delivery.process_once() == 0
+    assert sorted(sink.texts()) == [f"answer: question {n}" for n in range(5)]
+    assert set(handler.calls.values()) == {1}
+    assert {ref for ref, _ in sink.posts} == {ref_for(message(n)) for n in range(5)}
+    assert await delivery.outbox.counts() == {"sent": 5}
+
+
+@pytest.mark.integration
+async def test_a_failing_handler_is_retried_and_answers_once(db: Database, clock: Clock) -> None:
+    def flaky(inbound: Inbound, call: int) -> object:
+        if call == 1:
+            raise RuntimeError("LLM down")
+        return None
+
+    handler, sink = FakeHandler(flaky), RecordingSink()
+    delivery = make_delivery(db, handler, sink, clock)
+    await delivery.accept(message(1), ref_for(message(1)))
+    await delivery.process_once()
+    assert sink.posts == [] and await delivery.inbox.counts() == {"pending": 1}
+    assert await delivery.process_once() == 0  # backing off
+    clock.advance(1)
+    await delivery.process_once()
+    assert sink.texts() == ["answer: question 1"]
+
+
+@pytest.mark.integration
+async def test_after_the_attempts_the_person_gets_an_apology_and_a_retry_button(db: Database, clock: Clock) -> None:
+    broken = True
+
+    def fails(inbound: Inbound, call: int) -> object:
+        if broken:
+            raise RuntimeError("still down")
+        return None
+
+    handler, sink = FakeHandler(fails), RecordingSink()
+    delivery = make_delivery(db, handler, sink, clock)
+    event = message(1)
+    await delivery.accept(event, ref_for(event))
+    for _ in range(3):
+        await delivery.process_once()
+        clock.advance(10)
+    ((ref, apology),) = sink.posts
+    assert ref == ref_for(event) and apology.kind is ReplyKind.NOTICE
+    assert apology.text == texts("en").failure
+    (button,) = apology.actions
+    assert button.kind is ActionKind.RETRY and button.label == texts("en").retry_label
+
+    broken = False
+    press = message(2, kind=InboundKind.ACTION, action_id=button.id, thread_id=event.message_id)
+    await delivery.accept(press, ref)
+    await delivery.process_once()  # the press queues the parked question
+    await delivery.process_once()  # which is answered
+    await delivery.accept(replace(press, message_id="17000.0003"), ref)  # a second press of the same button
+    await delivery.process_once()
+    await delivery.process_once()
+    assert sink.texts()[1:] == ["answer: question 1"]
+    assert handler.actions == []  # retry presses never reach the service
+
+
+@pytest.mark.integration
+async def test_a_worker_dying_mid_answer_is_replaced_after_the_lease(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(), RecordingSink()
+    dead = make_delivery(db, handler, sink, clock, worker="dead")
+    alive = make_delivery(db, handler, sink, clock, worker="alive")
+    await dead.accept(message(1), ref_for(message(1)))
+    assert len(await dead.inbox.claim("dead", lease_s=30)) == 1  # claimed, then the process is killed
+    assert await alive.process_once() == 0
+    clock.advance(31)
+    assert await alive.process_once() == 1
+    assert sink.texts() == ["answer: question 1"]
+
+
+@pytest.mark.integration
+async def test_a_half_done_answer_the_handler_skips_on_retry_gets_an_apology(db: Database, clock: Clock) -> None:
+    # an earlier attempt stored the question and died; the service now sees a duplicate and returns None
+    handler, sink = FakeHandler(lambda inbound, call: "none"), RecordingSink()
+    delivery = make_delivery(db, handler, sink, clock)
+    await delivery.accept(message(1), ref_for(message(1)))
+    await delivery.inbox.claim("dead", lease_s=30)
+    clock.advance(31)
+    await delivery.process_once()
+    ((_, apology),) = sink.posts
+    assert apology.reason == "answer_failed" and apology.actions[0].kind is ActionKind.RETRY
+
+
+@pytest.mark.integration
+async def test_a_message_not_for_the_bot_gets_no_reply(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(lambda inbound, call: "none"), RecordingSink()
+    delivery = make_delivery(db, handler, sink, clock)
+    await delivery.accept(message(1, mentioned=False), ref_for(message(1)))
+    await delivery.process_once()
+    assert sink.posts == [] and await delivery.inbox.counts() == {"done": 1}
+
+
+@pytest.mark.integration
+async def test_a_slow_worker_that_lost_its_claim_does_not_answer_twice(db: Database, clock: Clock) -> None:
+    slow_handler, fast_handler, sink = FakeHandler(delay_s=0.3), FakeHandler(), RecordingSink()
+    slow = make_delivery(db, slow_handler, sink, clock, worker="slow")
+    fast = make_delivery(db, fast_handler, sink, clock, worker="fast")
+    await slow.accept(message(1), ref_for(message(1)))
+    slow_run = asyncio.create_task(slow.process_once())
+    await asyncio.sleep(0.1)
+    clock.advance(31)  # the slow worker's lease lapsed (no heartbeat in process_once)
+    assert await fast.process_once() == 1
+    await slow_run
+    assert sink.texts() == ["answer: question 1"]
+
+
+@pytest.mark.integration
+async def test_transient_sink_failures_are_retried_by_the_sweep(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(), RecordingSink()
+    sink.failures = [ConnectionError("reset"), TimeoutError()]
+    delivery = make_delivery(db, handler, sink, clock)
+    await delivery.accept(message(1), ref_for(message(1)))
+    await delivery.process_once()
+    assert sink.posts == []
+    assert (await delivery.sweep()).sent == 0  # backing off
+    clock.advance(1)
+    assert (await delivery.sweep()).retrying == 1
+    clock.advance(2)
+    assert (await delivery.sweep()).sent == 1
+    assert (await delivery.sweep()).sent == 0
+    assert sink.texts() == ["answer: question 1"]
+
+
+@pytest.mark.integration
+async def test_a_rejected_reply_is_not_retried(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(), RecordingSink()
+    sink.failures = [DeliveryRejected("channel_not_found")]
+    delivery = make_delivery(db, handler, sink, clock)
+    await delivery.accept(message(1), ref_for(message(1)))
+    await delivery.process_once()
+    clock.advance(3600)
+    assert (await delivery.sweep()).sent == 0
+    assert await delivery.outbox.counts() == {"failed": 1}
+
+
+@pytest.mark.integration
+async def test_unsent_rows_left_by_a_dead_replica_are_sent_once(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(), RecordingSink()
+    dead = make_delivery(db, handler, RecordingSink(), clock, worker="dead")
+    for n in range(4):
+        await dead.accept(message(n), ref_for(message(n)))
+    for item in await dead.inbox.claim("dead", lease_s=30, limit=4):
+        reply = Reply(ReplyKind.ANSWER, f"stored {item.inbound.text}", "en", "conv")
+        await dead.inbox.complete(item, [OutgoingReply(item.ref, reply, item.key)])
+    assert len(await dead.outbox.claim(lease_s=30, limit=2)) == 2  # it was posting two of them when killed
+    survivors = [make_delivery(db, handler, sink, clock, worker=f"s{i}") for i in range(2)]
+    await asyncio.gather(*(s.sweep() for s in survivors))
+    assert len(sink.posts) == 2  # the two never claimed
+    clock.advance(31)
+    await asyncio.gather(*(s.sweep() for s in survivors))
+    await asyncio.gather(*(s.sweep() for s in survivors))
+    assert sorted(sink.texts()) == [f"stored question {n}" for n in range(4)]
+    assert handler.calls == Counter()
+
+
+@pytest.mark.integration
+async def test_button_presses_post_the_resumed_reply_or_the_notice(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(), RecordingSink()
+    delivery = make_delivery(db, handler, sink, clock)
+    await delivery.accept(message(1, kind=InboundKind.ACTION, action_id="act1"), ref_for(message(1)))
+    await delivery.accept(message(1, kind=InboundKind.ACTION, action_id="act1"), ref_for(message(1)))
+    await delivery.accept(message(2, kind=InboundKind.ACTION, action_id="used"), ref_for(message(2)))
+    await delivery.process_once()
+    assert handler.actions.count("act1") == 1
+    assert sorted(sink.texts()) == ["This choice was already used.", "resumed with act1"]
+
+
+@pytest.mark.integration
+async def test_the_worker_loop_answers_everything_and_heartbeats_keep_claims(db: Database) -> None:
+    sink = RecordingSink()
+    handlers = [FakeHandler(delay_s=0.6), FakeHandler(delay_s=0.6)]
+    config = {"lease_s": 0.4, "heartbeat_s": 0.1, "poll_s": 0.02, "concurrency": 4}
+    workers = [
+        Delivery(db, h, {"slack": sink}, f"w{i}", config=DeliveryConfig(**config))  # type: ignore[arg-type]
+        for i, h in enumerate(handlers)
+    ]
+    stop = asyncio.Event()
+    loops = [asyncio.create_task(w.run_worker(stop)) for w in workers]
+    for n in range(12):
+        await workers[n % 2].accept(message(n), ref_for(message(n)))
+    async with asyncio.timeout(20):
+        while len(sink.posts) < 12:
+            await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.gather(*loops)
+    assert sorted(sink.texts()) == sorted(f"answer: question {n}" for n in range(12))
+    calls = handlers[0].calls + handlers[1].calls
+    assert set(calls.values()) == {1}, "a heartbeat-held claim was taken over"
