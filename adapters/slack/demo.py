@@ -1,0 +1,196 @@
+"""A scripted Slack conversation against the fake Slack Web API, printed the way Slack would show it.
+
+    .venv/bin/python -m adapters.slack.demo          # quick: a hashing embedder instead of E5
+    .venv/bin/python -m adapters.slack.demo --e5     # the real multilingual embedder (ingest takes a minute)
+
+It runs the real application (`bot.app.build_app`: service, pipeline, SQLite, search) over the fixture manual in
+`tests/fixtures/manual`, the real Slack adapter over real HTTP with signed requests, and the recording fake of
+Slack's Web API from `tests/fakes/slack_api.py` (so it needs a checkout of the repository, not an installed wheel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import logging
+import tempfile
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from adapters.slack.app import EVENTS_PATH, SlackAdapter
+from bot.messages import ConversationHandler
+from bot.settings import Settings
+from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlackAPI, Message
+
+REPO = Path(__file__).resolve().parents[2]
+MANUAL = REPO / "tests" / "fixtures" / "manual"
+DOCS_URL = "https://docs.corvid.test/"
+SECRET = "demo-signing-secret"  # noqa: S105 - the fake's, not a real one
+PEOPLE = {"UALICE": "alice", "UBOB": "bob"}
+
+
+def demo_settings(api: FakeSlackAPI, data_dir: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "data_dir": data_dir, "slack_bot_token": "xoxb-demo", "slack_signing_secret": SECRET,
+        "slack_api_url": api.base_url, "slack_support_mention": "<!subteam^S0SUPPORT>",
+        "docs_base_url": DOCS_URL, "user_rate_limit": "100/minute", **overrides,
+    }  # fmt: skip
+    return Settings(_env_file=None, **values)
+
+
+class SlackScenario:
+    """People talking to the adapter through signed HTTP requests; the fake Web API keeps what the bot posted."""
+
+    def __init__(self, api: FakeSlackAPI, settings: Settings, handler: ConversationHandler) -> None:
+        self.api = api
+        self.adapter = SlackAdapter(settings, handler)
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._url = ""
+        self._events = itertools.count(1)
+        self.lines: list[str] = []
+
+    async def start(self) -> None:
+        web_app = web.Application()
+        self.adapter.add_routes(web_app)
+        self._runner = web.AppRunner(web_app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
+        self._session = aiohttp.ClientSession()
+
+    async def close(self) -> None:
+        await self.adapter.close()
+        if self._session is not None:
+            await self._session.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def say(self, user: str, text: str, *, channel: str = "C1", thread_ts: str | None = None,
+                  mention: bool = True) -> tuple[str, dict[str, Any]]:
+        """A person writes in a channel or thread; with `mention`, Slack sends `app_mention` (and `message`)."""
+        shown = f"<@{BOT_USER}> {text}" if mention else text
+        ts = self.api.seed(channel, shown, user=user, thread_ts=thread_ts)
+        self.lines.append(f"{PEOPLE.get(user, user)}: {shown.replace(f'<@{BOT_USER}>', '@docbot')}")
+        event: dict[str, Any] = {"type": "message", "channel_type": "channel", "user": user, "text": shown,
+                                 "ts": ts, "channel": channel, "event_ts": ts}  # fmt: skip
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        await self.deliver(event)
+        if mention:
+            await self.deliver({**event, "type": "app_mention"})
+        await self.adapter.drain(120)
+        return ts, event
+
+    async def deliver(self, event: dict[str, Any]) -> int:
+        body = json.dumps({"team_id": TEAM, "api_app_id": "A0001", "type": "event_callback",
+                           "event_id": f"Ev{next(self._events):06d}", "event_time": int(time.time()),
+                           "event": event})  # fmt: skip
+        return await self._post(body, "application/json")
+
+    async def press(self, user: str, message: Message, label: str) -> None:
+        """A person presses the button labelled `label` on one of the bot's messages."""
+        for block in message.blocks:
+            for element in block.get("elements", ()) if block.get("type") == "actions" else ():
+                if element["text"]["text"] == label:
+                    self.lines.append(f"{PEOPLE.get(user, user)} pressed [{label}]")
+                    payload = {
+                        "type": "block_actions", "team": {"id": TEAM}, "user": {"id": user, "username": user},
+                        "api_app_id": "A0001", "trigger_id": f"t{time.time_ns()}",
+                        "container": {"type": "message", "message_ts": message.ts, "channel_id": message.channel,
+                                      "thread_ts": message.thread_ts},
+                        "channel": {"id": message.channel}, "message": message.as_api(),
+                        "actions": [{**element, "block_id": block.get("block_id"), "action_ts": f"{time.time():.6f}"}],
+                    }  # fmt: skip
+                    form = urllib.parse.urlencode({"payload": json.dumps(payload)})
+                    await self._post(form, "application/x-www-form-urlencoded")
+                    await self.adapter.drain(120)
+                    return
+        raise LookupError(f"no button {label!r} on message {message.ts}")
+
+    def thread(self, root_ts: str, channel: str = "C1") -> list[Message]:
+        return self.api.bot_messages(channel, thread_ts=root_ts)
+
+    def show(self, message: Message) -> None:
+        self.lines.extend("    " + line for line in describe(message))
+
+    async def _post(self, body: str, content_type: str) -> int:
+        assert self._session is not None
+        ts = str(int(time.time()))
+        signature = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+        headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={signature}",
+                   "Content-Type": content_type}  # fmt: skip
+        async with self._session.post(self._url, data=body, headers=headers) as response:
+            await response.read()
+            return response.status
+
+
+def describe(message: Message) -> list[str]:
+    """A bot message as text: its sections, sources line, buttons and the shown choice."""
+    lines = ["docbot:"]
+    for block in message.blocks:
+        kind = block.get("type")
+        if kind == "section":
+            lines.extend("  " + line for line in block["text"]["text"].splitlines() if line.strip())
+        elif kind == "context":
+            lines.append("  · " + " ".join(e.get("text", "") for e in block.get("elements", ())))
+        elif kind == "actions":
+            lines.append("  [" + "] [".join(e["text"]["text"] for e in block.get("elements", ())) + "]")
+    return lines
+
+
+async def run_demo(data_dir: Path, *, use_e5: bool = False, out: Callable[[str], None] = print) -> SlackScenario:
+    """The scripted conversation; returns the scenario (transcript in `.lines`, Web API calls in `.api.calls`)."""
+    from bot.app import build_app
+    from storage.embedder import HashingEmbedder
+
+    api = FakeSlackAPI(users={u: {"name": n, "profile": {"display_name": n.title()}} for u, n in PEOPLE.items()},
+                       page_size=100)  # fmt: skip
+    await api.start()
+    app = await build_app(demo_settings(api, data_dir), embedder=None if use_e5 else HashingEmbedder())
+    scenario = SlackScenario(api, app.settings, app.service)
+    try:
+        await app.ingest([str(MANUAL)], base_url=DOCS_URL)
+        await scenario.start()
+        root, _ = await scenario.say("UALICE", "how do I pair the remote with the hub?")
+        scenario.show(scenario.thread(root)[-1])
+        await scenario.say("UALICE", "and how do I replace its batteries?", thread_ts=root, mention=False)
+        scenario.show(scenario.thread(root)[-1])
+        vague, _ = await scenario.say("UBOB", "light")
+        clarifying = scenario.thread(vague)[-1]
+        scenario.show(clarifying)
+        await scenario.press("UBOB", clarifying, "Replacing the remote batteries")
+        for message in scenario.thread(vague):
+            scenario.show(message)
+        for line in scenario.lines:
+            out(line)
+    finally:
+        await scenario.close()
+        await app.close()
+        await api.close()
+    return scenario
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--e5", action="store_true", help="use the bundled E5 embedder (slower ingest)")
+    args = parser.parse_args(argv)
+    logging.disable(logging.INFO)  # the transcript is the output
+    with tempfile.TemporaryDirectory(prefix="docbot-slack-demo-") as folder:
+        asyncio.run(run_demo(Path(folder), use_e5=args.e5))
+
+
+if __name__ == "__main__":
+    main()
