@@ -447,3 +447,25 @@ async def test_recorded_calls_of_ingest_reingest_and_filtered_query(
     ]
     assert reingest_calls == [("data", "POST", "/vectors/delete", 200), ("data", "POST", "/vectors/upsert", 200)]
     assert '"filter": {"collection": {"$eq": "manual"}}' in query[0] and '"namespace": "manual"' in query[0]
+
+
+async def test_scores_for_ids_scores_exactly_the_given_chunks_within_the_allowed_collections(
+    fake: FakePinecone, make_index: Callable[..., PineconeIndex]
+) -> None:
+    index = make_index()
+    records = [chunk("x", i, collection="eng") for i in range(6)] + [chunk("y", 0, collection="hr")]
+    await index.upsert(records)
+    fake.clear_calls()
+    query = unit(99)
+
+    scores = await index.scores_for_ids(query, ["x#1", "x#4", "y#0", "missing"], ["eng"])
+
+    assert set(scores) == {"x#1", "x#4"}  # y#0 lives in a collection the caller may not see
+    for chunk_id, score in scores.items():
+        stored = next(r for r in records if r.id == chunk_id)
+        assert score == pytest.approx(float(np.dot(query, stored.vector)), abs=1e-5)
+    (call,) = fake.calls_to("/query")
+    assert call.body is not None and call.body["filter"] == {
+        "$and": [{"collection": {"$eq": "eng"}}, {"chunk_id": {"$in": ["x#1", "x#4", "y#0", "missing"]}}]
+    }
+    assert await index.scores_for_ids(query, [], ["eng"]) == {}

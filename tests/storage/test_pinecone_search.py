@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from pydantic import SecretStr
 
@@ -14,8 +15,9 @@ from storage.db import Database
 from storage.embedder import E5Embedder, HashingEmbedder
 from storage.ingest import Ingestor
 from storage.local_index import LocalVectorIndex
-from storage.pinecone_index import PineconeIndex, reindex_from_database
+from storage.pinecone_index import PineconeIndex, embedding_records, reindex_from_database
 from storage.search.retriever import HybridRetriever
+from storage.vector_index import VectorIndexUnavailable
 from tests.fakes.pinecone_server import FakePinecone
 from tests.storage.dbutil import drop_database, make_database
 
@@ -118,6 +120,49 @@ async def test_ingest_straight_into_pinecone_updates_and_removes_vectors(
     assert [c.path for c in fake.calls] == ["/vectors/delete", "/vectors/upsert", "/vectors/delete"]
 
 
+async def test_recorded_calls_of_an_ingest_a_reingest_and_a_filtered_query(
+    db: Database, fake: FakePinecone, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "remote.md").write_text(
+        "# Remote\n## Pairing\nHold Home and Back.\n## Batteries\nTwo AAA cells.\n", encoding="utf-8"
+    )
+    (docs / "wifi.md").write_text("# Wi-Fi\n## Joining a network\nOpen Settings, then Network.\n", encoding="utf-8")
+    embedder = HashingEmbedder(64)
+    target = pinecone(fake, 64)
+    try:
+        ingestor = Ingestor(db, embedder, target)
+        await ingestor.ingest([str(docs)], collection="manual")
+        ingest = [c.summary() for c in fake.calls]
+        fake.clear_calls()
+
+        (docs / "remote.md").write_text(
+            "# Remote\n## Pairing\nHold Home and Back for five seconds.\n", encoding="utf-8"
+        )
+        await ingestor.ingest([str(docs)], collection="manual")  # wifi.md is unchanged: nothing is sent for it
+        reingest = [c.summary() for c in fake.calls]
+        fake.clear_calls()
+
+        retriever = HybridRetriever(db, embedder, target)
+        response = await retriever.search(SearchRequest(text="pair the remote", collections=("manual",), top_k=3))
+        query = [c.summary() for c in fake.calls]
+    finally:
+        await target.close()
+
+    print("\n-- ingest\n" + "\n".join(ingest))
+    print("-- re-ingest with one changed document\n" + "\n".join(reingest))
+    print("-- filtered query\n" + "\n".join(query))
+    assert [line.split(" ")[2] for line in ingest] == [
+        "/indexes/manual", "/indexes", "/indexes/manual", "/indexes/manual", "/vectors/upsert", "/vectors/upsert"
+    ]  # fmt: skip
+    assert [line.split(" ")[2] for line in reingest] == ["/vectors/delete", "/vectors/upsert"]
+    assert '"ids": ["' in reingest[0] and reingest[0].count("-0001") == 1  # only the section that went away
+    assert len(query) == 1 and '"namespace": "manual"' in query[0]
+    assert '"filter": {"collection": {"$eq": "manual"}}' in query[0]
+    assert response.hits and response.hits[0].section == "pairing"
+
+
 def figures(responses: list[SearchResponse]) -> dict[str, float]:
     ranks: list[int | None] = []
     for (_, gold), response in zip(QUESTIONS, responses, strict=True):
@@ -132,9 +177,34 @@ def figures(responses: list[SearchResponse]) -> dict[str, float]:
     }
 
 
+class QueryCache:
+    """E5 with the question vectors computed once, in one batch, and shared by both backends' searches."""
+
+    def __init__(self, inner: E5Embedder) -> None:
+        self._inner = inner
+        self._queries: dict[str, np.ndarray] = {}
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    async def warm(self, texts: list[str]) -> None:
+        self._queries.update(zip(texts, await self._inner.embed_queries(texts), strict=True))
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = [t for t in texts if t not in self._queries]
+        if missing:
+            await self.warm(missing)
+        return np.vstack([self._queries[t] for t in texts]).astype(np.float32)
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._inner.embed_passages(texts)
+
+
 @pytest.mark.slow
 async def test_search_quality_is_the_same_with_the_pinecone_backend(db: Database, fake: FakePinecone) -> None:
-    embedder, local = E5Embedder(), LocalVectorIndex(384)
+    embedder, local = QueryCache(E5Embedder()), LocalVectorIndex(384)
+    await embedder.warm([q for q, _ in QUESTIONS])
     await Ingestor(db, embedder, local).ingest([str(MANUAL)])
     target = pinecone(fake, 384)
     try:
@@ -154,3 +224,26 @@ async def test_search_quality_is_the_same_with_the_pinecone_backend(db: Database
         assert [(h.doc_id, h.section) for h in mine.hits] == [(h.doc_id, h.section) for h in theirs.hits]
         assert mine.quality == theirs.quality
         assert [h.score for h in mine.hits] == pytest.approx([h.score for h in theirs.hits], abs=1e-4)
+
+
+async def test_reindex_repairs_an_ingest_that_pinecone_interrupted(db: Database, fake: FakePinecone) -> None:
+    target = PineconeIndex(
+        api_key=SecretStr(fake.api_key),
+        index_name="manual",
+        dimension=64,
+        host=fake.url,
+        ready_poll_s=0.01,
+        write_deadline_s=0.3,
+    )
+    try:
+        await target.open()
+        fake.fail("503", plane="data", path="/vectors/upsert")
+        with pytest.raises(VectorIndexUnavailable):
+            await Ingestor(db, HashingEmbedder(64), target).ingest([str(MANUAL)])
+        fake.heal()
+
+        await reindex_from_database(db, target)
+        stored = [r.id async for r in embedding_records(db, dim=64)]
+        assert stored and fake.stored_ids("manual", "default") == set(stored)
+    finally:
+        await target.close()
