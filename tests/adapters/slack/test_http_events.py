@@ -204,3 +204,25 @@ async def test_twenty_thousand_character_answer_is_split_within_limits(make_harn
     shown = " ".join(b["text"]["text"] for m in replies for b in m.blocks if b["type"] == "section")
     assert shown.count("&amp;") == long_text.count("&") and "<" not in shown.replace("<https", "")
     assert [b["type"] for b in replies[-1].blocks][-2:] == ["context", "actions"]  # sources and buttons last
+
+
+async def test_assistant_thread_shows_status_and_answers_in_the_thread(make_harness: MakeHarness) -> None:
+    h = await make_harness()
+    started = {"type": "assistant_thread_started", "event_ts": "1.5",
+               "assistant_thread": {"user_id": "UBOB", "channel_id": "D1", "thread_ts": "1.000001"}}  # fmt: skip
+    from tests.adapters.slack.conftest import event_body
+
+    await h.post_json(event_body(started))
+    ts = h.api.seed("D1", "how do I pair the remote?", user="UBOB", thread_ts="1.000001")
+    await h.post_json(message_event(ts, "how do I pair the remote?", user="UBOB", channel="D1",
+                                    thread_ts="1.000001", channel_type="im"))
+    await h.settle()
+    [prompts] = h.api.calls_to("assistant.threads.setSuggestedPrompts")
+    assert prompts.args["thread_ts"] == "1.000001" and len(prompts.args["prompts"]) >= 1
+    assert "Wobei" in prompts.args["prompts"][0]["title"]  # Bob's Slack locale is de-DE
+    [status] = h.api.calls_to("assistant.threads.setStatus")
+    assert status.args["status"] == "denkt nach..." and status.args["channel_id"] == "D1"
+    [reply] = h.api.bot_messages("D1", thread_ts="1.000001")
+    assert "pair" in reply.text
+    assert h.api.calls_to("chat.update") == []  # no placeholder in assistant threads: the status is the sign
+    assert h.handler.messages[0].mentioned  # a DM is always addressed to the bot
