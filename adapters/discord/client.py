@@ -62,8 +62,9 @@ class DocbotClient(discord.Client):
     """discord.py client wired to a `ConversationHandler`.
 
     `sync_commands`: push `/ask` to Discord in `setup_hook` (global command; Discord may take a while to show it).
-    `intake`: a durable inbox; when given, events are stored there and answered by its worker through `self.sink`
-    (register `client.sink` as the "discord" sink); without it the handler is called directly.
+    `intake`: a durable inbox (`bot.delivery.Delivery`); when set, events are stored there and its worker answers
+    through `client.sink` (register it as the "discord" sink, and `client.fetcher_for` as the fetcher factory);
+    without it the handler is called directly. It may also be assigned after construction (`client.intake = d`).
     """
 
     def __init__(
@@ -84,7 +85,7 @@ class DocbotClient(discord.Client):
         self._sync_commands = sync_commands
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
-        self._intake = intake
+        self.intake = intake
         self._content_warned = False
         self._busy = 0
         self.tree = app_commands.CommandTree(self)
@@ -189,6 +190,15 @@ class DocbotClient(discord.Client):
         ref = discord_thread_ref(workspace_id, channel_id, post_in, asker_id=author.id)
         await self._respond(inbound, ref, fetcher, typing=addressed or owned_thread)
 
+    def fetcher_for(self, inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
+        """Reads the earlier messages of an existing thread or DM; None for a thread the question just started."""
+        if inbound.thread_id is None or inbound.thread_id == inbound.message_id or self.user is None:
+            return None
+        channel = self.get_partial_messageable(int(ref.thread_id))
+        return DiscordThreadFetcher(
+            channel, before=int(inbound.message_id), bot_id=self.user.id, limit=self._history_limit
+        )
+
     async def _start_thread(self, channel_id: int, message_id: int, name: str) -> str | None:
         """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission."""
         try:
@@ -206,9 +216,9 @@ class DocbotClient(discord.Client):
         self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, *, typing: bool = True
     ) -> None:
         """Answer now, or hand the event to the durable intake, which answers through the sink later."""
-        if self._intake is not None:
+        if self.intake is not None:
             async with self._typing(int(ref.thread_id), enabled=typing):
-                await self._intake.accept(inbound, ref)
+                await self.intake.accept(inbound, ref)
             return
         async with self._typing(int(ref.thread_id), enabled=typing):
             reply = await self._safely_handle(inbound, fetcher)
@@ -319,8 +329,8 @@ class DocbotClient(discord.Client):
         target = discord_thread_ref(
             workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human
         )
-        if self._intake is not None:
-            await self._intake.accept(inbound, target)
+        if self.intake is not None:
+            await self.intake.accept(inbound, target)
             return
         async with self._typing(int(post_in)):
             outcome = await self._handler.handle_action(inbound)
