@@ -125,12 +125,28 @@ class EssenceStrategy:
         return _llm(payload.evolve(**fields), _essence_decision(fields), usage)
 
 
+def scope_after_search(payload: Payload) -> AgentResult:
+    """The second guardrails pass, after search, once the model has judged the topic: no call. Only a search that
+    found nothing makes the question out of scope; weak evidence is the response's and quality's concern (keyword
+    scores say little across languages)."""
+    if not payload.search_results:
+        fields = _scope_fields("out_of_scope", "the search found nothing in the documentation")
+        return _llm(payload.evolve(**fields), "out_of_scope: no search results", LLMUsage())
+    decision = f"in_scope (kept; {len(payload.search_results)} hits)"
+    return _llm(payload.evolve(within_scope=True), decision, LLMUsage())
+
+
 class GuardrailsStrategy:
+    """Before search: one call judges capability and topic. After search: `scope_after_search`, unless the first
+    pass was not the model's (then it calls once)."""
+
     def __init__(self, llm: LLM, scope: str = DEFAULT_SCOPE) -> None:
         self.llm = llm
         self.scope = scope
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        if payload.search_quality is not None and payload.within_scope is True:
+            return scope_after_search(payload)
         found, usage = await ask(
             self.llm,
             prompts.guardrails(payload, context, self.scope),
@@ -276,6 +292,8 @@ class UnderstoodGuardrails:
         self.understander = understander
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
+        if payload.search_quality is not None and payload.within_scope is True:
+            return scope_after_search(payload)
         found, usage = await self.understander.understand(payload, context, Role.GUARDRAILS)
         fields = _scope_fields(found.scope_verdict, found.scope_reason)
         return _llm(payload.evolve(**fields), f"{found.scope_verdict} [understand]", usage)

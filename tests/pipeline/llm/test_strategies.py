@@ -12,7 +12,16 @@ import pytest
 from pipeline.agents.base import StrategyFailed, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.llm.strategies import build_strategies
-from pipeline.types import ChatMessage, ContextType, HistoryMessage, QualityDecision, Role, SourceReference
+from pipeline.types import (
+    ChatMessage,
+    ContextType,
+    HistoryMessage,
+    QualityDecision,
+    Role,
+    SearchHit,
+    SearchQuality,
+    SourceReference,
+)
 from tests.pipeline.llm.conftest import FakeLLM
 
 pytestmark = pytest.mark.unit
@@ -115,6 +124,19 @@ async def test_guardrails_verdicts(verdict: str, within: bool, refusal: str | No
     llm = scripted(guardrails_decision={"verdict": verdict, "reason": "r"})
     result = await build_strategies(llm, fast=False)[Role.GUARDRAILS](Payload(text="q", canonical_question="q"), CTX)
     assert (result.payload.within_scope, result.payload.refusal_reason) == (within, refusal)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+async def test_guardrails_after_search_needs_no_call(fast: bool) -> None:
+    llm = scripted()
+    guardrails = build_strategies(llm, fast=fast)[Role.GUARDRAILS]
+    searched = Payload(text="q", within_scope=True, search_quality=SearchQuality.POOR)
+    hits = (SearchHit("c1", "d1", "", "Pairing", (), "u", "text", 0.1),)
+    kept = await guardrails(searched.evolve(search_results=hits), CTX)
+    assert kept.payload.within_scope is True and kept.payload.refusal_reason is None
+    empty = await guardrails(searched, CTX)
+    assert empty.payload.within_scope is False and empty.payload.refusal_reason == "out_of_scope"
+    assert llm.calls == []
 
 
 async def test_response_grounds_on_delimited_documents() -> None:

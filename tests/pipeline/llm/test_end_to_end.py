@@ -1,0 +1,126 @@
+"""The ten real agents with the LLM strategies plugged in, driven by the runner, against the scripted server through
+the real SDK: a healthy model answers; every failure ends in the offline answer with a short note, in time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from bot.settings import DEFAULT_ROLE_LIMITS
+from pipeline.agents.augmentation import AugmentationAgent
+from pipeline.agents.clarification import ClarificationAgent
+from pipeline.agents.essence import EssenceAgent
+from pipeline.agents.guardrails import GuardrailsAgent
+from pipeline.agents.lang import LangAgent
+from pipeline.agents.quality import QualityAgent
+from pipeline.agents.response import ResponseAgent
+from pipeline.agents.search import SearchAgent
+from pipeline.agents.translation import TranslationAgent
+from pipeline.envelope import Agent, Context, Payload
+from pipeline.llm.client import OpenAIChat
+from pipeline.llm.strategies import build_strategies
+from pipeline.locales import texts
+from pipeline.result import PipelineResult, ResultKind
+from pipeline.runner import PipelineRunner
+from pipeline.types import Role
+from tests.fakes.openai_server import (
+    ScriptedOpenAI,
+    Step,
+    hang,
+    malformed,
+    rate_limited,
+    refusal,
+    server_error,
+    unauthorized,
+)
+from tests.pipeline.fakes import WordRetriever
+
+pytestmark = pytest.mark.integration
+
+LLM_ROLES = {Role.LANG, Role.ESSENCE, Role.GUARDRAILS, Role.RESPONSE, Role.QUALITY}
+
+
+def build_runner(chat: OpenAIChat, *, fast: bool) -> PipelineRunner:
+    llm = build_strategies(chat, fast=fast, scope="the Orbit speaker and its remote")
+    agents: dict[Role, Agent] = {
+        Role.LANG: LangAgent(low_accuracy=True, llm=llm[Role.LANG]),  # fast to build
+        Role.TRANSLATION: TranslationAgent(llm=llm[Role.TRANSLATION]),
+        Role.ESSENCE: EssenceAgent(llm=llm[Role.ESSENCE]),
+        Role.GUARDRAILS: GuardrailsAgent(llm=llm[Role.GUARDRAILS]),
+        Role.SEARCH: SearchAgent(WordRetriever()),
+        Role.AUGMENTATION: AugmentationAgent(),
+        Role.RESPONSE: ResponseAgent(llm=llm[Role.RESPONSE]),
+        Role.QUALITY: QualityAgent(llm=llm[Role.QUALITY]),
+        Role.CLARIFICATION: ClarificationAgent(llm=llm[Role.CLARIFICATION]),
+    }
+    return PipelineRunner(
+        agents,
+        dict(DEFAULT_ROLE_LIMITS),
+        max_waiting=10,
+        role_timeout_s=10.0,
+        max_process_count=30,
+        max_research_rounds=1,
+        max_regenerate_rounds=1,
+    )
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ScriptedOpenAI]:
+    async with ScriptedOpenAI() as scripted:
+        yield scripted
+
+
+@pytest.fixture
+async def chat(server: ScriptedOpenAI) -> AsyncIterator[OpenAIChat]:
+    client = OpenAIChat(api_key="sk-e2e", base_url=server.base_url, timeout_s=0.5, max_retries=0)
+    yield client
+    await client.close()
+
+
+async def ask(runner: PipelineRunner, text: str, deadline_s: float = 20.0) -> PipelineResult:
+    context = Context(docs_language="en", deadline=time.monotonic() + deadline_s)
+    return await runner.run(conversation_id="c1", message_id="m1", payload=Payload(text=text), context=context)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["default", "fast"])
+async def test_a_healthy_model_answers_with_citations(server: ScriptedOpenAI, chat: OpenAIChat, fast: bool) -> None:
+    result = await ask(build_runner(chat, fast=fast), "How do I pair the remote with the speaker?")
+    assert result.kind is ResultKind.ANSWER and result.note is None
+    assert result.text.startswith("Here is what the documentation says") and result.sources
+    hops = result.envelope.hops
+    assert {h.role for h in hops if h.strategy == "llm"} >= LLM_ROLES
+    assert sum(h.usage.calls for h in hops) == server.chat_calls == (3 if fast else 5)
+    assert next(h for h in hops if h.role is Role.TRANSLATION).usage.calls == 0  # English: no translation call
+
+
+FAILURES: dict[str, Callable[[], Step]] = {
+    "500": lambda: server_error(500),
+    "429": lambda: rate_limited(0.01),
+    "401": unauthorized,
+    "hang": lambda: hang(3),
+    "malformed": malformed,
+    "refusal": refusal,
+}
+
+
+@pytest.mark.parametrize("failure", list(FAILURES))
+async def test_every_failure_ends_in_the_offline_answer_with_a_note(
+    server: ScriptedOpenAI, chat: OpenAIChat, failure: str
+) -> None:
+    server.responder = lambda _request: FAILURES[failure]()
+    started = time.monotonic()
+    result = await ask(build_runner(chat, fast=False), "How do I pair the remote with the speaker?")
+    assert time.monotonic() - started < 15
+    assert result.kind is ResultKind.ANSWER and result.sources
+    assert result.note == texts("en").offline_note
+    fallen = {h.role for h in result.envelope.hops if h.strategy == "llm->offline"}
+    assert fallen >= LLM_ROLES
+    assert "Traceback" not in result.text and "sk-e2e" not in repr(result.envelope)
+
+
+async def test_a_spent_deadline_still_answers_offline(server: ScriptedOpenAI, chat: OpenAIChat) -> None:
+    server.responder = lambda _request: hang(3)
+    result = await ask(build_runner(chat, fast=True), "How do I pair the remote with the speaker?", deadline_s=1.8)
+    assert result.kind is ResultKind.ANSWER and result.note == texts("en").offline_note
