@@ -4,7 +4,8 @@ Runs docbot's LLM strategies through the real openai SDK against the scripted Op
 ephemeral port), over questions about the fixture manual (`tests/fixtures/manual`; the e-manual QA set is not on
 this machine). The roles run in the manager's answer path: lang, translation, essence, guardrails, retrieval (a
 small keyword ranker over the manual's sections), guardrails again on the evidence, response and quality, with one
-regenerate round when quality asks for it. Tokens are the scripted server's estimate (about four characters per token) of the real prompts.
+regenerate round when quality asks for it. Tokens are the scripted server's estimate (about four characters per
+token) of the real prompts.
 
     .venv/bin/python -m bench.llm_cost            # cost figures
     .venv/bin/python -m bench.llm_cost --cache    # plus cache hit rate on paraphrases (E5 embedder)
