@@ -155,6 +155,16 @@ class FakePinecone:
             raise ValueError(f"unknown failure kind {kind!r}")
         self._failures.append(_Failure(kind, times, plane, path))
 
+    def settle(self) -> None:
+        """Make every pending write and delete visible now (ends the eventual-consistency window)."""
+        for index in self.indexes.values():
+            for stored in index.namespaces.values():
+                for record in stored.values():
+                    record.visible_at = min(record.visible_at, 0.0)
+            for graveyard in index.tombstones.values():
+                for vid in graveyard:
+                    graveyard[vid] = min(graveyard[vid], 0.0)
+
     def heal(self) -> None:
         self._failures.clear()
 
