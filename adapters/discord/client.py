@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any, Final, Literal, Protocol
 
 import discord
@@ -321,7 +321,7 @@ class DocbotClient(discord.Client):
             user_id=str(user.id),
             user_name=user.display_name,
             text="",
-            ts=datetime.now(UTC),
+            ts=interaction.created_at.astimezone(UTC),
             kind=InboundKind.ACTION,
             action_id=ref.action_id,
         )
