@@ -1,10 +1,9 @@
 """guardrails: is the request something a documentation assistant does, and do the docs speak to it?
 
-It runs twice, as the manager's table says: before search it checks the capability boundary (write me a program,
-ignore your instructions, reveal your prompt, role-play; patterns in every supported language, whatever language
-was detected); after search it judges scope from the retrieval evidence: no hit, or a poor search whose best hit
-is below `out_of_scope_below`, is out of scope.
-"""
+It runs twice, as the manager's table says. Before search (offline or LLM) it checks the capability boundary:
+write me a program, ignore your instructions, reveal your prompt, role-play; patterns in every supported language,
+whatever language was detected. After search it judges scope from the retrieval evidence alone (no model call):
+no hit, or a poor search whose best hit is below `out_of_scope_below`, is out of scope."""
 
 from __future__ import annotations
 
@@ -41,12 +40,12 @@ class GuardrailsAgent:
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
+        if payload.search_quality is not None:
+            return self._scope(payload)  # the evidence decides; no model call on the second pass
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
-        if payload.search_quality is None:
-            return self._capability(payload)
-        return self._scope(payload)
+        return self._capability(payload)
 
     def _capability(self, payload: Payload) -> AgentResult:
         kind = beyond_capability(payload.text) or beyond_capability(payload.canonical_question or "")

@@ -1,0 +1,109 @@
+"""essence offline: pronoun and deictic resolution across languages, follow-up vs new topic, vague questions."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.agents.essence import EssenceAgent, combine, resolve, thread_topic, topic_of
+from pipeline.envelope import Context, Payload
+from pipeline.locales import texts
+from pipeline.types import ContextType
+from tests.pipeline.fakes import history
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "question", "expected"),
+    [
+        ("en", "What is Bixby?", "How does it work?", "How does Bixby work?"),
+        ("en", "What is Bixby?", "It doesn't work", "Bixby doesn't work"),
+        ("en", "How do I pair the remote?", "Does it need batteries?", "Does the remote need batteries?"),
+        ("es", "¿Qué es Bixby?", "¿Cómo funciona?", "¿Cómo funciona Bixby?"),
+        ("es", "¿Qué es Bixby?", "¿Y eso para qué sirve?", "¿Y Bixby para qué sirve?"),
+        ("de", "Was ist Bixby?", "Wie funktioniert das?", "Wie funktioniert Bixby?"),
+        ("fr", "Qu'est-ce que Bixby ?", "Comment ça marche ?", "Comment Bixby marche ?"),
+        ("ru", "Что такое Bixby?", "Как это работает?", "Как Bixby работает?"),
+        ("zh", "Bixby是什么？", "它是怎么工作的？", "Bixby是怎么工作的？"),
+        ("zh", "Bixby是什么？", "怎么用？", "Bixby怎么用？"),
+    ],
+)
+async def test_follow_up_becomes_a_question_about_the_topic(
+    language: str, earlier: str, question: str, expected: str
+) -> None:
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
+    assert result.payload.canonical_question == expected
+    assert result.payload.context_type is ContextType.FOLLOW_UP
+    assert not result.payload.needs_clarification
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How do I change the picture mode?", "What is that HDMI port for?", "Wie ändere ich das Bildformat?"],
+)
+async def test_a_self_contained_question_is_a_new_topic(question: str) -> None:
+    result = await EssenceAgent().run(Payload(text=question, language="en"), Context(history=history("What is Bixby?")))
+    assert result.payload.canonical_question == question
+    assert result.payload.context_type is ContextType.NEW_TOPIC
+
+
+@pytest.mark.parametrize(
+    ("language", "question"),
+    [("en", "it doesn't work"), ("en", "help"), ("es", "no funciona"), ("de", "Es funktioniert nicht"),
+     ("fr", "ça ne marche pas"), ("ru", "не работает"), ("zh", "它不工作了")],
+)
+async def test_vague_question_without_context_asks_to_clarify(language: str, question: str) -> None:
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context())
+    assert result.payload.needs_clarification
+    assert result.payload.clarification_reason == "vague"
+    assert result.payload.clarification_message == texts(language).clarify["vague"]
+
+
+def test_topic_follows_the_thread_through_follow_ups() -> None:
+    thread = history("How do I set up the Bixby voice assistant?", "How does it work?", "thanks")
+    assert thread_topic(thread, "en", 12) == "the Bixby voice assistant"
+    switched = history("What is Bixby?", "How do I pair the remote?")
+    assert thread_topic(switched, "en", 12) == "the remote"
+
+
+def test_bot_messages_do_not_set_the_topic() -> None:
+    from dataclasses import replace
+
+    thread = history("What is Bixby?", "Hold the Link key on the remote.")
+    thread = (thread[0], replace(thread[1], from_bot=True))
+    assert thread_topic(thread, "en", 12) == "Bixby"
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [("What is Bixby?", "Bixby"), ("Bixby doesn't respond", "Bixby"), ("如何设置Bixby语音助手？", "Bixby"),
+     ("How do I pair the remote?", "the remote")],
+)
+def test_topic_of_prefers_names(text: str, topic: str) -> None:
+    assert topic_of(text) == topic
+
+
+def test_a_question_naming_the_topic_is_kept_as_is() -> None:
+    resolution = resolve("Can Bixby read my messages?", "Bixby", "en")
+    assert resolution.canonical == "Can Bixby read my messages?"
+    assert resolution.context_type is ContextType.FOLLOW_UP
+
+
+@pytest.mark.parametrize(
+    ("pending", "reply", "expected"),
+    [
+        ("it doesn't work", "Bixby", "Bixby doesn't work"),
+        ("How do I reset?", "the remote", "How do I reset the remote?"),
+        ("it doesn't work", "the remote does not pair with my speaker anymore", "the remote does not pair with my "
+         "speaker anymore"),
+    ],
+)
+def test_a_reply_to_a_clarification_is_combined(pending: str, reply: str, expected: str) -> None:
+    assert combine(pending, reply, "en").canonical == expected
+
+
+async def test_agent_combines_a_reply_when_a_question_is_pending() -> None:
+    payload = Payload(text="Bixby", language="en", canonical_question="it doesn't work")
+    result = await EssenceAgent().run(payload, Context())
+    assert result.payload.canonical_question == "Bixby doesn't work"
+    assert not result.payload.needs_clarification

@@ -1,0 +1,102 @@
+"""search and clarification offline: asking which section is meant, templates per language, the choices offered."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.agents.clarification import ClarificationAgent
+from pipeline.agents.search import SearchAgent
+from pipeline.envelope import Context, Payload
+from pipeline.locales import SUPPORTED, texts
+from pipeline.types import ActionKind, QualityDecision, SearchQuality, SearchResponse, SuggestedAction
+from tests.pipeline.fakes import ScriptedRetriever, hit
+
+pytestmark = pytest.mark.unit
+
+SEVERAL = SearchResponse(
+    hits=(hit("Factory reset", 0.42), hit("Network reset", 0.4), hit("Reset the remote", 0.38), hit("Misc", 0.1)),
+    quality=SearchQuality.POOR,
+)
+
+
+async def test_request_carries_question_language_and_collections() -> None:
+    retriever = ScriptedRetriever(SearchResponse(hits=(hit("A", 0.9),), quality=SearchQuality.EXCELLENT))
+    payload = Payload(text="how do I reset?", language="en", canonical_question="how do I reset the remote?")
+    await SearchAgent(retriever).run(payload, Context(collections=("tv", "audio")))
+    request = retriever.requests[0]
+    assert request.text == "how do I reset the remote?"
+    assert request.text_eng == "how do I reset the remote?"
+    assert request.collections == ("tv", "audio") and request.language == "en"
+
+
+async def test_poor_search_with_several_sections_asks_which_one() -> None:
+    result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text="reset", language="es"), Context())
+    payload = result.payload
+    assert payload.needs_clarification and payload.clarification_reason == "ambiguous"
+    assert [a.label for a in payload.suggested_actions] == ["Factory reset", "Network reset", "Reset the remote"]
+    assert all(a.kind is ActionKind.SEARCH and a.value.endswith(a.label) for a in payload.suggested_actions)
+    assert payload.clarification_message == texts("es").clarify["ambiguous"]
+
+
+async def test_a_single_weak_section_does_not_ask() -> None:
+    one = SearchResponse(hits=(hit("Factory reset", 0.42), hit("Misc", 0.1)), quality=SearchQuality.POOR)
+    result = await SearchAgent(ScriptedRetriever(one)).run(Payload(text="reset"), Context())
+    assert not result.payload.needs_clarification
+
+
+async def test_no_second_question_after_a_choice_or_in_a_research_round() -> None:
+    chosen = Payload(text="reset", chosen_action=SuggestedAction("Factory reset"))
+    assert not (await SearchAgent(ScriptedRetriever(SEVERAL)).run(chosen, Context())).payload.needs_clarification
+    retriever = ScriptedRetriever(SEVERAL)
+    research = Payload(text="reset it", canonical_question="reset the remote").evolve(
+        quality_decision=QualityDecision.RESEARCH
+    )
+    result = await SearchAgent(retriever, research_top_k=20).run(research, Context())
+    assert not result.payload.needs_clarification
+    assert retriever.requests[0].top_k == 20 and "reset it" in retriever.requests[0].text
+
+
+@pytest.mark.parametrize("language", SUPPORTED)
+async def test_clarification_uses_the_template_of_the_language(language: str) -> None:
+    payload = Payload(text="q", language=language, clarification_reason="ambiguous", search_results=SEVERAL.hits)
+    result = (await ClarificationAgent().run(payload, Context())).payload
+    assert result.clarification_message == texts(language).clarify["ambiguous"]
+    assert result.suggested_actions[-1] == SuggestedAction(texts(language).rephrase_label, ActionKind.REPHRASE)
+
+
+async def test_at_most_five_choices_from_distinct_sections_plus_rephrase() -> None:
+    hits = tuple(hit(f"Section {i % 7}", 0.9 - i / 100, doc=f"d{i}") for i in range(12))
+    payload = Payload(text="q", language="en", clarification_reason="vague", search_results=hits)
+    actions = (await ClarificationAgent().run(payload, Context())).payload.suggested_actions
+    labels = [a.label for a in actions]
+    assert len(actions) == 6 and labels[-1] == texts("en").rephrase_label
+    assert len(set(labels[:-1])) == 5
+
+
+async def test_proposed_choices_are_kept() -> None:
+    proposed = (SuggestedAction("Pairing"), SuggestedAction("Batteries"))
+    payload = Payload(text="q", language="en", clarification_reason="ambiguous", suggested_actions=proposed)
+    actions = (await ClarificationAgent().run(payload, Context())).payload.suggested_actions
+    assert actions[:2] == proposed
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"chosen_action": SuggestedAction("Rephrase", ActionKind.REPHRASE)}, "rephrase"),
+        ({"quality_decision": QualityDecision.REGENERATE}, "unverified"),
+        ({"quality_decision": QualityDecision.CLARIFY}, "no_coverage"),
+        ({}, "generic"),
+    ],
+)
+async def test_reason_is_inferred_when_not_given(changes: dict[str, object], reason: str) -> None:
+    payload = Payload(text="q", language="ru").evolve(**changes)
+    result = (await ClarificationAgent().run(payload, Context())).payload
+    assert result.clarification_reason == reason
+    assert result.clarification_message == texts("ru").clarify[reason]
+
+
+async def test_an_unknown_reason_keeps_the_asking_roles_message() -> None:
+    payload = Payload(text="q", clarification_reason="model unsure", clarification_message="Which TV model?")
+    result = (await ClarificationAgent().run(payload, Context())).payload
+    assert result.clarification_message == "Which TV model?"
