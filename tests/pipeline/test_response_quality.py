@@ -140,3 +140,26 @@ async def test_augmentation_numbers_sources_and_fences_them_as_data() -> None:
     prompt = payload.augmented_prompt or ""
     assert prompt.count("</source>") == 2  # the injected closing tag is neutralised
     assert '<source number="1" title="A"' in prompt and "<question>\nq\n</question>" in prompt
+
+
+class CountingEmbedder(KeywordEmbedder):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _embed(self, texts_: list[str]) -> np.ndarray:
+        self.calls += 1
+        return super()._embed(texts_)
+
+
+async def test_the_embedder_is_used_only_across_languages() -> None:
+    batteries = next(s for s in CORPUS if s.title == "Remote batteries")
+    hits = (hit(batteries.title, 0.8, batteries.text),)
+    embedder = CountingEmbedder()
+    agent = ResponseAgent(embedder)
+    english = Payload(text="What batteries does the remote use?", language="en", search_quality=SearchQuality.GOOD)
+    english = (await AugmentationAgent().run(english.evolve(search_results=hits), Context())).payload
+    await agent.run(english, Context(docs_language="en"))
+    assert embedder.calls == 0
+    spanish = english.evolve(text="¿Qué pilas usa el mando?", canonical_question=None, language="es")
+    await agent.run(spanish, Context(docs_language="en"))
+    assert embedder.calls == 2  # the question and the sentences
