@@ -18,7 +18,14 @@ from typing import Any
 from sqlalchemy import Table, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, InterfaceError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    InterfaceError,
+    InvalidRequestError,
+    NoSuchModuleError,
+    OperationalError,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -42,7 +49,7 @@ def mask_url(url: str | URL) -> str:
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):
-        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", str(url))
+        return re.sub(r"^((?:[^:/@]+://)?[^:/@]*:)[^@]*@", r"\1***@", str(url))
 
 
 _UNREACHABLE_SQLSTATES = ("08", "28", "3D", "57P")  # connection, authorization, unknown database, server shutdown
@@ -82,7 +89,7 @@ class Database:
             kwargs.update(pool_size=pool_size, pool_pre_ping=True)
         try:
             self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
-        except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        except (ArgumentError, InvalidRequestError, NoSuchModuleError, ImportError) as exc:
             raise StorageUnavailable(self.url_masked, f"cannot create an async engine ({exc})") from None
         if self.dialect == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)

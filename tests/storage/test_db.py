@@ -129,6 +129,9 @@ def test_an_unsupported_url_is_a_storage_error():
         Database("definitely not a url")
     with pytest.raises(StorageUnavailable, match="only sqlite"):
         Database("mysql+aiomysql://u:p@127.0.0.1/x")
+    with pytest.raises(StorageUnavailable, match="cannot create an async engine") as caught:
+        Database("postgresql+psycopg2://u:s3cret@127.0.0.1/x")  # a synchronous driver
+    assert "s3cret" not in str(caught.value)
 
 
 async def test_an_unreachable_server_names_the_url_without_its_password():
@@ -149,6 +152,7 @@ async def test_an_unreachable_server_names_the_url_without_its_password():
 def test_mask_url_hides_passwords_even_in_unparsable_urls():
     assert mask_url("postgresql+asyncpg://u:s3cret@h/db") == "postgresql+asyncpg://u:***@h/db"
     assert "s3cret" not in mask_url("weird://u:s3cret@h:notaport/db")
+    assert mask_url("u:s3cret@h/db") == "u:***@h/db"
 
 
 async def test_timestamps_come_back_as_the_same_instant_in_utc(db: Database):
