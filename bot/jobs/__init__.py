@@ -1,0 +1,72 @@
+"""The scheduled jobs and the one call that builds them for `bot.scheduler.LeasedScheduler`.
+
+    jobs = standard_jobs(db=db, delivery=delivery, ingest=..., sources=settings.ingest_sources, ...)
+    scheduler = LeasedScheduler(JobLeases(db), owner=worker_id, jobs=jobs)
+    scheduler.start()
+
+Every job takes its collaborators as arguments and is safe to run twice (each run is also leased per due time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from bot.delivery import Delivery
+from bot.jobs.clarifications import expire_clarifications
+from bot.jobs.digest import post_docs_gap_digest
+from bot.jobs.reingest import IngestSource, reingest_sources
+from bot.jobs.retention import RetentionPolicy, purge_expired
+from bot.messages import ThreadRef
+from bot.scheduler import EPOCH, JobSpec
+from storage.db import Database
+
+WEEK = timedelta(days=7)
+DIGEST_ANCHOR = EPOCH + timedelta(hours=9)  # Mondays 09:00 UTC
+
+__all__ = ["RetentionPolicy", "standard_jobs"]
+
+
+def standard_jobs(
+    *,
+    db: Database,
+    delivery: Delivery,
+    ingest: IngestSource | None = None,
+    sources: Sequence[str] = (),
+    reingest_every: timedelta | None = None,
+    clarification_ttl: timedelta = timedelta(days=2),
+    retention: RetentionPolicy | None = None,
+    digest_target: ThreadRef | None = None,
+    sweep_every: timedelta = timedelta(minutes=1),
+) -> list[JobSpec]:
+    """The jobs this deployment needs; a job whose configuration is missing is left out."""
+
+    async def sweep(_due: datetime) -> object:
+        return await delivery.sweep()
+
+    async def expire(due: datetime) -> object:
+        return await expire_clarifications(db, older_than=clarification_ttl, now=due)
+
+    async def purge(due: datetime) -> object:
+        return await purge_expired(db, retention or RetentionPolicy(), now=due)
+
+    jobs = [
+        JobSpec("outbox-sweep", sweep_every, sweep, lease=timedelta(minutes=5)),
+        JobSpec("expire-clarifications", timedelta(hours=1), expire),
+        JobSpec("retention-purge", timedelta(days=1), purge, anchor=EPOCH + timedelta(hours=3)),
+    ]
+    if ingest is not None and sources and reingest_every:
+        ingest_source = ingest
+
+        async def reingest(_due: datetime) -> object:
+            return await reingest_sources(ingest_source, sources)
+
+        jobs.append(JobSpec("reingest-sources", reingest_every, reingest, lease=timedelta(hours=1)))
+    if digest_target is not None:
+        target = digest_target
+
+        async def digest(due: datetime) -> object:
+            return await post_docs_gap_digest(db, delivery.outbox, target, since=due - WEEK, until=due)
+
+        jobs.append(JobSpec("docs-gap-digest", WEEK, digest, anchor=DIGEST_ANCHOR))
+    return jobs

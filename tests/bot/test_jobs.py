@@ -1,0 +1,204 @@
+"""The scheduled jobs on SQLite and PostgreSQL: re-ingest, clarification expiry, retention, docs-gap digest."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.delivery import Delivery
+from bot.jobs import standard_jobs
+from bot.jobs.clarifications import expire_clarifications
+from bot.jobs.digest import Gap, collect_gaps, group_by_topic, post_docs_gap_digest
+from bot.jobs.reingest import reingest_sources
+from bot.jobs.retention import RetentionPolicy, purge_expired
+from bot.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
+from pipeline.locales import texts
+from storage.db import Database
+from storage.outbox import Outbox
+from storage.tables import (
+    ConversationRow,
+    ConversationState,
+    FeedbackRow,
+    InboxRow,
+    MessageRow,
+    OutboxRow,
+    RunRow,
+    UsageCounterRow,
+)
+from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
+
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+MAINTAINERS = ThreadRef("slack", "T1", "C-maint", "")
+
+
+@pytest.fixture(scope="module")
+def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    yield from module_postgres(request)
+
+
+@pytest.fixture(params=BACKENDS)
+async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
+    async with fresh_database(request.param, tmp_path, pg_url) as database:
+        yield database
+
+
+def conversation(
+    cid: str, *, state: ConversationState, updated: datetime, language: str | None = "en"
+) -> ConversationRow:
+    return ConversationRow(
+        id=cid, thread_key=f"slack:T1:C1:{cid}", platform="slack", workspace_id="T1", channel_id="C1",
+        thread_id=f"ts-{cid}", created_at=updated, updated_at=updated, history_fetched=False, state=state.value,
+        pending_envelope={"x": 1} if state is ConversationState.AWAITING_CLARIFICATION else None, language=language,
+    )
+
+
+async def add(db: Database, *rows: object) -> None:
+    async with db.session() as session:
+        session.add_all(rows)
+
+
+@pytest.mark.unit
+async def test_reingest_keeps_going_when_one_source_fails() -> None:
+    seen: list[str] = []
+
+    async def ingest(source: str) -> None:
+        seen.append(source)
+        if "broken" in source:
+            raise ConnectionError("unreachable")
+
+    report = await reingest_sources(ingest, ["docs/", "https://broken.example/", "manual.jsonl"])
+    assert seen == ["docs/", "https://broken.example/", "manual.jsonl"]
+    assert report.refreshed == ("docs/", "manual.jsonl")
+    assert report.failed == (("https://broken.example/", "ConnectionError"),)
+
+
+@pytest.mark.integration
+async def test_stale_clarifications_expire_once_with_a_localized_note(db: Database) -> None:
+    await add(
+        db,
+        conversation("old", state=ConversationState.AWAITING_CLARIFICATION, updated=NOW - timedelta(days=3),
+                     language="de"),
+        conversation("fresh", state=ConversationState.AWAITING_CLARIFICATION, updated=NOW - timedelta(hours=1)),
+        conversation("idle", state=ConversationState.IDLE, updated=NOW - timedelta(days=9)),
+    )
+    assert await expire_clarifications(db, older_than=timedelta(days=2), now=NOW) == 1
+    assert await expire_clarifications(db, older_than=timedelta(days=2), now=NOW) == 0
+    async with db.session() as session:
+        old = await session.get(ConversationRow, "old")
+        fresh = await session.get(ConversationRow, "fresh")
+    assert old is not None and old.state == "idle" and old.pending_envelope is None
+    assert fresh is not None and fresh.state == "awaiting_clarification"
+    (item,) = await Outbox(db, now=lambda: NOW).claim(lease_s=30)
+    assert item.ref == ThreadRef("slack", "T1", "C1", "ts-old")
+    assert item.reply.text == texts("de").button_expired and item.reply.language == "de"
+    assert item.reply.kind is ReplyKind.NOTICE
+
+
+@pytest.mark.integration
+async def test_retention_purges_only_what_the_policy_no_longer_keeps(db: Database) -> None:
+    old, recent = NOW - timedelta(days=400), NOW - timedelta(days=1)
+    rows: list[object] = [
+        conversation("c-old", state=ConversationState.IDLE, updated=old),
+        conversation("c-new", state=ConversationState.IDLE, updated=recent),
+        MessageRow(conversation_id="c-old", platform_message_id="m1", author_id="u", author_name="u",
+                   from_bot=False, text="hi", ts=old),
+        UsageCounterRow(scope="global", day=date(2025, 1, 1), tokens=5),
+        UsageCounterRow(scope="global", day=NOW.date(), tokens=5),
+    ]
+    for n, when in enumerate((old, recent)):
+        rows.append(RunRow(id=f"r{n}", conversation_id="c-new", message_id="m", started_at=when, finished_at=when,
+                           status="answer", total_ms=1.0, errors=[]))
+        for status in ("done", "pending"):
+            rows.append(InboxRow(dedup_key=f"k{n}{status}", platform="slack", payload={}, status=status,
+                                 attempts=1, created_at=when))
+        for status in ("sent", "pending"):
+            rows.append(OutboxRow(platform="slack", target={}, reply={}, status=status, attempts=1,
+                                  next_attempt_at=when, created_at=when))
+    await add(db, *rows)
+    deleted = await purge_expired(db, RetentionPolicy(), now=NOW)
+    assert deleted == {"inbox": 1, "outbox": 1, "runs": 1, "conversations": 1, "semantic_cache": 0,
+                       "usage_counters": 1}
+    async with db.session() as session:
+        assert await session.get(MessageRow, 1) is None  # went with its conversation
+        assert await session.get(InboxRow, "k0pending") is not None  # never purge unhandled events
+    assert await purge_expired(db, RetentionPolicy(), now=NOW) == dict.fromkeys(deleted, 0)
+
+
+@pytest.mark.unit
+def test_gaps_are_grouped_by_the_topic_questions_share() -> None:
+    gaps = [
+        Gap("How do I pair the remote with the TV?", "refusal"),
+        Gap("remote pairing fails after update", "clarification"),
+        Gap("Why does the remote blink red?", "not_helpful"),
+        Gap("Where is the warranty card?", "refusal"),
+        Gap("???", "clarification"),
+    ]
+    topics = {t.name: [g.question for g in t.gaps] for t in group_by_topic(gaps)}
+    assert topics["remote"] == [g.question for g in gaps[:3]]
+    assert topics["warranty"] == ["Where is the warranty card?"] and topics["other"] == ["???"]
+    assert next(iter(topics)) == "remote"
+
+
+@pytest.mark.integration
+async def test_weekly_digest_lists_refused_clarified_and_downvoted_questions_once(db: Database) -> None:
+    week_ago = NOW - timedelta(days=7)
+    inside, outside = NOW - timedelta(days=2), NOW - timedelta(days=10)
+    rows: list[object] = [conversation("c", state=ConversationState.IDLE, updated=inside)]
+    questions = {
+        "m1": ("How do I reset the remote?", "refusal", inside),
+        "m2": ("remote reset does not work", "clarification", inside),
+        "m3": ("What is the warranty period?", "answer", inside),  # answered, then rated not helpful
+        "m4": ("How do I mount it on the wall?", "answer", inside),  # answered and fine
+        "m5": ("remote battery?", "refusal", outside),  # last week's
+    }
+    for mid, (text, kind, when) in questions.items():
+        rows.append(MessageRow(conversation_id="c", platform_message_id=mid, author_id="u", author_name="u",
+                               from_bot=False, text=text, ts=when))
+        rows.append(RunRow(id=f"run-{mid}", conversation_id="c", message_id=mid, started_at=when, finished_at=when,
+                           status=kind, reply_kind=kind, total_ms=1.0, errors=[]))
+    rows.append(FeedbackRow(conversation_id="c", run_id="run-m3", user_id="u", helpful=False, created_at=inside))
+    rows.append(FeedbackRow(conversation_id="c", run_id="run-m4", user_id="u", helpful=True, created_at=inside))
+    await add(db, *rows)
+
+    gaps = await collect_gaps(db, since=week_ago, until=NOW)
+    assert sorted((g.question, g.reason) for g in gaps) == [
+        ("How do I reset the remote?", "refusal"),
+        ("What is the warranty period?", "not_helpful"),
+        ("remote reset does not work", "clarification"),
+    ]
+    outbox = Outbox(db, now=lambda: NOW)
+    assert await post_docs_gap_digest(db, outbox, MAINTAINERS, since=week_ago, until=NOW) == 3
+    assert await post_docs_gap_digest(db, outbox, MAINTAINERS, since=week_ago, until=NOW) == 0
+    (item,) = await outbox.claim(lease_s=30)
+    assert item.ref == MAINTAINERS
+    assert "1 refused" in item.reply.text and "1 clarified" in item.reply.text and "1 not helpful" in item.reply.text
+    assert "> How do I reset the remote?" in item.reply.text and "mount" not in item.reply.text
+
+
+class _NoHandler:
+    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
+        raise AssertionError("not used")
+
+    async def handle_action(self, inbound: Inbound) -> ActionOutcome:
+        raise AssertionError("not used")
+
+
+@pytest.mark.unit
+def test_standard_jobs_leave_out_what_is_not_configured(tmp_path: Path) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    delivery = Delivery(db, _NoHandler(), {}, "w")
+    base = {job.job_id for job in standard_jobs(db=db, delivery=delivery)}
+    assert base == {"outbox-sweep", "expire-clarifications", "retention-purge"}
+
+    async def ingest(source: str) -> None:
+        return None
+
+    full = standard_jobs(db=db, delivery=delivery, ingest=ingest, sources=["docs/"], reingest_every=timedelta(hours=6),
+                         digest_target=MAINTAINERS)
+    by_id = {job.job_id: job for job in full}
+    assert set(by_id) == base | {"reingest-sources", "docs-gap-digest"}
+    digest_due = by_id["docs-gap-digest"].due_time(NOW + timedelta(days=3))
+    assert (digest_due.weekday(), digest_due.hour) == (0, 9)
