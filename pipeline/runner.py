@@ -265,8 +265,9 @@ class PipelineRunner:
                 reason=payload.clarification_reason,
                 note=note,
             )
-        reason = payload.refusal_reason or ("out_of_scope" if payload.within_scope is False else "capability")
-        text = words.refusal.get(reason, words.refusal["capability"])
+        raw = payload.refusal_reason or ("out_of_scope" if payload.within_scope is False else "capability")
+        reason = "out_of_scope" if raw == "out_of_scope" else "capability"  # e.g. an LLM's "beyond_capabilities"
+        text = words.refusal[reason]
         return PipelineResult(ResultKind.REFUSAL, text, language, envelope, reason=reason, note=note)
 
     def _busy(self, envelope: Envelope, busy: RoleBusy) -> PipelineResult:

@@ -16,7 +16,7 @@ from typing import ClassVar
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons, content_words, lexicon, texts
-from pipeline.text import has_cjk, one_line
+from pipeline.text import has_cjk, one_line, strip_mentions
 from pipeline.types import ContextType, HistoryMessage, Role
 
 _WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
@@ -142,7 +142,7 @@ def thread_topic(history: tuple[HistoryMessage, ...], language: str | None, wind
     """Follow the topic through the people's messages of the thread, oldest first."""
     topic: str | None = None
     for message in [m for m in history if not m.from_bot][-window:]:
-        text = one_line(message.text)
+        text = one_line(strip_mentions(message.text))
         resolution = resolve(text, topic, language)
         if resolution.vague or resolution.context_type is ContextType.FOLLOW_UP:
             continue
@@ -177,7 +177,7 @@ class EssenceAgent:
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
-        question = one_line(payload.text)
+        question = one_line(strip_mentions(payload.text))
         if payload.canonical_question:
             resolution = combine(payload.canonical_question, question, payload.language)
             how = "combined with the clarified question"

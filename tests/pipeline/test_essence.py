@@ -66,6 +66,10 @@ def test_topic_follows_the_thread_through_follow_ups() -> None:
     assert thread_topic(switched, "en", 12) == "the remote"
 
 
+def test_mentions_in_the_thread_are_not_topics() -> None:
+    assert thread_topic(history("<@U0BOT42> What is Bixby?"), "en", 12) == "Bixby"
+
+
 def test_bot_messages_do_not_set_the_topic() -> None:
     from dataclasses import replace
 

@@ -309,3 +309,18 @@ async def test_a_fallback_strategy_adds_the_offline_note() -> None:
     runner, _ = make_runner({Role.RESPONSE: fell_back})
     result = await run(runner)
     assert result.note == texts("en").offline_note
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"refusal_reason": "capability"}, "capability"),
+        ({"refusal_reason": "beyond_capabilities", "within_scope": False}, "capability"),
+        ({"within_scope": False}, "out_of_scope"),
+    ],
+)
+async def test_refusals_say_why_in_the_persons_language(changes: dict[str, object], reason: str) -> None:
+    runner, _ = make_runner({Role.LANG: passing({"language": "de"}), Role.GUARDRAILS: passing(changes)})
+    result = await run(runner)
+    assert (result.kind, result.reason, result.language) == (ResultKind.REFUSAL, reason, "de")
+    assert result.text == texts("de").refusal[reason]
