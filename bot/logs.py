@@ -40,13 +40,12 @@ def configure_logging(level: str = "INFO", *, json_output: bool = False, secrets
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
-        structlog.stdlib.ExtraAdder(),
     ]
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer(colors=False)
     )
     formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=shared,
+        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
     )
     handler = logging.StreamHandler(sys.stderr)
@@ -55,5 +54,16 @@ def configure_logging(level: str = "INFO", *, json_output: bool = False, secrets
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(level.upper())
-    for noisy in ("aiosqlite", "asyncio", "httpx", "httpcore", "openai", "discord.gateway", "alembic.runtime"):
+    # Loggers made with structlog.get_logger go through the same stdlib handler, level and redaction.
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    for noisy in ("aiosqlite", "asyncio", "httpx", "httpcore", "openai", "discord.gateway", "alembic.runtime", "bm25s"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

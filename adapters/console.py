@@ -1,0 +1,141 @@
+"""The terminal chat: one thread at a time, suggested actions as numbered choices.
+
+It is the adapter a newcomer meets first (`make run`), so it renders replies the way the platforms do: the answer,
+its sources, then the choices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.markup import escape
+
+from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
+
+PLATFORM = "console"
+WORKSPACE = "local"
+CHANNEL = "terminal"
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def render_reply(reply: Reply) -> str:
+    """Rich markup for a reply: text, sources, numbered choices."""
+    lines: list[str] = []
+    for line in reply.text.splitlines():
+        safe = _BOLD.sub(r"[bold]\1[/bold]", escape(line))
+        lines.append(f"  [dim]│[/dim] [italic]{safe[2:]}[/italic]" if line.startswith("> ") else f"  {safe}")
+    if reply.note:
+        lines.append(f"  [dim]{escape(reply.note)}[/dim]")
+    if reply.citations:
+        lines.append("")
+        for c in reply.citations:
+            trail = " › ".join(c.crumbs) if c.crumbs else c.title
+            lines.append(f"  [cyan][{c.number}][/cyan] {escape(trail)}  [dim]{escape(c.url)}[/dim]")
+    if reply.actions:
+        lines.append("")
+        for number, action in enumerate(reply.actions, start=1):
+            lines.append(f"  [bold]{number}[/bold]) {escape(action.label)}")
+    return "\n".join(lines)
+
+
+class ConsoleChat:
+    """Reads questions from the terminal and prints replies; `/new` starts a new thread, `/quit` leaves."""
+
+    def __init__(
+        self,
+        handler: ConversationHandler,
+        *,
+        console: Console | None = None,
+        read_line: Callable[[str], str] | None = None,
+        user_name: str = "you",
+    ) -> None:
+        self._handler = handler
+        self._console = console or Console()
+        self._read_line = read_line or self._console.input
+        self._user = user_name
+        self._counter = itertools.count(1)
+        self._thread: str | None = None
+        self._actions: list[ReplyAction] = []
+
+    def _inbound(self, text: str, *, kind: InboundKind = InboundKind.MESSAGE, action_id: str | None = None) -> Inbound:
+        message_id = f"m{next(self._counter)}-{uuid.uuid4().hex[:8]}"
+        return Inbound(
+            platform=PLATFORM,
+            workspace_id=WORKSPACE,
+            channel_id=CHANNEL,
+            thread_id=self._thread,
+            message_id=message_id,
+            user_id=self._user,
+            user_name=self._user,
+            text=text,
+            ts=datetime.now(UTC),
+            kind=kind,
+            action_id=action_id,
+        )
+
+    async def ask(self, text: str) -> Reply | None:
+        inbound = self._inbound(text)
+        if self._thread is None:
+            self._thread = inbound.message_id
+        reply = await self._handler.handle_message(inbound)
+        self._show(reply)
+        return reply
+
+    async def choose(self, number: int) -> Reply | None:
+        if not 1 <= number <= len(self._actions):
+            self._console.print(f"  [yellow]Choose a number from 1 to {len(self._actions)}.[/yellow]")
+            return None
+        action = self._actions[number - 1]
+        outcome = await self._handler.handle_action(
+            self._inbound(action.label, kind=InboundKind.ACTION, action_id=action.id)
+        )
+        if not outcome.accepted:
+            self._console.print(f"  [yellow]{escape(outcome.notice or '')}[/yellow]")
+            return None
+        self._console.print(f"  [dim]✓ {escape(outcome.chosen_label)}[/dim]")
+        if outcome.notice:
+            self._console.print(f"  {escape(outcome.notice)}")
+        self._actions = [a for a in self._actions if a.kind.value not in ("search", "rephrase")]
+        if outcome.reply is not None:
+            self._show(outcome.reply)
+        return outcome.reply
+
+    def _show(self, reply: Reply | None) -> None:
+        if reply is None:
+            return
+        self._console.print()
+        self._console.print(render_reply(reply))
+        self._console.print()
+        if reply.kind is not ReplyKind.NOTICE:
+            self._actions = list(reply.actions)
+
+    async def loop(self) -> None:
+        self._console.print(
+            "[bold]docbot[/bold] — ask about the documentation. "
+            "Type a number to pick a choice, [bold]/new[/bold] for a new thread, [bold]/quit[/bold] to leave."
+        )
+        while True:
+            try:
+                line = (await asyncio.to_thread(self._read_line, "[bold green]you>[/bold green] ")).strip()
+            except (EOFError, KeyboardInterrupt):
+                self._console.print()
+                return
+            if not line:
+                continue
+            if line in ("/quit", "/exit"):
+                return
+            if line == "/new":
+                self._thread, self._actions = None, []
+                self._console.print("  [dim]new thread[/dim]")
+                continue
+            if line.isdigit() and self._actions:
+                await self.choose(int(line))
+                continue
+            await self.ask(line)

@@ -1,0 +1,216 @@
+"""The composition root: reads nothing itself, builds every part from `Settings` once, and owns their lifetimes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.budget import UsageGuard
+from bot.http import build_http_app, start_http
+from bot.metrics import Metrics
+from bot.service import ConversationService
+from bot.settings import Settings
+from pipeline.agents.base import Strategy
+from pipeline.assembly import build_agents
+from pipeline.runner import PipelineRunner
+from pipeline.types import Embedder, Role
+from storage.actions import ActionStore
+from storage.conversations import ConversationStore
+from storage.db import Database
+from storage.embedder import E5Embedder
+from storage.feedback import FeedbackStore
+from storage.ingest.ingestor import Ingestor, ProgressCallback
+from storage.ingest.model import IngestReport
+from storage.local_index import LocalVectorIndex
+from storage.runs import RunStore
+from storage.search.retriever import HybridRetriever
+from storage.semantic_cache import SemanticCache
+from storage.vector_index import VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    """Everything one process runs. Build with `build_app`, end with `close`."""
+
+    settings: Settings
+    db: Database
+    embedder: Embedder
+    index: VectorIndex
+    retriever: HybridRetriever
+    runner: PipelineRunner
+    service: ConversationService
+    runs: RunStore
+    ingestor: Ingestor
+    metrics: Metrics
+    cache: SemanticCache
+    _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    async def ingest(
+        self,
+        sources: Sequence[str],
+        *,
+        collection: str = "default",
+        base_url: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        return await self.ingestor.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
+
+    async def ready(self) -> str | None:
+        """None when the process can take traffic, otherwise why not."""
+        try:
+            await self.db.check()
+        except Exception as exc:
+            return f"database: {type(exc).__name__}"
+        return None
+
+    async def serve(self, stop: asyncio.Event | None = None) -> None:
+        """Run the HTTP server and every configured platform adapter until SIGINT/SIGTERM (or `stop`)."""
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        web_app = build_http_app(self.metrics, self.ready)
+        adapters: list[Any] = []
+        if self.settings.slack_enabled:
+            from adapters.slack.app import SlackAdapter
+
+            slack = SlackAdapter(self.settings, self.service)
+            slack.add_routes(web_app)
+            adapters.append(slack)
+        http = await start_http(web_app, self.settings.http_host, self.settings.http_port)
+        log.info("http listening", extra={"port": self.settings.http_port})
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            for adapter in adapters:
+                if self.settings.slack_app_token is not None:
+                    await adapter.start_socket_mode()
+            if self.settings.discord_enabled:
+                from adapters.discord.client import DocbotClient
+
+                discord_client = DocbotClient(self.settings, self.service)
+                assert self.settings.discord_bot_token is not None
+                token = self.settings.discord_bot_token.get_secret_value()
+                tasks.append(asyncio.create_task(discord_client.start(token)))
+                adapters.append(discord_client)
+            await stop.wait()
+        finally:
+            for adapter in adapters:
+                with contextlib.suppress(Exception):
+                    await adapter.close()
+            for task in tasks:
+                task.cancel()
+            await http.cleanup()
+
+    async def close(self) -> None:
+        for closer in reversed(self._closers):
+            try:
+                await closer()
+            except Exception:
+                log.warning("error while closing", exc_info=True)
+        self._closers.clear()
+
+
+def llm_strategies(settings: Settings) -> Mapping[Role, Strategy]:
+    """LLM strategies per role when an endpoint is configured; none otherwise (offline agents answer)."""
+    if not settings.llm_enabled:
+        return {}
+    from pipeline.llm.client import OpenAIChat
+    from pipeline.llm.strategies import build_strategies
+
+    models = {role: settings.model_for(role) for role in Role}
+    chat = OpenAIChat(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        models=models,
+        default_model=settings.llm_model,
+        temperature=settings.llm_temperature,
+        timeout_s=settings.llm_timeout_s,
+    )
+    return build_strategies(chat, fast=settings.llm_fast_mode)
+
+
+async def build_index(settings: Settings, db: Database, dim: int) -> VectorIndex:
+    if settings.pinecone_enabled:
+        from storage.pinecone_index import PineconeIndex
+
+        assert settings.pinecone_api_key is not None
+        index = PineconeIndex(
+            api_key=settings.pinecone_api_key,
+            index_name=settings.pinecone_index,
+            dimension=dim,
+            cloud=settings.pinecone_cloud,
+            region=settings.pinecone_region,
+            host=settings.pinecone_host,
+        )
+        await index.open()
+        return index
+    local = LocalVectorIndex(dim)
+    await local.load(db)
+    return local
+
+
+async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> App:
+    """Build every part from the settings. `embedder` is for tests that want a tiny deterministic one."""
+    db = Database(settings.effective_database_url)
+    closers: list[Callable[[], Awaitable[None]]] = [db.dispose]
+    try:
+        await db.migrate()
+        embedder = embedder or E5Embedder()
+        index = await build_index(settings, db, embedder.dim)
+        if hasattr(index, "close"):
+            closers.append(index.close)
+        retriever = HybridRetriever(db, embedder, index)
+        await retriever.load()
+        agents = build_agents(retriever, embedder=embedder, strategies=llm_strategies(settings))
+        runner = PipelineRunner(
+            agents,
+            settings.role_limits,
+            max_waiting=settings.role_queue_limit,
+            role_timeout_s=settings.role_timeout_s,
+            max_process_count=settings.max_process_count,
+            max_research_rounds=settings.max_research_rounds,
+            max_regenerate_rounds=settings.max_regenerate_rounds,
+        )
+        metrics = Metrics()
+        metrics.watch_roles(lambda: {r.value: (lim.running, lim.waiting) for r, lim in runner.limits().items()})
+        runs = RunStore(db)
+        cache = SemanticCache(db, embedder, threshold=settings.cache_similarity)
+        service = ConversationService(
+            settings=settings,
+            conversations=ConversationStore(db),
+            runs=runs,
+            actions=ActionStore(db),
+            feedback=FeedbackStore(db),
+            runner=runner,
+            usage=UsageGuard(settings.user_rate_limit, settings.workspace_rate_limit, settings.daily_token_budget),
+            metrics=metrics,
+        )
+        ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
+    except BaseException:
+        for closer in reversed(closers):
+            with contextlib.suppress(Exception):
+                await closer()
+        raise
+    return App(
+        settings=settings,
+        db=db,
+        embedder=embedder,
+        index=index,
+        retriever=retriever,
+        runner=runner,
+        service=service,
+        runs=runs,
+        ingestor=ingestor,
+        metrics=metrics,
+        cache=cache,
+        _closers=closers,
+    )
+

