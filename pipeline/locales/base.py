@@ -23,6 +23,7 @@ class Texts:
     rephrase_label: str
     # service and adapters
     rate_limited: str
+    token_budget_spent: str  # the daily LLM token budget is used up
     channel_not_allowed: str
     empty_question: str
     question_too_long: str  # {limit}
