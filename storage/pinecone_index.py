@@ -1,9 +1,10 @@
 """Pinecone as the vector index for large corpora, through the official SDK's asyncio client.
 
-One namespace per document collection; every vector carries `doc_id, section, crumbs, url, title, collection` as
-metadata, and every query names its namespace and filters on `collection`, so per-channel collections are enforced
-inside Pinecone, never after it. Every call runs under a deadline with retries (tenacity); what cannot be done in time
-raises `VectorIndexUnavailable`, on which search falls back to its keyword side. See docs/pinecone.md.
+One namespace per document collection; every vector carries `chunk_id, doc_id, section, crumbs, url, title,
+collection` as metadata, and every query names its namespace and filters on `collection`, so per-channel
+collections are enforced inside Pinecone, never after it. Every call runs under a deadline with retries (tenacity);
+what cannot be done in time raises `VectorIndexUnavailable`, on which search falls back to its keyword side.
+See docs/pinecone.md.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
-from pinecone import AsyncIndex, AsyncPinecone, PineconeConfig, RetryConfig
+from pinecone import AsyncIndex, AsyncPinecone, IndexModel, PineconeConfig, RetryConfig
 from pinecone.errors.exceptions import (
     ApiError,
     ConflictError,
@@ -49,7 +50,7 @@ METRIC = "cosine"
 # Pinecone's request limits: at most 1000 vectors and 2 MB per upsert, 1000 ids per delete, top_k <= 10000.
 MAX_VECTORS_PER_UPSERT = 1000
 MAX_UPSERT_BYTES = 2 * 1024 * 1024
-UPSERT_BODY_BUDGET = 1_900_000  # bytes we allow ourselves: ~150 KB under the limit for what we estimate loosely
+UPSERT_BODY_BUDGET = 1_900_000  # our own cap, ~150 KB under MAX_UPSERT_BYTES, as the size is an estimate
 MAX_IDS_PER_DELETE = 1000
 MAX_TOP_K = 10_000
 # Values are sent rounded to 7 decimals: each component moves by <= 5e-8, a cosine by < 1e-6 (Pinecone stores float32
@@ -72,7 +73,7 @@ class PineconeIndexMismatch(Exception):
         super().__init__(
             f"Pinecone index {index_name!r} has dimension {actual_dimension} and metric {actual_metric}, "
             f"but docbot needs dimension {expected_dimension} and metric {METRIC}: "
-            "choose another index name (PINECONE index setting) or delete that index"
+            "configure another index name, or delete that index"
         )
 
 
@@ -184,9 +185,9 @@ class PineconeIndex:
         """Make sure the index exists with the right shape (creating it when missing) and connect its data plane.
 
         Raises `PineconeIndexMismatch` for an index of another dimension or metric, `VectorIndexUnavailable` when
-        Pinecone cannot be reached in time.
+        Pinecone cannot be reached in time or the index does not become ready within `create_timeout_s`.
         """
-        await self._data_plane(self.write_deadline_s + self._create_timeout_s)
+        await self._data_plane(self.write_deadline_s, ready_within_s=self._create_timeout_s)
 
     async def close(self) -> None:
         index, client = self._index, self._client
@@ -215,42 +216,52 @@ class PineconeIndex:
             )
         return self._client
 
-    async def _data_plane(self, deadline_s: float) -> AsyncIndex:
+    async def _data_plane(self, deadline_s: float, *, ready_within_s: float | None = None) -> AsyncIndex:
+        """The connected data plane; the first call opens it (a write may wait for a new index to become ready,
+        a query only within its own deadline)."""
         if self._index is not None:
             return self._index
-        async with self._open_lock:
-            if self._index is None:
-                host = await self._call("open", self._ensure_index, deadline_s)
-                self._index = _without_sdk_retries(await self._control_plane().index(host=self._index_host or host))
-                log.info("pinecone index ready", extra={"index": self.index_name, "dimension": self.dimension})
+        ready_within = deadline_s if ready_within_s is None else ready_within_s
+        try:
+            async with asyncio.timeout(deadline_s + ready_within), self._open_lock:
+                if self._index is None:
+                    model = await self._call("open", self._describe_or_create, deadline_s)
+                    self._check_shape(*_dense_shape(model))
+                    started = time.monotonic()
+                    while not (model.status.ready and model.host):
+                        if time.monotonic() - started > ready_within:
+                            raise TimeoutError
+                        await asyncio.sleep(self._ready_poll_s)
+                        model = await self._call("open", self._describe, deadline_s)
+                    host = self._index_host or str(model.host)
+                    self._index = _without_sdk_retries(await self._control_plane().index(host=host))
+                    log.info("pinecone index ready", extra={"index": self.index_name, "dimension": self.dimension})
+        except TimeoutError as exc:
+            raise VectorIndexUnavailable(
+                self.index_name, "open", "timeout", detail=f"index not ready within {ready_within:g}s"
+            ) from exc
         return self._index
 
-    async def _ensure_index(self) -> str:
-        """The data-plane host of the index, after creating it when missing and checking its shape."""
-        indexes = self._control_plane().indexes
+    async def _describe(self) -> IndexModel:
+        return await self._control_plane().indexes.describe(self.index_name)
+
+    async def _describe_or_create(self) -> IndexModel:
+        """The index's description, after creating it (serverless, cosine, our dimension) when it is missing."""
         try:
-            model = await indexes.describe(self.index_name)
+            return await self._describe()
         except NotFoundError:
-            log.info("creating pinecone index", extra={"index": self.index_name, "dimension": self.dimension})
-            try:
-                model = await indexes.create(
-                    name=self.index_name,
-                    schema={
-                        "fields": {DENSE_FIELD: {"type": "dense_vector", "dimension": self.dimension, "metric": METRIC}}
-                    },
-                    deployment={"deployment_type": "managed", "cloud": self.cloud, "region": self.region},
-                    timeout=-1,
-                )
-            except ConflictError:  # another replica created it first
-                model = await indexes.describe(self.index_name)
-        self._check_shape(*_dense_shape(model))
-        started = time.monotonic()
-        while not model.status.ready or not model.host:
-            if time.monotonic() - started > self._create_timeout_s:
-                raise PineconeTimeoutError(f"index {self.index_name!r} not ready after {self._create_timeout_s}s")
-            await asyncio.sleep(self._ready_poll_s)
-            model = await indexes.describe(self.index_name)
-        return str(model.host)
+            pass
+        log.info("creating pinecone index", extra={"index": self.index_name, "dimension": self.dimension})
+        dense = {"type": "dense_vector", "dimension": self.dimension, "metric": METRIC}
+        try:
+            return await self._control_plane().indexes.create(
+                name=self.index_name,
+                schema={"fields": {DENSE_FIELD: dense}},
+                deployment={"deployment_type": "managed", "cloud": self.cloud, "region": self.region},
+                timeout=-1,
+            )
+        except ConflictError:  # another replica created it first
+            return await self._describe()
 
     def _check_shape(self, dimension: int | None, metric: str | None) -> None:
         if dimension != self.dimension or metric != METRIC:
@@ -264,7 +275,7 @@ class PineconeIndex:
         """Insert or overwrite by chunk id (idempotent), one namespace per collection, in batches within limits."""
         if not records:
             return
-        index = await self._data_plane(self.write_deadline_s)
+        index = await self._data_plane(self.write_deadline_s, ready_within_s=self._create_timeout_s)
         by_collection: dict[str, list[VectorRecord]] = defaultdict(list)
         for record in records:
             by_collection[record.collection].append(record)
@@ -384,9 +395,7 @@ class PineconeIndex:
     async def check(self) -> IndexHealth:
         """Exists, ready, dimension, metric, vector count, and what is wrong, in words. Never creates anything."""
         try:
-            model = await self._call(
-                "check", lambda: self._control_plane().indexes.describe(self.index_name), self.query_deadline_s
-            )
+            model = await self._call("check", self._describe, self.query_deadline_s)
         except VectorIndexUnavailable as exc:
             if exc.reason == "not_found":
                 return self._absent(f"index {self.index_name!r} does not exist yet; the first ingest creates it")

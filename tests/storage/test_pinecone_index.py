@@ -485,3 +485,17 @@ async def test_scores_for_ids_scores_exactly_the_given_chunks_within_the_allowed
         "$and": [{"collection": {"$eq": "eng"}}, {"chunk_id": {"$in": ["x#1", "x#4", "y#0", "missing"]}}]
     }
     assert await index.scores_for_ids(query, [], ["eng"]) == {}
+
+
+async def test_a_question_does_not_wait_for_an_index_that_is_still_initialising(
+    fake: FakePinecone, make_index: Callable[..., PineconeIndex]
+) -> None:
+    (await fake.add_index(INDEX, dimension=DIM)).describes_until_ready = 10**6
+    index = make_index(query_deadline_s=0.3)
+    started = time.monotonic()
+    with pytest.raises(VectorIndexUnavailable) as caught:
+        await index.query(unit(1), top_k=3, collections=["default"])
+    assert (caught.value.operation, caught.value.reason) == ("open", "timeout")
+    assert time.monotonic() - started < 0.3 * 2 + 0.6  # its own deadline to describe, and as long to wait for ready
+    fake.indexes[INDEX].describes_until_ready = 0
+    assert await index.query(unit(1), top_k=3, collections=["default"]) == []  # ready now: opens and answers
