@@ -25,7 +25,10 @@ TEXTS = Texts(
     },
     rephrase_label="Frage umformulieren",
     rate_limited="Du fragst schneller, als ich antworten kann. Bitte warte kurz und versuch es dann noch einmal.",
-    token_budget_spent="Das heutige Antwortbudget ist aufgebraucht. Bitte versuch es morgen wieder oder frag einen Menschen.",
+    token_budget_spent=(  # noqa: S106 - a message, not a secret
+        "Das heutige Antwortbudget ist aufgebraucht. "
+        "Bitte versuch es morgen wieder oder frag einen Menschen."
+    ),
     channel_not_allowed="Ich bin nicht dafür eingerichtet, in diesem Kanal zu antworten.",
     empty_question="Bitte schreib nach der Erwähnung eine Frage.",
     question_too_long="Diese Frage ist zu lang. Bitte bleib unter {limit} Zeichen.",

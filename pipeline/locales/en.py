@@ -24,7 +24,7 @@ TEXTS = Texts(
     },
     rephrase_label="Rephrase my question",
     rate_limited="You're asking faster than I can keep up. Please wait a moment and try again.",
-    token_budget_spent="Today's budget for answers is used up. Please try again tomorrow or ask a human.",
+    token_budget_spent="Today's budget for answers is used up. Please try again tomorrow or ask a human.",  # noqa: S106 - a message, not a secret
     channel_not_allowed="I'm not set up to answer in this channel.",
     empty_question="Please type a question after the mention.",
     question_too_long="That question is too long for me. Please keep it under {limit} characters.",

@@ -24,7 +24,10 @@ TEXTS = Texts(
     },
     rephrase_label="Reformular mi pregunta",
     rate_limited="Estás preguntando más rápido de lo que puedo responder. Espera un momento e inténtalo de nuevo.",
-    token_budget_spent="Se ha agotado el presupuesto de respuestas de hoy. Inténtalo de nuevo mañana o pregunta a una persona.",
+    token_budget_spent=(  # noqa: S106 - a message, not a secret
+        "Se ha agotado el presupuesto de respuestas de hoy. "
+        "Inténtalo de nuevo mañana o pregunta a una persona."
+    ),
     channel_not_allowed="No estoy configurado para responder en este canal.",
     empty_question="Escribe una pregunta después de la mención.",
     question_too_long="Esa pregunta es demasiado larga. Mantenla por debajo de {limit} caracteres.",

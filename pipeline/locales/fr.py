@@ -24,7 +24,10 @@ TEXTS = Texts(
     },
     rephrase_label="Reformuler ma question",
     rate_limited="Vous posez des questions plus vite que je ne peux répondre. Patientez un instant puis réessayez.",
-    token_budget_spent="Le budget de réponses du jour est épuisé. Réessayez demain ou demandez à une personne.",
+    token_budget_spent=(  # noqa: S106 - a message, not a secret
+        "Le budget de réponses du jour est épuisé. "
+        "Réessayez demain ou demandez à une personne."
+    ),
     channel_not_allowed="Je ne suis pas configuré pour répondre dans ce canal.",
     empty_question="Écrivez une question après la mention.",
     question_too_long="Cette question est trop longue. Restez sous {limit} caractères.",

@@ -24,7 +24,7 @@ TEXTS = Texts(
     },
     rephrase_label="换个说法提问",
     rate_limited="你提问的速度太快了，请稍等片刻再试。",
-    token_budget_spent="今天的回答额度已用完。请明天再试，或联系工作人员。",
+    token_budget_spent="今天的回答额度已用完。请明天再试，或联系工作人员。",  # noqa: S106 - a message, not a secret
     channel_not_allowed="我没有被配置为在此频道中回答。",
     empty_question="请在提及我之后输入问题。",
     question_too_long="问题太长了，请控制在 {limit} 个字符以内。",
