@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
@@ -13,6 +14,7 @@ from pipeline.types import ActionKind
 from storage.actions import ActionStore, ConsumeRefusal
 from storage.conversations import ConversationStore
 from storage.db import Database, utc_now
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.integration
 
@@ -131,3 +133,48 @@ async def test_resolve_does_not_consume(db: Database):
         checked = await store.resolve(helpful.id, THREAD)
         assert checked.accepted and checked.action is not None and checked.action.kind is ActionKind.HELPFUL
     assert (await store.get(helpful.id)).consumed_at is None  # type: ignore[union-attr]
+
+
+CONSUMER = """
+import asyncio, sys
+from storage.actions import ActionStore
+from storage.db import Database
+
+async def main(url, action_id, thread_key, presses):
+    db = Database(url)
+    try:
+        store = ActionStore(db)
+        results = await asyncio.gather(*(store.consume(action_id, thread_key, f"U{i}") for i in range(presses)))
+    finally:
+        await db.dispose()
+    print(sum(r.accepted for r in results), sum(r.reason is not None for r in results))
+
+asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
+"""
+
+
+@pytest.mark.slow
+async def test_presses_from_two_processes_consume_once(db: Database):
+    """Two processes press two choices of one question ten times each: one press wins."""
+    conversation_id = await _conversation(db)
+    first, second = await ActionStore(db).create(conversation_id, CHOICES[:2])
+    url = db.engine.url.render_as_string(hide_password=False)
+    processes = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            CONSUMER,
+            url,
+            action.id,
+            THREAD,
+            "10",
+            cwd=REPO,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        for action in (first, second)
+    ]
+    outputs = await asyncio.gather(*(p.communicate() for p in processes))
+    assert all(p.returncode == 0 for p in processes), [err.decode()[-500:] for _, err in outputs]
+    accepted, refused = (sum(int(out.split()[i]) for out, _ in outputs) for i in (0, 1))
+    assert (accepted, refused) == (1, 19)
