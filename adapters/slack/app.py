@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -34,10 +34,12 @@ from adapters.slack.fetcher import SlackThreadFetcher
 from adapters.slack.inbound import PLATFORM, action_inbound, message_inbound
 from adapters.slack.middleware import IgnoreAndDedupe
 from adapters.slack.mrkdwn import inert
-from adapters.slack.sink import SlackReplySink, SlackThreadRef
+from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra, slack_thread_ref
 from adapters.slack.wording import wording
-from bot.messages import ActionOutcome, ConversationHandler, Inbound, Reply, ReplyKind
+from bot.messages import ActionOutcome, ConversationHandler, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from bot.settings import Settings
+from pipeline.locales import texts
+from pipeline.types import HistoryMessage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -56,10 +58,16 @@ BOT_SCOPES = (
 )
 
 
+class Intake(Protocol):
+    """A durable inbox (`bot.delivery.Delivery`): stores the event; its worker answers through `adapter.sink`."""
+
+    async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
+
+
 class WorkFailed(Exception):
     """The handler failed after a progress sign was shown; `ref` says where (so the apology replaces it)."""
 
-    def __init__(self, ref: SlackThreadRef) -> None:
+    def __init__(self, ref: ThreadRef) -> None:
         super().__init__("conversation handler failed")
         self.ref = ref
 
@@ -76,8 +84,10 @@ class SlackAdapter:
         oauth_state_store: AsyncOAuthStateStore | None = None,
         clock: Callable[[], float] | None = None,
         progress_delay_s: float = 1.0,
+        intake: Intake | None = None,
     ) -> None:
         self._settings = settings
+        self.intake = intake
         self._handler = handler
         self._progress_delay_s = progress_delay_s
         self._base_url = settings.slack_api_url
@@ -181,8 +191,8 @@ class SlackAdapter:
         async def on_event(body: dict[str, Any], context: AsyncBoltContext) -> None:
             self._on_event(body, context)
 
-        async def on_ask(ack: AsyncAck, body: dict[str, Any]) -> None:
-            await self._on_ask(ack, body)
+        async def on_ask(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
+            await self._on_ask(ack, body, context)
 
         async def on_action(ack: AsyncAck, body: dict[str, Any]) -> None:
             await ack()
@@ -209,28 +219,36 @@ class SlackAdapter:
     def _on_event(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
         parsed = message_inbound(body, context.bot_user_id)
         if parsed is not None:
-            self._spawn(self._answer(*parsed, context.bot_user_id))
+            self._spawn(self._answer(*parsed))
 
-    async def _on_ask(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def _on_ask(self, ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         question = str(body.get("text") or "").strip()
         team, channel = team_of(body), str(body.get("channel_id") or "")
         if not question:
             await ack(text=wording(None).usage_ask.format(command=self._settings.slack_ask_command))
             return
         if not self._settings.channel_policy(PLATFORM, team, channel).allowed:
-            await ack(text=wording(None).channel_not_allowed)
+            await ack(text=texts(None).channel_not_allowed)
             return
         await ack()
-        self._spawn(self._ask(team, channel, str(body.get("user_id") or ""), question))
+        self._spawn(self._ask(team, channel, str(body.get("user_id") or ""), question, context.bot_user_id))
+
+    def fetcher_for(self, inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
+        """Reads an existing thread's earlier messages; None when the message starts the thread.
+        (Register it as the delivery's fetcher factory.)"""
+        if inbound.thread_id is None or inbound.thread_id == inbound.message_id:
+            return None
+        return LazyThreadFetcher(self, inbound, ref)
 
     # -- background work --------------------------------------------------------------------------------------
 
-    async def _ask(self, team: str, channel: str, user_id: str, question: str) -> None:
+    async def _ask(self, team: str, channel: str, user_id: str, question: str, bot_user: str | None) -> None:
         """/ask: post the question in the channel, then answer in that message's thread."""
         try:
             user = await self.users.get(team, user_id)
             client = await self.client_for(team)
-            text = wording(user.locale).asked.format(user=f"<@{user_id}>", question=inert(question))
+            asked = texts(user.locale).user_asked.format(user=f"<@{user_id}>")
+            text = f"{asked} {inert(question)}"
             posted = await client.chat_postMessage(channel=channel, text=text, unfurl_links=False)
         except (SlackApiError, LookupError) as exc:
             log.warning("could not post the /ask question", extra={"channel": channel, "error": _error(exc)})
@@ -240,26 +258,22 @@ class SlackAdapter:
             platform=PLATFORM, workspace_id=team, channel_id=channel, thread_id=None, message_id=ts,
             user_id=user_id, user_name=user.name, text=question, ts=to_datetime(ts), mentioned=True,
         )  # fmt: skip
-        await self._answer(inbound, SlackThreadRef(team, channel, ts, user_id), None)
+        await self._answer(inbound, slack_thread_ref(team, channel, ts, user_id, bot_user_id=bot_user))
 
-    async def _answer(
-        self, inbound: Inbound, ref: SlackThreadRef, bot_user: str | None
-    ) -> None:
+    async def _answer(self, inbound: Inbound, ref: ThreadRef) -> None:
         try:
-            user = await self.users.get(ref.team_id, inbound.user_id)
+            user = await self.users.get(ref.workspace_id, inbound.user_id)
             if not inbound.user_name:
                 inbound = dataclasses.replace(inbound, user_name=user.name)
-            fetcher = None
-            if inbound.thread_id is not None and inbound.thread_id != inbound.message_id:
-                fetcher = SlackThreadFetcher(
-                    await self.client_for(ref.team_id), self.users, team_id=ref.team_id, channel_id=ref.channel_id,
-                    thread_ts=inbound.thread_id, before_ts=inbound.message_id, bot_user_id=bot_user,
-                )  # fmt: skip
-            allowed = self._settings.channel_policy(PLATFORM, ref.team_id, ref.channel_id).allowed
+            allowed = self._settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed
+            if self.intake is not None:
+                await self._hand_to_intake(inbound, ref, user.locale, show_progress=allowed and inbound.mentioned)
+                return
             delay = 0.0 if inbound.mentioned else self._progress_delay_s
             reply, ref = await self._with_progress(
-                self._handler.handle_message(inbound, fetcher), ref, user.locale, delay if allowed else None
-            )
+                self._handler.handle_message(inbound, self.fetcher_for(inbound, ref)),
+                ref, user.locale, delay if allowed else None,
+            )  # fmt: skip
             if reply is None:
                 await self.sink.clear_progress(ref)
                 return
@@ -269,12 +283,29 @@ class SlackAdapter:
             log.exception("answering failed", extra={"channel": ref.channel_id, "error": _error(exc)})
             await self._apologise(ref)
 
+    async def _hand_to_intake(self, inbound: Inbound, ref: ThreadRef, language: str | None, *,
+                              show_progress: bool) -> None:  # fmt: skip
+        """Durable mode: show progress now, store the event; the delivery worker answers through `self.sink`."""
+        assert self.intake is not None
+        if show_progress:
+            try:
+                ref = await self.sink.show_progress(ref, language)
+            except SlackApiError as exc:
+                log.warning("progress sign failed", extra={"error": _error(exc)})
+        if not await self.intake.accept(inbound, ref):
+            await self.sink.clear_progress(ref)
+
     async def _press(self, body: dict[str, Any]) -> None:
         """A button: the service checks and consumes the stored action; we echo the choice and post any reply."""
         inbound, ref = action_inbound(body)
         action = (body.get("actions") or [{}])[0]
         message = body.get("message") or {}
         try:
+            if self.intake is not None:  # durable mode: show the choice at once, the worker posts what follows
+                await self.sink.mark_choice(ref, inbound.message_id, inbound.text, block_id=action.get("block_id"),
+                                            original_blocks=message.get("blocks"))  # fmt: skip
+                await self.intake.accept(inbound, ref)
+                return
             outcome, ref = await self._with_progress(
                 self._handler.handle_action(inbound), ref, None, self._progress_delay_s
             )
@@ -285,13 +316,13 @@ class SlackAdapter:
             await self._apologise(ref)
 
     async def _show_outcome(
-        self, outcome: ActionOutcome, ref: SlackThreadRef, message_ts: str, action: dict[str, Any],
+        self, outcome: ActionOutcome, ref: ThreadRef, message_ts: str, action: dict[str, Any],
         message: dict[str, Any],
     ) -> None:  # fmt: skip
         language = outcome.reply.language if outcome.reply else None
         if not outcome.accepted:
             await self.sink.clear_progress(ref)
-            await self.sink.notify(ref, inert(outcome.notice or wording(language).button_refused))
+            await self.sink.notify(ref, inert(outcome.notice or texts(language).button_used))
             return
         await self.sink.mark_choice(
             ref, message_ts, outcome.chosen_label, block_id=action.get("block_id"),
@@ -305,8 +336,8 @@ class SlackAdapter:
             await self.sink.notify(ref, inert(outcome.notice))
 
     async def _with_progress(
-        self, work: Coroutine[Any, Any, T], ref: SlackThreadRef, language: str | None, delay_s: float | None
-    ) -> tuple[T, SlackThreadRef]:
+        self, work: Coroutine[Any, Any, T], ref: ThreadRef, language: str | None, delay_s: float | None
+    ) -> tuple[T, ThreadRef]:
         """Run `work`; show progress right away (delay 0), after `delay_s` if still running, or never (None)."""
         task = asyncio.ensure_future(work)
         if delay_s is not None:
@@ -338,7 +369,7 @@ class SlackAdapter:
         except (SlackApiError, LookupError) as exc:
             log.warning("suggested prompts failed", extra={"error": _error(exc)})
 
-    async def _apologise(self, ref: SlackThreadRef) -> None:
+    async def _apologise(self, ref: ThreadRef) -> None:
         try:
             await self.sink.post(ref, _failure_reply())
         except Exception as exc:
@@ -346,7 +377,25 @@ class SlackAdapter:
 
 
 def _failure_reply() -> Reply:
-    return Reply(kind=ReplyKind.NOTICE, text=wording(None).failed, language="en", conversation_id="", reason="failed")
+    return Reply(kind=ReplyKind.NOTICE, text=texts(None).failure, language="en", conversation_id="", reason="failed")
+
+
+class LazyThreadFetcher:
+    """A `ThreadFetcher` that resolves the workspace's client only when the service actually reads the thread."""
+
+    def __init__(self, adapter: SlackAdapter, inbound: Inbound, ref: ThreadRef) -> None:
+        self._adapter = adapter
+        self._inbound = inbound
+        self._ref = ref
+
+    async def fetch_thread(self) -> list[HistoryMessage]:
+        assert self._inbound.thread_id is not None
+        fetcher = SlackThreadFetcher(
+            await self._adapter.client_for(self._ref.workspace_id), self._adapter.users,
+            team_id=self._ref.workspace_id, channel_id=self._ref.channel_id, thread_ts=self._inbound.thread_id,
+            before_ts=self._inbound.message_id, bot_user_id=ref_extra(self._ref, BOT_USER),
+        )  # fmt: skip
+        return await fetcher.fetch_thread()
 
 
 def _error(exc: BaseException) -> str:

@@ -23,6 +23,7 @@ from slack_sdk.models.blocks import (
 from adapters.slack.mrkdwn import inert, link, to_mrkdwn
 from adapters.slack.wording import wording
 from bot.messages import Citation, Reply, ReplyAction
+from pipeline.locales import texts
 from pipeline.types import ActionKind
 
 MAX_BLOCKS = 50
@@ -76,7 +77,7 @@ def render_reply(reply: Reply) -> list[SlackMessage]:
         chars += len(section)
     if messages[-1] and (chars + tail_chars > MAX_MESSAGE_CHARS or len(messages[-1]) + len(tail) > MAX_BLOCKS):
         messages.append([])
-    fallback = inert(_plain(reply.text))[:FALLBACK_CHARS] or wording(reply.language).sources
+    fallback = inert(_plain(reply.text))[:FALLBACK_CHARS] or texts(reply.language).sources_heading
     rendered = [[b.to_dict() for b in blocks] for blocks in messages]
     rendered[-1].extend(tail)
     return [SlackMessage(text=fallback, blocks=blocks) for blocks in rendered]
@@ -101,7 +102,7 @@ def render_chosen(blocks: Sequence[dict[str, Any]], chosen_label: str, language:
         if not (b.get("type") == "actions" and (block_id is None or b.get("block_id") == block_id))
         and b.get("block_id") != CHOICE_BLOCK
     ]
-    label = wording(language).chosen.format(label=inert(chosen_label))
+    label = ":white_check_mark: " + texts(language).you_chose.format(label=inert(chosen_label))
     kept.append(ContextBlock(block_id=CHOICE_BLOCK, elements=[MarkdownTextObject(text=label)]).to_dict())
     return kept
 
@@ -161,7 +162,7 @@ def _tail_blocks(reply: Reply) -> Blocks:
 
 
 def _sources_block(citations: Sequence[Citation], language: str) -> ContextBlock:
-    elements = [MarkdownTextObject(text=f"*{wording(language).sources}*")]
+    elements = [MarkdownTextObject(text=f"*{texts(language).sources_heading}*")]
     for c in citations[: MAX_CONTEXT_ELEMENTS - 1]:
         crumbs = [inert(crumb) for crumb in c.crumbs if crumb and crumb != c.title]
         trail = " › ".join([link(c.url, c.title or c.url), *crumbs])

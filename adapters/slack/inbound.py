@@ -1,4 +1,4 @@
-"""Slack payloads → neutral `Inbound` messages plus the `SlackThreadRef` their replies go to (pure functions)."""
+"""Slack payloads → neutral `Inbound` messages plus the `ThreadRef` their replies go to (pure functions)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from adapters.slack.events import MessageEvent, mentions, strip_mention, team_of, to_datetime
-from adapters.slack.sink import SlackThreadRef
-from bot.messages import Inbound, InboundKind
+from adapters.slack.sink import slack_thread_ref
+from bot.messages import Inbound, InboundKind, ThreadRef
 
 PLATFORM = "slack"
 
 
-def message_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbound, SlackThreadRef] | None:
+def message_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbound, ThreadRef] | None:
     """An `app_mention` or `message` event, or None when it cannot be for the bot (chatter outside threads).
 
     `mentioned` is True for mentions and DMs, False for plain messages in threads (follow-ups the service may take).
@@ -40,17 +40,14 @@ def message_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbo
         ts=to_datetime(event["ts"]),
         mentioned=mentioned,
     )
-    ref = SlackThreadRef(
-        team_id=team,
-        channel_id=event["channel"],
-        thread_ts=thread_ts or event["ts"],
-        user_id=inbound.user_id,
-        assistant=is_dm and thread_ts is not None,
-    )
+    ref = slack_thread_ref(
+        team, event["channel"], thread_ts or event["ts"], inbound.user_id,
+        assistant=is_dm and thread_ts is not None, bot_user_id=bot_user_id,
+    )  # fmt: skip
     return inbound, ref
 
 
-def action_inbound(body: dict[str, Any]) -> tuple[Inbound, SlackThreadRef]:
+def action_inbound(body: dict[str, Any]) -> tuple[Inbound, ThreadRef]:
     """A `block_actions` press of one of our buttons; the thread is the one of the message that carried it."""
     action = (body.get("actions") or [{}])[0]
     container = body.get("container") or {}
@@ -75,4 +72,4 @@ def action_inbound(body: dict[str, Any]) -> tuple[Inbound, SlackThreadRef]:
         action_id=str(action.get("value") or ""),
         mentioned=True,
     )
-    return inbound, SlackThreadRef(team, channel, thread_ts, inbound.user_id)
+    return inbound, slack_thread_ref(team, channel, thread_ts, inbound.user_id)

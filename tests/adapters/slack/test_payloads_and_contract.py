@@ -10,7 +10,7 @@ import pytest
 
 from adapters.slack.events import delivery_key, ignorable, team_of
 from adapters.slack.inbound import action_inbound, message_inbound
-from adapters.slack.sink import SlackReplySink, SlackThreadRef
+from adapters.slack.sink import SlackReplySink, is_assistant, ref_extra, slack_thread_ref
 from bot.messages import InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.slack.conftest import USERS, mention_event, message_event
@@ -23,14 +23,14 @@ from tests.fakes.slack_api import Call, FakeSlackAPI
 def test_dm_thread_follow_up_and_chatter() -> None:
     dm = message_event("1.000001", "hi there", channel="D1", thread_ts="1.000000", channel_type="im")
     inbound, ref = message_inbound(dm, "UBOT0001") or pytest.fail("DM ignored")
-    assert inbound.mentioned and ref.assistant and ref.thread_ts == "1.000000"
+    assert inbound.mentioned and is_assistant(ref) and ref.thread_id == "1.000000"
     follow = message_event("2.000002", "and then?", thread_ts="2.000000")
     inbound, ref = message_inbound(follow, "UBOT0001") or pytest.fail("follow-up ignored")
-    assert not inbound.mentioned and inbound.thread_id == "2.000000" and not ref.assistant
+    assert not inbound.mentioned and inbound.thread_id == "2.000000" and not is_assistant(ref)
     assert message_inbound(message_event("3.000003", "lunch?"), "UBOT0001") is None
     mention = mention_event("4.000004", "<@UBOT0001|docbot>: reset <@UALICE>'s remote?")
     inbound, ref = message_inbound(mention, "UBOT0001") or pytest.fail("mention ignored")
-    assert inbound.text == "reset <@UALICE>'s remote?" and inbound.thread_id is None and ref.thread_ts == "4.000004"
+    assert inbound.text == "reset <@UALICE>'s remote?" and inbound.thread_id is None and ref.thread_id == "4.000004"
     assert inbound.dedup_key == "slack:T0001:C1:4.000004"
 
 
@@ -43,7 +43,7 @@ def test_action_inbound_takes_the_thread_of_the_pressed_message() -> None:
                          "text": {"type": "plain_text", "text": "Remote"}}]}  # fmt: skip
     inbound, ref = action_inbound(body)
     assert (inbound.kind, inbound.action_id, inbound.thread_key) == (InboundKind.ACTION, "opaque-1", "slack:T9:C5:5.0")
-    assert inbound.dedup_key == "slack:T9:C5:5.5:action:opaque-1" and ref.user_id == "U1"
+    assert inbound.dedup_key == "slack:T9:C5:5.5:action:opaque-1" and ref_extra(ref, "asker") == "U1"
     assert delivery_key(body) == "act:T9:C5:5.5:6.0"
 
 
@@ -99,14 +99,14 @@ async def test_every_sink_call_matches_the_openapi_spec() -> None:
             return client
 
         sink = SlackReplySink(client_for, support_mention="<!subteam^S1>")
-        ref = await sink.show_progress(SlackThreadRef("T0001", "C1", api.seed("C1", "q", user="UALICE"), "UALICE"),
+        ref = await sink.show_progress(slack_thread_ref("T0001", "C1", api.seed("C1", "q", user="UALICE"), "UALICE"),
                                        "en")
         reply = Reply(kind=ReplyKind.ANSWER, text="a", language="en", conversation_id="c",
                       actions=(ReplyAction("x", "Remote", ActionKind.SEARCH),))
         ts = await sink.post(ref, reply)
         await sink.mark_choice(ref, ts, "Remote")
         await sink.notify(ref, "only you")
-        await sink.clear_progress(SlackThreadRef("T0001", "D1", "1.0", "UALICE", assistant=True))
+        await sink.clear_progress(slack_thread_ref("T0001", "D1", "1.0", "UALICE", assistant=True))
     finally:
         await api.close()
     assert {c.method for c in api.calls} >= {"chat.postMessage", "chat.update", "chat.postEphemeral",

@@ -1,0 +1,46 @@
+"""The scripted Slack conversation with the real application (`bot.app.build_app`) over the fixture manual, the real
+adapter over signed HTTP, and the fake Web API. Run with `-s` to see the transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adapters.slack.demo import DOCS_URL, run_demo
+from tests.adapters.slack.contract import assert_calls_valid
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+async def test_mention_follow_up_clarification_and_click(tmp_path: Path) -> None:
+    lines: list[str] = []
+    scenario = await run_demo(tmp_path, out=lines.append)
+    print("\n".join(lines))
+    api = scenario.api
+    roots = sorted({m.thread_ts for m in api.bot_messages("C1") if m.thread_ts})
+    first_root, vague_root = roots
+
+    # a mention gets a threaded answer with sources; a follow-up without a mention in that thread is answered too
+    answer, follow_up = api.bot_messages("C1", thread_ts=first_root)
+    assert "Home and Back" in answer.text or "Home and Back" in str(answer.blocks)
+    sources = [b for b in answer.blocks if b["type"] == "context"]
+    assert f"{DOCS_URL}getting-started/remote.md#pairing-the-remote-with-the-hub" in str(sources)
+    assert "remote.md#replacing-the-remote-batteries" in str(follow_up.blocks)  # "its" resolved to the remote
+
+    # a vague question gets clarification buttons carrying opaque ids; the click resumes with an answer
+    clarifying, resumed = api.bot_messages("C1", thread_ts=vague_root)
+    assert "Which one do you mean?" in str(clarifying.blocks)
+    assert not [b for b in clarifying.blocks if b.get("block_id") == "docbot_options"]  # buttons gone after click
+    assert "Replacing the remote batteries" in str(clarifying.blocks[-1])  # the choice is shown
+    option_values = [
+        e["value"] for c in api.calls_to("chat.update") if c.args.get("ts") == clarifying.ts
+        for b in c.args.get("blocks", []) if b.get("block_id") == "docbot_options" for e in b["elements"]
+    ]
+    assert option_values and all("Replacing" not in v for v in option_values)
+    assert "remote.md#replacing-the-remote-batteries" in str(resumed.blocks)
+
+    # every user message got exactly one answer; no placeholder was left behind
+    assert len(api.bot_messages("C1")) == 4
+    assert not [m for m in api.bot_messages("C1") if "Looking through the docs" in m.text]
+    assert_calls_valid(api.calls)
