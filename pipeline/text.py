@@ -10,6 +10,9 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
+
+import Stemmer
 
 _MENTION = re.compile(r"<[@#!&][^<>\s]*>")  # Slack <@U123>, <#C1|name>, <!here>; Discord <@123>, <@!1>, <@&1>, <#1>
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -54,15 +57,28 @@ def word_count(text: str) -> int:
     return (len(toks) - cjk) + (cjk + 1) // 2
 
 
-def features(text: str, stopwords: Iterable[str] = ()) -> set[str]:
-    """Content features for overlap: words minus stopwords (with a crude prefix stem), plus CJK bigrams."""
+_SNOWBALL = {
+    "en": "english", "es": "spanish", "de": "german", "fr": "french", "ru": "russian", "pt": "portuguese",
+    "it": "italian", "nl": "dutch", "pl": "polish",
+}
+
+
+@lru_cache(maxsize=16)
+def _stemmer(language: str) -> Stemmer.Stemmer | None:
+    name = _SNOWBALL.get(language.split("-")[0].lower())
+    return Stemmer.Stemmer(name) if name else None
+
+
+def features(text: str, stopwords: Iterable[str] = (), language: str | None = "en") -> set[str]:
+    """Content features for overlap: words minus stopwords, stemmed for `language`, plus CJK character bigrams.
+
+    Compare two texts with the same `language` (usually the docs' language) so their stems line up.
+    """
     stop = set(stopwords)
     toks = tokens(text)
-    out: set[str] = set()
-    for tok in toks:
-        if _CJK_CHAR.fullmatch(tok) or tok in stop or len(tok) < 2:
-            continue
-        out.add(tok[:6] if len(tok) > 6 else tok)
+    words = [t for t in toks if not _CJK_CHAR.fullmatch(t) and t not in stop and len(t) >= 2]
+    stemmer = _stemmer(language) if language else None
+    out: set[str] = set(stemmer.stemWords(words) if stemmer else words)
     cjk = [t for t in toks if _CJK_CHAR.fullmatch(t)]
     out.update(a + b for a, b in itertools.pairwise(cjk))
     return out

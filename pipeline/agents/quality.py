@@ -54,8 +54,8 @@ def untraceable_lines(
             continue
         elif (language or docs_language) == docs_language:
             stop = lexicon(docs_language).stopwords
-            claimed = textutil.features(body, stop)
-            found = set().union(*(textutil.features(s.text, stop) for s in backing))
+            claimed = textutil.features(body, stop, docs_language)
+            found = set().union(*(textutil.features(s.text, stop, docs_language) for s in backing))
             if textutil.overlap(claimed, found) < min_overlap:
                 notes.append(f"line {number} is not supported by sources {cited}")
     return notes

@@ -104,8 +104,8 @@ class ResponseAgent:
         self, question: str, language: str | None, docs_language: str, passages: list[str]
     ) -> list[float]:
         stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
-        wanted = textutil.features(question, stop)
-        lexical = [textutil.overlap(wanted, textutil.features(p, stop)) for p in passages]
+        wanted = textutil.features(question, stop, docs_language)
+        lexical = [textutil.overlap(wanted, textutil.features(p, stop, docs_language)) for p in passages]
         if self._embedder is None or (language in (None, docs_language) and max(lexical, default=0.0) > 0):
             return lexical
         # another language than the docs (or no shared word): embeddings, for the first sentences only

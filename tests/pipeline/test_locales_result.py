@@ -68,3 +68,6 @@ def test_text_helpers() -> None:
     assert textutil.clean("a\x00b\t\t c\u200b\n\n\nd ") == "a b c\nd"
     assert textutil.word_count("如何设置语音助手") == 4
     assert textutil.shorten("one two three four five", 12) == "one two…"
+    assert textutil.features("pairing the remotes", {"the"}) == textutil.features("paired remote") == {"pair", "remot"}
+    assert textutil.features("пульты пульта", language="ru") == {"пульт"}
+    assert textutil.features("遥控器配对", language="zh") == {"遥控", "控器", "器配", "配对"}
