@@ -3,9 +3,9 @@
 Runs docbot's LLM strategies through the real openai SDK against the scripted OpenAI-compatible server (loopback,
 ephemeral port), over questions about the fixture manual (`tests/fixtures/manual`; the e-manual QA set is not on
 this machine). The roles run in the manager's answer path: lang, translation, essence, guardrails, retrieval (a
-small keyword ranker over the manual's sections), guardrails again on the evidence, response and quality, with one
-regenerate round when quality asks for it. Tokens are the scripted server's estimate (about four characters per
-token) of the real prompts.
+small keyword ranker over the manual's sections; the agent's second guardrails pass judges the evidence without a
+model), response and quality, with one regenerate round when quality asks for it. Tokens are the scripted server's
+estimate (about four characters per token) of the real prompts.
 
     .venv/bin/python -m bench.llm_cost            # cost figures
     .venv/bin/python -m bench.llm_cost --cache    # plus cache hit rate on paraphrases (E5 embedder)
@@ -28,7 +28,7 @@ from pipeline.agents.base import Strategy
 from pipeline.envelope import Context, Payload
 from pipeline.llm.client import OpenAIChat
 from pipeline.llm.strategies import build_strategies
-from pipeline.types import LLMUsage, QualityDecision, Role, SearchHit, SearchQuality, SourceReference
+from pipeline.types import LLMUsage, QualityDecision, Role, SourceReference
 from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 
 MANUAL = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "manual"
@@ -158,13 +158,7 @@ async def answer(strategies: dict[Role, Strategy], question: str, sections: Sequ
     for role in UNDERSTANDING:
         await step(role)
     if payload.within_scope is not False:
-        sources = retrieve(payload.text_eng or payload.text, sections)
-        hits = tuple(
-            SearchHit(s.chunk_id, s.doc_id, "", s.title, s.crumbs, s.url, s.text, s.confidence) for s in sources
-        )
-        payload = payload.evolve(search_results=hits, search_quality=SearchQuality.GOOD)
-        await step(Role.GUARDRAILS)  # the second pass, on the evidence (no call after the model's first verdict)
-        payload = payload.evolve(source_references=sources)
+        payload = payload.evolve(source_references=retrieve(payload.text_eng or payload.text, sections))
         for _round in range(2):  # the first answer and at most one regenerate round
             await step(Role.RESPONSE)
             await step(Role.QUALITY)

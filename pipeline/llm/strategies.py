@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.agents.base import Strategy, StrategyFailed
+from pipeline.agents.response import no_coverage_answer
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.llm import prompts
 from pipeline.llm.schemas import (
@@ -23,6 +24,7 @@ from pipeline.llm.schemas import (
 )
 from pipeline.llm.structured import ask
 from pipeline.llm.understand import Understander
+from pipeline.locales import texts
 from pipeline.types import LLM, ActionKind, ContextType, LLMUsage, QualityDecision, Role, SuggestedAction
 
 DEFAULT_SCOPE = "the team's product and its documentation"
@@ -125,28 +127,14 @@ class EssenceStrategy:
         return _llm(payload.evolve(**fields), _essence_decision(fields), usage)
 
 
-def scope_after_search(payload: Payload) -> AgentResult:
-    """The second guardrails pass, after search, once the model has judged the topic: no call. Only a search that
-    found nothing makes the question out of scope; weak evidence is the response's and quality's concern (keyword
-    scores say little across languages)."""
-    if not payload.search_results:
-        fields = _scope_fields("out_of_scope", "the search found nothing in the documentation")
-        return _llm(payload.evolve(**fields), "out_of_scope: no search results", LLMUsage())
-    decision = f"in_scope (kept; {len(payload.search_results)} hits)"
-    return _llm(payload.evolve(within_scope=True), decision, LLMUsage())
-
-
 class GuardrailsStrategy:
-    """Before search: one call judges capability and topic. After search: `scope_after_search`, unless the first
-    pass was not the model's (then it calls once)."""
+    """Capability and topic, before search (the agent judges the evidence after search without a model)."""
 
     def __init__(self, llm: LLM, scope: str = DEFAULT_SCOPE) -> None:
         self.llm = llm
         self.scope = scope
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
-        if payload.search_quality is not None and payload.within_scope is True:
-            return scope_after_search(payload)
         found, usage = await ask(
             self.llm,
             prompts.guardrails(payload, context, self.scope),
@@ -164,8 +152,9 @@ class ResponseStrategy:
         self.llm = llm
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
-        if not payload.source_references:
-            raise StrategyFailed("no sources to ground an answer")
+        if not payload.source_references:  # nothing to ground on: the localized "not covered" text, no call
+            answer = no_coverage_answer(payload.language, ())
+            return _llm(payload.evolve(response=answer), "no sources; no call", LLMUsage())
         language = payload.language or context.docs_language
         feedback = payload.quality_notes if payload.quality_decision is QualityDecision.REGENERATE else ()
         found, usage = await ask(
@@ -192,6 +181,11 @@ class QualityStrategy:
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if not payload.response:
             raise StrategyFailed("no answer to review")
+        if payload.response.startswith(texts(payload.language).no_coverage):  # as offline: research once, then accept
+            searched_again = payload.quality_decision is QualityDecision.RESEARCH
+            decision = QualityDecision.APPROVE if searched_again else QualityDecision.RESEARCH
+            uncovered = ("the documents found do not cover the question",)
+            return _llm(self._decided(payload, decision, uncovered), f"{decision}: not covered", LLMUsage())
         known = {s.number for s in payload.source_references}
         cited = cited_numbers(payload.response)
         missing = sorted(set(cited) - known)
@@ -292,8 +286,6 @@ class UnderstoodGuardrails:
         self.understander = understander
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
-        if payload.search_quality is not None and payload.within_scope is True:
-            return scope_after_search(payload)
         found, usage = await self.understander.understand(payload, context, Role.GUARDRAILS)
         fields = _scope_fields(found.scope_verdict, found.scope_reason)
         return _llm(payload.evolve(**fields), f"{found.scope_verdict} [understand]", usage)

@@ -250,7 +250,8 @@ def _source_numbers(text: str) -> list[int]:
 def plausible_model(request: Request) -> Step:
     """Answers each docbot schema with a valid, sensible decision; plain prompts get a cited sentence."""
     text = prompt_text(request)
-    question = _tag(text, "question") or _tag(text, "message")
+    said = "\n".join(str(m.get("content") or "") for m in request.get("messages", []) if m.get("role") == "user")
+    question = _tag(said, "question") or _tag(said, "message")
     name = schema_name(request)
     sources = _source_numbers(text)
     language = guess_language(question)

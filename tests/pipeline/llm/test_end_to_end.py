@@ -86,7 +86,7 @@ async def ask(runner: PipelineRunner, text: str, deadline_s: float = 20.0) -> Pi
 
 @pytest.mark.parametrize("fast", [False, True], ids=["default", "fast"])
 async def test_a_healthy_model_answers_with_citations(server: ScriptedOpenAI, chat: OpenAIChat, fast: bool) -> None:
-    result = await ask(build_runner(chat, fast=fast), "How do I pair the remote with the speaker?")
+    result = await ask(build_runner(chat, fast=fast), "how do I pair the remote?")
     assert result.kind is ResultKind.ANSWER and result.note is None
     assert result.text.startswith("Here is what the documentation says") and result.sources
     hops = result.envelope.hops
@@ -111,7 +111,7 @@ async def test_every_failure_ends_in_the_offline_answer_with_a_note(
 ) -> None:
     server.responder = lambda _request: FAILURES[failure]()
     started = time.monotonic()
-    result = await ask(build_runner(chat, fast=False), "How do I pair the remote with the speaker?")
+    result = await ask(build_runner(chat, fast=False), "how do I pair the remote?")
     assert time.monotonic() - started < 15
     assert result.kind is ResultKind.ANSWER and result.sources
     assert result.note == texts("en").offline_note
@@ -122,5 +122,5 @@ async def test_every_failure_ends_in_the_offline_answer_with_a_note(
 
 async def test_a_spent_deadline_still_answers_offline(server: ScriptedOpenAI, chat: OpenAIChat) -> None:
     server.responder = lambda _request: hang(3)
-    result = await ask(build_runner(chat, fast=True), "How do I pair the remote with the speaker?", deadline_s=1.8)
+    result = await ask(build_runner(chat, fast=True), "how do I pair the remote?", deadline_s=1.8)
     assert result.kind is ResultKind.ANSWER and result.note == texts("en").offline_note
