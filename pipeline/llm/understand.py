@@ -18,6 +18,7 @@ from pipeline.envelope import Context, Payload
 from pipeline.llm import prompts
 from pipeline.llm.schemas import Understanding
 from pipeline.llm.structured import ask
+from pipeline.text import one_line, strip_mentions
 from pipeline.types import LLM, LLMUsage, Role
 
 Key = tuple[object, ...]
@@ -34,7 +35,12 @@ class _Entry:
 def understanding_key(payload: Payload, context: Context) -> Key:
     """What the understanding depends on: the message, the thread, the docs' language, a pressed button."""
     history = tuple(h.line() for h in context.history)
-    return (payload.text, history, context.docs_language, payload.chosen_action)
+    return (_plain(payload.text), history, context.docs_language, payload.chosen_action)
+
+
+def _plain(text: str) -> str:
+    """The message as every role sees it (the translation agent cleans it and strips mentions first)."""
+    return one_line(strip_mentions(text)) or one_line(text)
 
 
 class Understander:
@@ -89,7 +95,7 @@ class Understander:
 
     async def _call(self, payload: Payload, context: Context) -> tuple[Understanding, LLMUsage]:
         self.calls_started += 1
-        messages = prompts.understand(payload, context, self.scope)
+        messages = prompts.understand(payload.evolve(text=_plain(payload.text)), context, self.scope)
         return await ask(self.llm, messages, Understanding, role=Role.LANG, deadline=context.deadline)
 
 
