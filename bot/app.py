@@ -24,7 +24,7 @@ from storage.conversations import ConversationStore
 from storage.db import Database
 from storage.embedder import E5Embedder
 from storage.feedback import FeedbackStore
-from storage.ingest.ingestor import Ingestor, ProgressCallback
+from storage.ingest.ingestor import Ingestor, ProgressCallback, corpus_version
 from storage.ingest.model import IngestReport
 from storage.local_index import LocalVectorIndex
 from storage.runs import RunStore
@@ -118,6 +118,11 @@ class App:
         self._closers.clear()
 
 
+async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
+    """One number that grows whenever any of the collections changes (each collection's counter only grows)."""
+    return sum([await corpus_version(db, collection) for collection in collections])
+
+
 def llm_strategies(settings: Settings) -> Mapping[Role, Strategy]:
     """LLM strategies per role when an endpoint is configured; none otherwise (offline agents answer)."""
     if not settings.llm_enabled:
@@ -192,6 +197,8 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             runner=runner,
             usage=UsageGuard(settings.user_rate_limit, settings.workspace_rate_limit, settings.daily_token_budget),
             metrics=metrics,
+            cache=cache,
+            corpus_version=lambda collections: _corpus_version(db, collections),
         )
         ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
     except BaseException:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -29,15 +29,16 @@ from bot.messages import (
 from bot.metrics import Metrics
 from bot.settings import Settings
 from pipeline.codec import envelope_from_json, envelope_to_json
-from pipeline.envelope import Context, Payload
+from pipeline.envelope import Context, Envelope, Hop, Payload
 from pipeline.locales import texts
-from pipeline.result import PipelineResult
+from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
-from pipeline.types import ActionKind, SuggestedAction
+from pipeline.types import ActionKind, QualityDecision, Role, SuggestedAction
 from storage.actions import ActionStore
 from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
 from storage.runs import RunStore
+from storage.semantic_cache import SemanticCache
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,8 @@ class ConversationService:
         runner: PipelineRunner,
         usage: UsageLimiter | None = None,
         metrics: Metrics | None = None,
+        cache: SemanticCache | None = None,
+        corpus_version: Callable[[Sequence[str]], Awaitable[int]] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._settings = settings
@@ -86,6 +89,8 @@ class ConversationService:
         self._runner = runner
         self._usage: UsageLimiter = usage or _Unlimited()
         self._metrics = metrics or Metrics()
+        self._cache = cache
+        self._corpus_version = corpus_version
         self._now = now
         self._thread_locks: dict[str, asyncio.Lock] = {}
 
@@ -154,6 +159,9 @@ class ConversationService:
         )
         started = self._now()
         pending = await self._conversations.get_pending(conversation.id)
+        new_topic = not any(not m.from_bot for m in history)
+        if pending is None and new_topic and (cached := await self._cached(inbound, text, collections)):
+            return await self._finish(conversation, inbound.message_id, cached, started, cached=True)
         if pending is not None:
             envelope = envelope_from_json(pending)
             result = await self._runner.resume(envelope, context=context, reply_text=text)
@@ -164,7 +172,50 @@ class ConversationService:
                 payload=Payload(text=text),
                 context=context,
             )
+        await self._remember(result, collections)
         return await self._finish(conversation, inbound.message_id, result, started)
+
+    async def _cached(self, inbound: Inbound, text: str, collections: tuple[str, ...]) -> PipelineResult | None:
+        """A previously approved answer to a near-identical question over the same corpus version, if any."""
+        if self._cache is None or self._corpus_version is None:
+            return None
+        try:
+            version = await self._corpus_version(collections)
+            hit = await self._cache.lookup(text, collections, version)
+        except Exception:
+            log.warning("semantic cache lookup failed", exc_info=True)
+            return None
+        if hit is None:
+            return None
+        now = self._now()
+        payload = Payload(
+            text=text,
+            language=hit.language,
+            canonical_question=hit.question,
+            source_references=hit.sources,
+            response=hit.response,
+            quality_decision=QualityDecision.APPROVE,
+        )
+        hop = Hop(Role.SEARCH, f"semantic cache hit ({hit.similarity:.3f})", now, 0.0, strategy="cache")
+        envelope = Envelope(inbound.thread_key, inbound.message_id, payload, now, now, process_count=1, hops=[hop])
+        return PipelineResult(ResultKind.ANSWER, hit.response, hit.language, envelope, sources=hit.sources)
+
+    async def _remember(self, result: PipelineResult, collections: tuple[str, ...]) -> None:
+        payload = result.envelope.payload
+        if self._cache is None or self._corpus_version is None or result.kind != ResultKind.ANSWER:
+            return
+        try:
+            await self._cache.store(
+                payload.canonical_question or payload.text,
+                collections,
+                await self._corpus_version(collections),
+                response=result.text,
+                language=result.language,
+                sources=result.sources,
+                quality_decision=payload.quality_decision,
+            )
+        except Exception:
+            log.warning("semantic cache store failed", exc_info=True)
 
     async def _import_thread(
         self, conversation: ConversationRecord, fetcher: ThreadFetcher, *, skip_message_id: str
@@ -188,7 +239,13 @@ class ConversationService:
         await self._conversations.mark_history_fetched(conversation.id)
 
     async def _finish(
-        self, conversation: ConversationRecord, message_id: str, result: PipelineResult, started: datetime
+        self,
+        conversation: ConversationRecord,
+        message_id: str,
+        result: PipelineResult,
+        started: datetime,
+        *,
+        cached: bool = False,
     ) -> Reply:
         envelope = result.envelope
         if result.kind == "clarification":
@@ -202,7 +259,7 @@ class ConversationService:
             envelope,
             status=result.kind,
             reply_kind=result.kind,
-            cached=False,
+            cached=cached,
             started_at=started,
             finished_at=self._now(),
         )
@@ -210,7 +267,7 @@ class ConversationService:
         if tokens:
             await self._usage.record_tokens(conversation.workspace_id, tokens)
         self._metrics.observe_run(envelope, result.kind, (self._now() - started).total_seconds())
-        reply = await self._build_reply(conversation, result, run_id)
+        reply = await self._build_reply(conversation, result, run_id, cached=cached)
         await self._conversations.add_message(
             conversation.id,
             platform_message_id=f"bot:{run_id}",
@@ -232,7 +289,9 @@ class ConversationService:
         )
         return reply
 
-    async def _build_reply(self, conversation: ConversationRecord, result: PipelineResult, run_id: str) -> Reply:
+    async def _build_reply(
+        self, conversation: ConversationRecord, result: PipelineResult, run_id: str, *, cached: bool = False
+    ) -> Reply:
         t = texts(result.language)
         kind = {
             "answer": ReplyKind.ANSWER,
@@ -272,6 +331,7 @@ class ConversationService:
             reason=result.reason,
             note=result.note,
             run_id=run_id,
+            cached=cached,
             summary=summarize(result),
         )
 
@@ -292,17 +352,23 @@ class ConversationService:
         existing = await self._conversations.find(inbound.thread_key)
         language = existing.language if existing and existing.language else "en"
         t = texts(language)
-        consumed = await self._actions.consume(inbound.action_id, inbound.thread_key, inbound.user_id)
+        checked = await self._actions.resolve(inbound.action_id, inbound.thread_key)
+        feedback = checked.action is not None and checked.action.kind in (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL)
+        # Feedback buttons stay usable by everyone (one vote per person); every other button works once.
+        consumed = checked if feedback else await self._actions.consume(
+            inbound.action_id, inbound.thread_key, inbound.user_id
+        )
         if not consumed.accepted or consumed.action is None:
             reason = f"action_{consumed.reason.value if consumed.reason else 'unknown'}"
             log.info("button refused", extra={"reason": reason, "platform": inbound.platform})
             return ActionOutcome(accepted=False, chosen_label="", notice=notice_text(language, reason))
         action = consumed.action
         kind = action.kind
-        if kind in (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL):
-            await self._feedback.record(action.conversation_id, action.value or None, inbound.user_id,
-                                        helpful=kind is ActionKind.HELPFUL)
-            return ActionOutcome(accepted=True, chosen_label=action.label, notice=t.feedback_thanks)
+        if feedback:
+            first_vote = await self._feedback.record(
+                action.conversation_id, action.value or None, inbound.user_id, helpful=kind is ActionKind.HELPFUL
+            )
+            return ActionOutcome(accepted=first_vote, chosen_label=action.label, notice=t.feedback_thanks)
         if kind is ActionKind.HUMAN:
             reply = Reply(kind=ReplyKind.NOTICE, text=t.human_handoff, language=language,
                           conversation_id=action.conversation_id, reason="human_requested")

@@ -182,3 +182,40 @@ async def test_every_run_is_traceable(app: App) -> None:
     roles = [hop.role for hop in trace.runs[-1].hops]
     for role in ("lang", "essence", "search", "response", "quality"):
         assert role in roles
+
+
+async def test_a_repeated_question_in_a_new_thread_is_answered_from_the_semantic_cache(app: App) -> None:
+    first = await app.service.handle_message(inbound("What does error E-2041 mean?"))
+    assert first is not None and first.kind is ReplyKind.ANSWER and not first.cached
+    again = await app.service.handle_message(inbound("What does error E-2041 mean?"))
+    assert again is not None and again.cached
+    assert again.text == first.text and again.citations == first.citations
+    trace = await app.runs.trace(again.conversation_id)
+    assert trace is not None and trace.runs[-1].cached
+
+
+async def test_reingesting_a_changed_corpus_invalidates_the_cache(app: App, tmp_path: Any) -> None:
+    first = await app.service.handle_message(inbound("What does error E-2041 mean?"))
+    assert first is not None and first.kind is ReplyKind.ANSWER
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "note.md").write_text("# Release notes\n\n## Version 9\n\nThe hub now supports eight profiles.\n")
+    report = await app.ingest([str(extra)])
+    assert report.added == 1
+    again = await app.service.handle_message(inbound("What does error E-2041 mean?"))
+    assert again is not None and not again.cached
+
+
+async def test_everyone_in_the_thread_may_vote_once(app: App) -> None:
+    first = inbound("How do I pair the remote?")
+    reply = await app.service.handle_message(first)
+    assert reply is not None and reply.run_id
+    helpful = _action(reply, ActionKind.HELPFUL)
+    not_helpful = _action(reply, ActionKind.NOT_HELPFUL)
+    alice = await app.service.handle_action(inbound("x", thread=first.message_id, action_id=helpful, user="A"))
+    bob = await app.service.handle_action(inbound("x", thread=first.message_id, action_id=not_helpful, user="B"))
+    alice_again = await app.service.handle_action(inbound("x", thread=first.message_id, action_id=helpful, user="A"))
+    assert alice.accepted and bob.accepted and not alice_again.accepted
+    from storage.feedback import FeedbackStore
+
+    assert await FeedbackStore(app.db).counts(reply.run_id) == (1, 1)
