@@ -152,13 +152,22 @@ def _tail_blocks(reply: Reply) -> Blocks:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f"_{inert(reply.note)}_", verbatim=True)]))
     if reply.citations:
         blocks.append(_sources_block(reply.citations, reply.language))
-    options = [a for a in reply.actions if a.kind not in _FEEDBACK_KINDS][:MAX_CHOICES]
+    options = _choices([a for a in reply.actions if a.kind not in _FEEDBACK_KINDS])
     feedback = [a for a in reply.actions if a.kind in _FEEDBACK_KINDS]
     if options:
         blocks.append(ActionsBlock(block_id=OPTIONS_BLOCK, elements=[_button(a, i) for i, a in enumerate(options)]))
     if feedback:
         blocks.append(ActionsBlock(block_id=FEEDBACK_BLOCK, elements=[_button(a, i) for i, a in enumerate(feedback)]))
     return [b.to_dict() for b in blocks]
+
+
+def _choices(options: list[ReplyAction]) -> list[ReplyAction]:
+    """At most five choices; when cutting, keep "rephrase"/"retry" and drop the last topic choices."""
+    if len(options) <= MAX_CHOICES:
+        return options
+    fixed = [a for a in options if a.kind is not ActionKind.SEARCH][:MAX_CHOICES]
+    topics = [a for a in options if a.kind is ActionKind.SEARCH][: MAX_CHOICES - len(fixed)]
+    return [a for a in options if a in topics or a in fixed]
 
 
 def _sources_block(citations: Sequence[Citation], language: str) -> ContextBlock:

@@ -61,6 +61,14 @@ def test_clarification_has_at_most_five_option_buttons_with_opaque_values() -> N
     assert len(set(action_ids)) == len(action_ids)
 
 
+def test_cutting_choices_keeps_rephrase() -> None:
+    options = tuple(ReplyAction(f"id-{i}", f"Topic {i}", ActionKind.SEARCH) for i in range(5))
+    rephrase = ReplyAction("id-r", "Rephrase my question", ActionKind.REPHRASE)
+    [message] = render_reply(reply("Which one?", actions=(*options, rephrase)))
+    [block] = [b for b in message.blocks if b.get("block_id") == OPTIONS_BLOCK]
+    assert [e["value"] for e in block["elements"]] == ["id-0", "id-1", "id-2", "id-3", "id-r"]
+
+
 def test_long_button_label_is_shortened() -> None:
     [message] = render_reply(reply("?", actions=(ReplyAction("x", "L" * 200, ActionKind.SEARCH),)))
     [button] = message.blocks[-1]["elements"]
