@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -51,11 +51,15 @@ def _settings(verbose: bool, **overrides: Any) -> Settings:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        err.print(f"[red]error:[/red] invalid configuration: {problems}")
-        raise typer.Exit(EXIT_USAGE) from None
+        _fail(f"invalid configuration: {problems}")
     level = "INFO" if verbose else "WARNING"
     configure_logging(level, json_output=settings.log_json, secrets=_secret_values(settings))
     return settings
+
+
+def _fail(message: str) -> NoReturn:
+    err.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(EXIT_USAGE)
 
 
 def _secret_values(settings: Settings) -> list[str]:
@@ -215,6 +219,48 @@ def doctor(data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
     ok = _run(lambda: doctor_report(settings, out))
     if not ok:
         raise typer.Exit(EXIT_FAILURE)
+
+
+@cli.command()
+def reindex(
+    to: Annotated[str, typer.Option("--to", help="Target vector index (only 'pinecone').")] = "pinecone",
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Move the stored embeddings into another vector index without re-reading or re-embedding the sources."""
+    settings = _settings(verbose, data_dir=data_dir)
+    if to != "pinecone":
+        _fail(f"unknown target {to!r}; the only supported target is 'pinecone'")
+    if settings.pinecone_api_key is None:
+        _fail("set PINECONE_API_KEY (and optionally DOCBOT_PINECONE_INDEX / DOCBOT_PINECONE_HOST) first")
+
+    async def body() -> None:
+        from storage.db import Database
+        from storage.pinecone_index import PineconeIndex, reindex_from_database
+
+        db = Database(settings.effective_database_url)
+        assert settings.pinecone_api_key is not None
+        target = PineconeIndex(
+            api_key=settings.pinecone_api_key,
+            index_name=settings.pinecone_index,
+            dimension=384,
+            cloud=settings.pinecone_cloud,
+            region=settings.pinecone_region,
+            host=settings.pinecone_host,
+        )
+        try:
+            await db.migrate()
+            report = await reindex_from_database(db, target)
+        finally:
+            await target.close()
+            await db.dispose()
+        out.print(
+            f"{report.upserted} of {report.read} vectors moved to Pinecone index {settings.pinecone_index!r} "
+            f"in {report.upsert_requests} requests ({report.seconds:.1f} s); "
+            f"{report.skipped_wrong_dimension} skipped for a wrong dimension"
+        )
+
+    _run(body)
 
 
 @cli.command()
