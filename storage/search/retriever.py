@@ -13,9 +13,9 @@ import numpy.typing as npt
 from pipeline.types import Embedder, SearchHit, SearchQuality, SearchRequest, SearchResponse
 from storage.doc_tables import SessionFactory
 from storage.search.corpus import SearchCorpus
-from storage.search.fusion import adaptive_weights, dense_to_unit, dispersion, fuse
+from storage.search.fusion import adaptive_weights, dense_to_unit, dispersion, fuse, is_cross_language
 from storage.search.quality import FITTED, QualityThresholds, grade
-from storage.search.tokenize import tokenize
+from storage.search.tokenize import stopword_share, tokenize
 from storage.vector_index import VectorIndex, VectorIndexUnavailable
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ class HybridRetriever:
         *,
         candidates: int = 50,
         thresholds: QualityThresholds = FITTED,
+        docs_language: str = "en",
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._db = db
@@ -55,6 +56,7 @@ class HybridRetriever:
         self._index = index
         self._candidates = candidates
         self._thresholds = thresholds
+        self._docs_language = docs_language
         self._clock = clock
         self._corpus: SearchCorpus | None = None
         self._reload_lock = asyncio.Lock()
@@ -68,6 +70,11 @@ class HybridRetriever:
             log.info("search corpus loaded", extra={"chunks": len(chunks), "documents": len(docs)})
 
     reload = load
+
+    @property
+    def corpus(self) -> SearchCorpus | None:
+        """The current snapshot (None before `load`); read-only use, e.g. keyword-only baselines in benchmarks."""
+        return self._corpus
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         started = self._clock()
@@ -129,8 +136,11 @@ class HybridRetriever:
         cosine = np.array([dense_hits.get(corpus.chunks[r].id, 0.0) for r in candidates], dtype=np.float32)
         coverage = corpus.text_level.coverage(tokens)
         weights = adaptive_weights(coverage, dispersion(text_scores[mask]), dense_available=dense_available)
+        cross_language = not request.text_eng and is_cross_language(  # an English form restores monolingual scores
+            request.language, self._docs_language, stopword_share=stopword_share(request.text), coverage=coverage
+        )
         levels = {
-            "dense": dense_to_unit(cosine),
+            "dense": dense_to_unit(cosine, cross_language=cross_language),
             "keywords": _relative(text_scores[candidates], float(text_scores.max())),
             "crumbs": _relative(crumbs_scores[candidates], float(crumbs_scores.max())),
             "summary": _relative(summary_scores[candidates], float(summary_scores.max())),
@@ -172,4 +182,5 @@ class HybridRetriever:
         quality = grade(top, margin, self._thresholds)
         timings["total"] = round((self._clock() - started) * 1000, 3)
         timings["keyword_weight"] = round(weights.keywords, 3)  # diagnostics: how much keywords counted
+        timings["cross_language"] = float(cross_language)
         return SearchResponse(hits=tuple(hits), quality=quality, timings_ms=timings)

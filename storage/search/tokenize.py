@@ -56,3 +56,9 @@ def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
             continue
         out.append(_stem(word) if word.isascii() else word)
     return out
+
+
+def stopword_share(text: str) -> float:
+    """Share of the words of `text` that are English function words (about 0.3-0.5 for English questions)."""
+    words = _TOKEN.findall(text.lower())
+    return sum(w in ENGLISH_STOPWORDS for w in words) / len(words) if words else 0.0

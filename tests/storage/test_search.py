@@ -63,6 +63,7 @@ CROSS_LANGUAGE = [
 
 
 @pytest.mark.integration
+@pytest.mark.slow  # pays for embedding the manual (about 4 s on a quiet box)
 async def test_questions_in_other_languages_find_the_english_section(e5_corpus: Corpus) -> None:
     ranks = []
     for _, question, gold in CROSS_LANGUAGE:

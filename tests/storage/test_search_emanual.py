@@ -1,0 +1,45 @@
+"""The e-manual helper on a tiny corpus in the real layout, and the real benchmark when the shared data is present."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.retrieval import evaluate
+from tests.conftest import shared_path
+from tests.helpers.emanual import load_emanual
+
+
+@pytest.mark.unit
+def test_emanual_layout_is_converted_to_seed_records_and_gold_sections(tmp_path: Path) -> None:
+    corpus = {
+        "section_0": {"id": "section_0", "title": "Using Bixby", "text": ["Speak into the", "microphone.", "- 7 -"]},
+        "section_1": {"id": "section_1", "title": "Running Bixby", "text": ["Press and hold the", "button."]},
+        "section_2": {"id": "section_2", "title": "Using Bixby", "text": ["A guide to", "voice commands", "for TV."]},
+    }
+    (tmp_path / "tv_manual_corpus.json").write_text(json.dumps(corpus))
+    with (tmp_path / "tv_50_questions.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["question_id", "question", "section_path", "section_link", "answer"])
+        writer.writerow([1, "How do I run Bixby?", "Quick Guides>Using Bixby>Running Bixby", "", "Press and hold"])
+        writer.writerow([2, "Which voice commands exist?", "Guides>Using Bixby", "", "A guide to voice commands"])
+        writer.writerow([3, "Unrelated", "Nowhere>Missing", "", "zebra giraffe"])
+    docs, pairs = load_emanual(tmp_path)
+    assert [d["source"] for d in docs] == ["emanual/section_0", "emanual/section_1", "emanual/section_2"]
+    assert docs[0]["content"] == "Speak into the microphone."
+    assert pairs == [
+        {"question": "How do I run Bixby?", "gold": "emanual/section_1", "lang": "en"},
+        {"question": "Which voice commands exist?", "gold": "emanual/section_2", "lang": "en"},  # tie broken by text
+    ]
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_emanual_benchmark_fusion_is_not_worse_than_either_baseline() -> None:
+    docs, pairs = load_emanual(shared_path("emanual"))
+    result = evaluate(docs, pairs)["systems"]
+    for metric in ("hit@5", "mrr"):
+        assert result["ours"][metric] >= max(result["bm25"][metric], result["dense"][metric]) - 0.03, result
