@@ -18,8 +18,12 @@ _MENTION = re.compile(r"<[@#!&][^<>\s]*>")  # Slack <@U123>, <#C1|name>, <!here>
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+(?:['’][^\W_]+)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n{1,}")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_ITEM = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")  # a list item opens a new line of thought
+_CLOSED = re.compile(r"^(?:#{1,6}\s|>|\|)")  # headings, quotes, table rows: never continued by the next line
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
 _CITATION = re.compile(r"\[(\d{1,3})\]")
+_WORDS_ONLY = re.compile(r"[^\w]+")
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 
 
@@ -91,14 +95,64 @@ def overlap(question: set[str], passage: set[str]) -> float:
     return len(question & passage) / len(question)
 
 
+def _logical_lines(text: str) -> list[str]:
+    """Lines as an author meant them: hard-wrapped paragraph and list-item lines are joined back together."""
+    units: list[str] = []
+    open_unit = False  # whether the last unit may continue on the next line
+    in_code = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            in_code, open_unit = not in_code, False
+            continue
+        if not line or in_code:
+            if line:
+                units.append(line)
+            open_unit = False
+            continue
+        if open_unit and not _ITEM.match(line) and not _CLOSED.match(line):
+            units[-1] = f"{units[-1]} {line}"
+            continue
+        units.append(line)
+        open_unit = not _CLOSED.match(line)
+    return units
+
+
+def _table_row(line: str) -> str | None:
+    """`| a | b | c |` as `a: b — c`; None for the rule under a table header."""
+    if _TABLE_RULE.match(line):
+        return None
+    cells = [c.strip() for c in line.strip().strip("|").split("|") if c.strip()]
+    if not cells:
+        return None
+    return f"{cells[0]}: {' — '.join(cells[1:])}" if len(cells) > 1 else cells[0]
+
+
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences; markdown headings and bullets become their own sentences."""
+    """Split markdown-ish prose into sentences: wrapped lines are joined, headings, list items and table rows
+    (rendered `a: b — c`, header rows dropped) stand alone, and paragraphs are cut after sentence-ending punctuation."""
     out: list[str] = []
-    for part in _SENTENCE_END.split(text):
-        part = part.strip().lstrip("#>-*• ").strip()
-        if part:
-            out.append(part)
+    units = _logical_lines(text)
+    for position, unit in enumerate(units):
+        if unit.startswith("|"):
+            following = units[position + 1] if position + 1 < len(units) else ""
+            if _TABLE_RULE.match(following):
+                continue  # a header row names the columns; it says nothing on its own
+            row = _table_row(unit)
+            if row:
+                out.append(row)
+            continue
+        unit = _ITEM.sub("", unit.lstrip("#> ").strip())
+        for part in _SENTENCE_END.split(unit):
+            part = part.strip()
+            if part:
+                out.append(part)
     return out
+
+
+def comparable(text: str) -> str:
+    """Words only, case-folded: for checking that a quote appears in a source whatever its punctuation."""
+    return " ".join(_WORDS_ONLY.sub(" ", text).casefold().split())
 
 
 def citations(text: str) -> list[int]:

@@ -18,7 +18,7 @@ from pipeline.types import QualityDecision, Role, SourceReference
 
 
 def _folded(text: str) -> str:
-    return textutil.one_line(text).casefold()
+    return textutil.comparable(text)
 
 
 def untraceable_lines(

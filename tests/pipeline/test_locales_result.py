@@ -71,3 +71,25 @@ def test_text_helpers() -> None:
     assert textutil.features("pairing the remotes", {"the"}) == textutil.features("paired remote") == {"pair", "remot"}
     assert textutil.features("пульты пульта", language="ru") == {"пульт"}
     assert textutil.features("遥控器配对", language="zh") == {"遥控", "控器", "器配", "配对"}
+
+
+def test_sentences_follow_markdown_structure() -> None:
+    doc = (
+        "# Remote\n\nHold the Link key for five seconds until the light\nblinks blue. Then release it.\n\n"
+        "| key | action |\n|---|---|\n| Link | pairs the remote |\n\n"
+        "1. Open the app.\n   Choose Add speaker.\n- a bullet\n  that wraps\n```\norbit reset --all\n```\n"
+        "它是什么。怎么用？"
+    )
+    assert textutil.sentences(doc) == [
+        "Remote",
+        "Hold the Link key for five seconds until the light blinks blue.",
+        "Then release it.",
+        "Link: pairs the remote",
+        "Open the app.",
+        "Choose Add speaker.",
+        "a bullet that wraps",
+        "orbit reset --all",
+        "它是什么。",
+        "怎么用？",
+    ]
+    assert textutil.comparable("| Link | pairs the remote |") == textutil.comparable("Link: pairs — the REMOTE")
