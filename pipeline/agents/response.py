@@ -132,7 +132,7 @@ class ResponseAgent:
             used.add(key)
             following = candidate.index + 1
             short = len(quote) < self._max_quote_chars // 2 and quote.endswith(SENTENCE_ENDS)
-            if following < len(candidate.sentences) and short:
+            if following < len(candidate.sentences) and short and (candidate.source.chunk_id, following) not in used:
                 extra = candidate.sentences[following]
                 if len(quote) + len(extra) + 1 <= self._max_quote_chars:
                     quote = f"{quote} {extra}"

@@ -163,3 +163,20 @@ async def test_the_embedder_is_used_only_across_languages() -> None:
     spanish = english.evolve(text="¿Qué pilas usa el mando?", canonical_question=None, language="es")
     await agent.run(spanish, Context(docs_language="en"))
     assert embedder.calls == 2  # the question and the sentences
+
+
+async def test_quotes_never_repeat_a_sentence() -> None:
+    source = hit("Greek", 0.9, "Alpha beta gamma. Delta alpha epsilon. Zeta eta theta.")
+    payload = Payload(text="alpha delta epsilon", language="en", search_quality=SearchQuality.GOOD).evolve(
+        search_results=(source,)
+    )
+    payload = (await AugmentationAgent().run(payload, Context())).payload
+    answer = (await ResponseAgent().run(payload, Context())).payload.response or ""
+    quoted = [
+        sentence
+        for line in answer.splitlines()
+        if line.startswith("> ")
+        for sentence in textutil.sentences(textutil.without_citations(line[2:]))
+    ]
+    assert "Delta alpha epsilon." in quoted
+    assert len(quoted) == len(set(quoted))
