@@ -60,7 +60,9 @@ class PipelineRunner:
         max_regenerate_rounds: int,
         clock: Clock | None = None,
         manager: Manager | None = None,
+        role_timeouts: Mapping[Role, float] | None = None,
     ) -> None:
+        """`role_timeout_s` bounds every agent run; `role_timeouts` overrides it per role (e.g. a slower response)."""
         missing = [r.value for r in AGENT_ROLES if r not in agents]
         if missing:
             raise ValueError(f"no agent for roles: {', '.join(missing)}")
@@ -68,7 +70,9 @@ class PipelineRunner:
             raise ValueError("timeouts and process limits must be positive, round limits non-negative")
         self._agents = dict(agents)
         self._limits = build_limits(limits, max_waiting)
-        self._role_timeout_s = role_timeout_s
+        self._role_timeouts = {role: (role_timeouts or {}).get(role, role_timeout_s) for role in Role}
+        if min(self._role_timeouts.values()) <= 0:
+            raise ValueError("role timeouts must be positive")
         self._max_process_count = max_process_count
         self._max_research_rounds = max_research_rounds
         self._max_regenerate_rounds = max_regenerate_rounds
@@ -183,7 +187,7 @@ class PipelineRunner:
         try:
             async with self._limits[role].slot():
                 entered = self._clock.monotonic()
-                timeout = self._timeout(context, entered)
+                timeout = self._timeout(role, context, entered)
                 if timeout <= 0:
                     raise _Stop(self._fail(envelope, role, "timeout", "the question's deadline passed"))
                 async with asyncio.timeout(timeout):
@@ -192,7 +196,7 @@ class PipelineRunner:
             raise _Stop(self._busy(envelope, busy)) from None
         except TimeoutError:
             self._record_failed_hop(envelope, role, started_at, begin, entered, "timeout")
-            message = f"{role.value} did not finish within {self._timeout(context, entered):.3g}s"
+            message = f"{role.value} did not finish within {self._timeout(role, context, entered):.3g}s"
             raise _Stop(self._fail(envelope, role, "timeout", message)) from None
         except _Stop:
             raise
@@ -222,10 +226,10 @@ class PipelineRunner:
             )
         )
 
-    def _timeout(self, context: Context, now: float) -> float:
+    def _timeout(self, role: Role, context: Context, now: float) -> float:
         if context.deadline is None:
-            return self._role_timeout_s
-        return min(self._role_timeout_s, context.deadline - now)
+            return self._role_timeouts[role]
+        return min(self._role_timeouts[role], context.deadline - now)
 
     def _record_failed_hop(
         self, envelope: Envelope, role: Role, started_at: datetime, begin: float, entered: float, error: str

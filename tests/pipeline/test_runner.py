@@ -148,6 +148,14 @@ async def test_hanging_agent_times_out_and_the_result_says_so() -> None:
     assert result.envelope.hops[-1].error == "timeout"
 
 
+async def test_a_role_may_have_its_own_timeout() -> None:
+    runner, _ = make_runner({Role.RESPONSE: passing(delay=0.1)}, role_timeout_s=0.05, role_timeouts={Role.RESPONSE: 1})
+    assert (await run(runner)).kind is ResultKind.ANSWER
+    strict, _ = make_runner({Role.RESPONSE: passing(delay=0.1)}, role_timeout_s=1, role_timeouts={Role.RESPONSE: 0.05})
+    result = await run(strict)
+    assert result.reason == "timeout" and result.envelope.errors[-1].role is Role.RESPONSE
+
+
 async def test_the_question_deadline_caps_role_timeouts() -> None:
     runner, _ = make_runner({Role.SEARCH: passing(delay=0.5)}, role_timeout_s=5.0)
     result = await run(runner, deadline=time.monotonic() + 0.1)
