@@ -46,7 +46,11 @@ class _Stop(Exception):
 
 
 class PipelineRunner:
-    """Runs the ten roles over one envelope. Construct once per process; `run` and `resume` are concurrency-safe."""
+    """Runs the ten roles over one envelope. Construct once per process; `run` and `resume` are concurrency-safe.
+
+    `process_count` counts agent runs (the circuit breaker's measure); the manager's routing decisions are
+    recorded as hops of role `manager` too, but not counted.
+    """
 
     def __init__(
         self,
