@@ -80,8 +80,15 @@ async def test_a_free_text_reply_to_a_clarification_is_answered(runner: Pipeline
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   \n\t ", "🙂🙂🙂", "كيف أقوم بإقران جهاز التحكم عن بعد؟", "\x00\x01\ufffd\x7f" * 20, "remote pairing " * 3500,
-     "<@U0BOT> <#C01|general>"],
+    [
+        "",
+        "   \n\t ",
+        "🙂🙂🙂",
+        "كيف أقوم بإقران جهاز التحكم عن بعد؟",
+        "\x00\x01\ufffd\x7f" * 20,
+        "remote pairing " * 3500,
+        "<@U0BOT> <#C01|general>",
+    ],
     ids=["empty", "whitespace", "emoji", "rtl", "binary", "50k", "mentions-only"],
 )
 async def test_odd_input_never_fails(runner: PipelineRunner, text: str) -> None:
