@@ -112,7 +112,10 @@ class ResponseAgent:
         head = passages[: self._max_embedded]
         query = await self._embedder.embed_queries([question])
         vectors = await self._embedder.embed_passages(head)
-        dense = [float(v) for v in np.clip(vectors @ query[0], 0.0, 1.0)]
+        cosine = vectors @ query[0]
+        spread = float(cosine.max() - cosine.min())
+        # e5 cosines crowd into a narrow band; stretch them so sentence relevance weighs as much as word overlap
+        dense = [float(v) for v in ((cosine - cosine.min()) / spread if spread > 1e-6 else np.ones_like(cosine))]
         return dense + [0.0] * (len(passages) - len(head))
 
     def _pick(self, ranked: list[Candidate]) -> list[tuple[int, str]]:
