@@ -1,0 +1,87 @@
+"""`python -m bench --quick --json` on tiny sizes: every figure present, absent data skipped with its path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.report import FIGURE_KEYS, RECALL_SETS, SYSTEMS
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = [
+    "--quick", "--json", "--embedder", "hashing", "--messages", "30", "--conversations", "12", "--call-ms", "2",
+    "--sizes", "500", "--queries", "5", "--ingest-collections", "1", "--ack-rounds", "1", "--ack-pipeline-s", "0.1",
+    "--recall-questions", "6", "--eval-questions", "4",
+]  # fmt: skip
+
+
+def _bench(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", *TINY, *args], cwd=REPO, capture_output=True, text=True, timeout=110
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures: dict[str, Any] = json.loads(done.stdout)
+    return figures
+
+
+def _tiny_shared_data(root: Path) -> Path:
+    """An e-manual folder (corpus JSON + QA CSV) and SQuAD v1.1 dev JSON, a few items each, in the real layouts."""
+    emanual = root / "emanual"
+    emanual.mkdir(parents=True)
+    corpus = {
+        "section_0": {"id": "section_0", "title": "Pairing the remote", "text": ["Hold Home and Back for five",
+                                                                                 "seconds to pair the remote."]},
+        "section_1": {"id": "section_1", "title": "Sleep timer", "text": "The sleep timer turns the TV off later."},
+        "section_2": {"id": "section_2", "title": "Picture size", "text": "Picture size fits the image to the screen."},
+    }  # fmt: skip
+    (emanual / "emanual_corpus.json").write_text(json.dumps(corpus), encoding="utf-8")
+    (emanual / "qa_test.csv").write_text(
+        "question,section_path,answer\n"
+        "How do I pair my remote?,Remote > Pairing the remote,Hold Home and Back for five seconds\n"
+        "How do I turn the TV off after a while?,General > Sleep timer,The sleep timer turns the TV off\n",
+        encoding="utf-8",
+    )
+    squad = root / "squad"
+    squad.mkdir()
+    paragraphs = [
+        {"context": "Corvids are birds that solve puzzles.",
+         "qas": [{"id": "a", "question": "Which birds solve puzzles?", "answers": [{"text": "Corvids"}]}]},
+        {"context": "Lentils are legumes cooked in soups.",
+         "qas": [{"id": "b", "question": "What are lentils cooked in?", "answers": [{"text": "soups"}]}]},
+    ]  # fmt: skip
+    (squad / "dev-v1.1.json").write_text(json.dumps({"data": [{"title": "Misc", "paragraphs": paragraphs}]}))
+    return root
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_quick_json_run_on_tiny_sizes(tmp_path: Path) -> None:
+    absent = tmp_path / "absent"
+    figures = _bench("--data", str(absent))
+    assert [k for k in FIGURE_KEYS if k not in figures] == []
+    assert not any(reason.startswith("error") for reason in figures["skipped"].values()), figures["skipped"]
+    assert figures["skipped"]["recall.emanual"] == f"skipped: data not present at {absent / 'emanual'}"
+    assert figures["skipped"]["recall.squad"] == f"skipped: data not present at {absent / 'squad' / 'dev-v1.1.json'}"
+    assert figures["recall_at_1"]["emanual"] is None and figures["recall_at_1"]["squad"] is None
+    assert set(figures["recall_at_1"]["fixture"]) == set(SYSTEMS)
+    assert figures["throughput_lost"] == 0
+    assert figures["overhead_per_role_p50_ms"].keys() >= {"lang", "guardrails", "guardrails#2", "quality", "finish"}
+    assert figures["eval"]["questions"] == 4 and figures["eval"]["unanswerable"] == 2
+    assert figures["search_p95_ms_500"] is not None and figures["search_p95_ms_100k"] is None  # size not run
+    assert figures["meta"]["quick"] is True and figures["meta"]["machine"]["cores"] >= 1
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_data_option_adds_the_emanual_and_squad_rows(tmp_path: Path) -> None:
+    figures = _bench("--data", str(_tiny_shared_data(tmp_path / "shared")))
+    for name in RECALL_SETS:
+        assert set(figures["recall_at_1"][name]) == set(SYSTEMS), name
+    assert figures["recall_sizes"]["emanual"] == {"documents": 3, "questions": 2}
+    assert figures["recall_sizes"]["squad"] == {"documents": 2, "questions": 2}
+    assert "recall.emanual" not in figures["skipped"] and "recall.squad" not in figures["skipped"]
