@@ -81,6 +81,13 @@ PARAPHRASES: tuple[tuple[str, str], ...] = (
 )
 
 
+NEAR_MISSES: tuple[tuple[str, str], ...] = (  # close wording, different answers
+    ("What does error E-2041 mean?", "What does error E-3307 mean?"),
+    ("How do I set the volume to 20?", "How do I set the volume to 80?"),
+    ("How do I pair the remote with the hub?", "How do I unpair the remote from the hub?"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Section:
     title: str
@@ -205,7 +212,7 @@ async def cache_hit_rate(thresholds: Sequence[float]) -> None:
     print(f"\nsemantic cache on {len(PARAPHRASES)} paraphrase pairs (E5 small, memory):")
     for threshold in thresholds:
         cache = SemanticCache(None, embedder, threshold)
-        for original, _ in PARAPHRASES:
+        for original in [o for o, _ in PARAPHRASES] + [o for o, _ in NEAR_MISSES]:
             await cache.store(
                 original,
                 ("manual",),
@@ -226,9 +233,11 @@ async def cache_hit_rate(thresholds: Sequence[float]) -> None:
         unrelated = [q for q in QUESTIONS if q not in {o for o, _ in PARAPHRASES}]
         false_hits = sum([await cache.lookup(q, ("manual",), 1) is not None for q in unrelated])
         repeats = sum([await cache.lookup(o, ("manual",), 1) is not None for o, _ in PARAPHRASES])
+        near = sum([await cache.lookup(other, ("manual",), 1) is not None for _, other in NEAR_MISSES])
         print(
             f"  threshold {threshold:.2f}: paraphrase hits {hits}/{len(PARAPHRASES)}, wrong answers {wrong}, "
             f"exact repeats {repeats}/{len(PARAPHRASES)}, false hits on other questions {false_hits}/{len(unrelated)}, "
+            f"near misses answered wrongly {near}/{len(NEAR_MISSES)}, "
             f"lookup median {statistics.median(latencies):.1f} ms"
         )
 

@@ -4,11 +4,15 @@ for the same collections and corpus version, gets that answer at once.
 Vectors are held in memory per (collections, corpus version) and persisted in the `semantic_cache` table; a bucket
 is loaded from the table the first time it is asked for. Re-ingesting bumps the corpus version, so old entries stop
 matching; `forget_older` deletes them.
+
+Embeddings barely see numbers ("set the volume to 20" and "... to 80" are 0.96 apart with E5), so a match also
+needs the same numbers and codes (any word with a digit) in both questions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -42,6 +46,14 @@ class _Bucket:
     vectors: np.ndarray[Any, np.dtype[np.float32]]
     answers: list[CachedAnswer] = field(default_factory=list)
     row_ids: list[int | None] = field(default_factory=list)
+
+
+_IDENTIFIER = re.compile(r"\w*\d[\w.-]*")
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """Numbers, versions and codes in a question (`E-2041`, `v2.1`, `20`): they must match exactly."""
+    return frozenset(token.strip(".-") for token in _IDENTIFIER.findall(text.lower()))
 
 
 def collections_key(collections: Sequence[str]) -> str:
@@ -82,10 +94,11 @@ class SemanticCache:
         if not bucket.answers:
             return None
         vector = await self._embed(question)
-        scores = bucket.vectors @ vector
-        if language is not None:
-            mask = np.array([a.language == language for a in bucket.answers])
-            scores = np.where(mask, scores, -1.0)
+        wanted = identifiers(question)
+        mask = np.array(
+            [identifiers(a.question) == wanted and (language is None or a.language == language) for a in bucket.answers]
+        )
+        scores = np.where(mask, bucket.vectors @ vector, -1.0)
         best = int(np.argmax(scores))
         similarity = float(scores[best])
         if similarity < self.threshold:

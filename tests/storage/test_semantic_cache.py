@@ -88,6 +88,17 @@ async def test_language_must_match_when_given(db: Database) -> None:
 
 
 @pytest.mark.unit
+async def test_numbers_and_codes_must_match() -> None:
+    cache = SemanticCache(None, HashingEmbedder(), threshold=0.5)
+    await store(cache, "How do I set the volume to 20?")
+    await store(cache, "What does error E-2041 mean?")
+    assert await cache.lookup("How do I set the volume to 80?", ("manual", "faq"), 1) is None
+    assert await cache.lookup("What does error E-3307 mean?", ("manual", "faq"), 1) is None
+    found = await cache.lookup("what does the error e-2041 mean", ("manual", "faq"), 1)
+    assert found is not None and found.question == "What does error E-2041 mean?"
+
+
+@pytest.mark.unit
 async def test_memory_only_cache_works_without_a_database() -> None:
     cache = SemanticCache(None, HashingEmbedder())
     await store(cache)
