@@ -22,7 +22,7 @@ from pipeline.llm.schemas import (
     ScopeVerdict,
     Translation,
 )
-from pipeline.llm.structured import ask
+from pipeline.llm.structured import ask, role_deadline
 from pipeline.llm.understand import Understander
 from pipeline.locales import texts
 from pipeline.types import LLM, ActionKind, ContextType, LLMUsage, QualityDecision, Role, SuggestedAction
@@ -60,24 +60,34 @@ def _scope_fields(verdict: ScopeVerdict, reason: str) -> dict[str, object]:
     return {"within_scope": inside, "scope_reason": reason, "refusal_reason": refusal}
 
 
-class LanguageStrategy:
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
+class _LLMRole:
+    """An LLM strategy: its calls end before the role's timeout (less the fallback's reserve) and the question's
+    deadline, so the offline strategy can still answer in time."""
 
+    def __init__(self, llm: LLM, *, role_timeout_s: float | None = None) -> None:
+        self.llm = llm
+        self.role_timeout_s = role_timeout_s
+
+    def deadline(self, context: Context) -> float | None:
+        return role_deadline(context.deadline, self.role_timeout_s)
+
+
+class LanguageStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await ask(
-            self.llm, prompts.language(payload, context), LanguageDecision, role=Role.LANG, deadline=context.deadline
+            self.llm,
+            prompts.language(payload, context),
+            LanguageDecision,
+            role=Role.LANG,
+            deadline=self.deadline(context),
         )
         code = language_code(found.language)
         result = payload.evolve(language=code, confidence=found.confidence)
         return _llm(result, f"language={code} ({found.confidence:.2f})", usage)
 
 
-class TranslationStrategy:
+class TranslationStrategy(_LLMRole):
     """Skips the call when the text is already in the documentation's language."""
-
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if same_language(payload.language, context.docs_language):
@@ -87,7 +97,7 @@ class TranslationStrategy:
             prompts.translation(payload, context),
             Translation,
             role=Role.TRANSLATION,
-            deadline=context.deadline,
+            deadline=self.deadline(context),
         )
         return _llm(payload.evolve(text_eng=found.text_eng), f"translated {payload.language}->en", usage)
 
@@ -107,13 +117,14 @@ def _essence_decision(fields: dict[str, object]) -> str:
     return f"{kind}, clarify" if fields.get("needs_clarification") else f"{kind}"
 
 
-class EssenceStrategy:
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
-
+class EssenceStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await ask(
-            self.llm, prompts.essence(payload, context), EssenceDecision, role=Role.ESSENCE, deadline=context.deadline
+            self.llm,
+            prompts.essence(payload, context),
+            EssenceDecision,
+            role=Role.ESSENCE,
+            deadline=self.deadline(context),
         )
         if not found.canonical_question.strip():
             raise StrategyFailed("llm gave an empty canonical question")
@@ -127,11 +138,11 @@ class EssenceStrategy:
         return _llm(payload.evolve(**fields), _essence_decision(fields), usage)
 
 
-class GuardrailsStrategy:
+class GuardrailsStrategy(_LLMRole):
     """Capability and topic, before search (the agent judges the evidence after search without a model)."""
 
-    def __init__(self, llm: LLM, scope: str = DEFAULT_SCOPE) -> None:
-        self.llm = llm
+    def __init__(self, llm: LLM, scope: str = DEFAULT_SCOPE, *, role_timeout_s: float | None = None) -> None:
+        super().__init__(llm, role_timeout_s=role_timeout_s)
         self.scope = scope
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
@@ -140,16 +151,13 @@ class GuardrailsStrategy:
             prompts.guardrails(payload, context, self.scope),
             GuardrailsDecision,
             role=Role.GUARDRAILS,
-            deadline=context.deadline,
+            deadline=self.deadline(context),
         )
         return _llm(payload.evolve(**_scope_fields(found.verdict, found.reason)), found.verdict, usage)
 
 
-class ResponseStrategy:
+class ResponseStrategy(_LLMRole):
     """Writes the cited answer in the user's language; on a regenerate round it reads the reviewer's notes."""
-
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if not payload.source_references:  # nothing to ground on: the localized "not covered" text, no call
@@ -162,7 +170,7 @@ class ResponseStrategy:
             prompts.answer(payload, context, language=language, feedback=feedback),
             Answer,
             role=Role.RESPONSE,
-            deadline=context.deadline,
+            deadline=self.deadline(context),
         )
         if not found.answer.strip():
             raise StrategyFailed("llm gave an empty answer")
@@ -171,12 +179,9 @@ class ResponseStrategy:
         return _llm(payload.evolve(response=found.answer.strip()), decision, usage)
 
 
-class QualityStrategy:
+class QualityStrategy(_LLMRole):
     """Checks cited numbers in code first (a bad number means regenerate, no call), then asks the model
     whether every claim is supported."""
-
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if not payload.response:
@@ -194,7 +199,11 @@ class QualityStrategy:
             regenerate = self._decided(payload, QualityDecision.REGENERATE, bad)
             return _llm(regenerate, "regenerate: bad citation", LLMUsage())
         found, usage = await ask(
-            self.llm, prompts.quality(payload, context), QualityVerdict, role=Role.QUALITY, deadline=context.deadline
+            self.llm,
+            prompts.quality(payload, context),
+            QualityVerdict,
+            role=Role.QUALITY,
+            deadline=self.deadline(context),
         )
         decision = QualityDecision(found.decision)
         notes: tuple[str, ...] = tuple(f"unsupported: {claim}" for claim in found.unsupported_claims[:5])
@@ -213,10 +222,7 @@ class QualityStrategy:
         return payload.evolve(**changes)
 
 
-class ClarificationStrategy:
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
-
+class ClarificationStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         language = payload.language or context.docs_language
         found, usage = await ask(
@@ -224,7 +230,7 @@ class ClarificationStrategy:
             prompts.clarification(payload, context, language=language),
             Clarification,
             role=Role.CLARIFICATION,
-            deadline=context.deadline,
+            deadline=self.deadline(context),
         )
         if not found.message.strip():
             raise StrategyFailed("llm gave an empty clarifying question")
@@ -291,16 +297,19 @@ class UnderstoodGuardrails:
         return _llm(payload.evolve(**fields), f"{found.scope_verdict} [understand]", usage)
 
 
-def build_strategies(llm: LLM, *, fast: bool, scope: str = DEFAULT_SCOPE) -> dict[Role, Strategy]:
+def build_strategies(
+    llm: LLM, *, fast: bool, scope: str = DEFAULT_SCOPE, role_timeout_s: float | None = None
+) -> dict[Role, Strategy]:
     """The LLM strategy of every role that has one. `fast`: one shared "understand" call for lang, translation,
-    essence and guardrails. `scope` tells guardrails what the documentation covers."""
+    essence and guardrails. `scope` tells guardrails what the documentation covers. `role_timeout_s` (the runner's
+    per-role timeout) bounds each role's LLM time so a slow model still leaves time for the offline answer."""
     strategies: dict[Role, Strategy] = {
-        Role.RESPONSE: ResponseStrategy(llm),
-        Role.QUALITY: QualityStrategy(llm),
-        Role.CLARIFICATION: ClarificationStrategy(llm),
+        Role.RESPONSE: ResponseStrategy(llm, role_timeout_s=role_timeout_s),
+        Role.QUALITY: QualityStrategy(llm, role_timeout_s=role_timeout_s),
+        Role.CLARIFICATION: ClarificationStrategy(llm, role_timeout_s=role_timeout_s),
     }
     if fast:
-        understander = Understander(llm, scope=scope)
+        understander = Understander(llm, scope=scope, role_timeout_s=role_timeout_s)
         strategies |= {
             Role.LANG: UnderstoodLanguage(understander),
             Role.TRANSLATION: UnderstoodTranslation(understander),
@@ -309,9 +318,9 @@ def build_strategies(llm: LLM, *, fast: bool, scope: str = DEFAULT_SCOPE) -> dic
         }
     else:
         strategies |= {
-            Role.LANG: LanguageStrategy(llm),
-            Role.TRANSLATION: TranslationStrategy(llm),
-            Role.ESSENCE: EssenceStrategy(llm),
-            Role.GUARDRAILS: GuardrailsStrategy(llm, scope),
+            Role.LANG: LanguageStrategy(llm, role_timeout_s=role_timeout_s),
+            Role.TRANSLATION: TranslationStrategy(llm, role_timeout_s=role_timeout_s),
+            Role.ESSENCE: EssenceStrategy(llm, role_timeout_s=role_timeout_s),
+            Role.GUARDRAILS: GuardrailsStrategy(llm, scope, role_timeout_s=role_timeout_s),
         }
     return strategies

@@ -31,6 +31,14 @@ def remaining_s(deadline: float | None, reserve_s: float = FALLBACK_RESERVE_S) -
     return deadline - reserve_s - time.monotonic()
 
 
+def role_deadline(question_deadline: float | None, role_timeout_s: float | None) -> float | None:
+    """The earlier of the question's deadline and the end of this role's time slot (monotonic seconds)."""
+    if role_timeout_s is None:
+        return question_deadline
+    own = time.monotonic() + role_timeout_s
+    return own if question_deadline is None else min(question_deadline, own)
+
+
 async def complete_within(
     llm: LLM,
     messages: Sequence[ChatMessage],

@@ -17,7 +17,7 @@ from pipeline.agents.base import StrategyFailed
 from pipeline.envelope import Context, Payload
 from pipeline.llm import prompts
 from pipeline.llm.schemas import Understanding
-from pipeline.llm.structured import ask
+from pipeline.llm.structured import ask, role_deadline
 from pipeline.text import one_line, strip_mentions
 from pipeline.types import LLM, LLMUsage, Role
 
@@ -49,12 +49,14 @@ class Understander:
         llm: LLM,
         *,
         scope: str,
+        role_timeout_s: float | None = None,
         ttl_s: float = 300.0,
         max_entries: int = 512,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.llm = llm
         self.scope = scope
+        self.role_timeout_s = role_timeout_s
         self.ttl_s = ttl_s
         self.max_entries = max_entries
         self.clock = clock
@@ -96,7 +98,8 @@ class Understander:
     async def _call(self, payload: Payload, context: Context) -> tuple[Understanding, LLMUsage]:
         self.calls_started += 1
         messages = prompts.understand(payload.evolve(text=_plain(payload.text)), context, self.scope)
-        return await ask(self.llm, messages, Understanding, role=Role.LANG, deadline=context.deadline)
+        deadline = role_deadline(context.deadline, self.role_timeout_s)
+        return await ask(self.llm, messages, Understanding, role=Role.LANG, deadline=deadline)
 
 
 def _consume_exception(task: asyncio.Task[tuple[Understanding, LLMUsage]]) -> None:

@@ -42,8 +42,8 @@ pytestmark = pytest.mark.integration
 LLM_ROLES = {Role.LANG, Role.ESSENCE, Role.GUARDRAILS, Role.RESPONSE, Role.QUALITY}
 
 
-def build_runner(chat: OpenAIChat, *, fast: bool) -> PipelineRunner:
-    llm = build_strategies(chat, fast=fast, scope="the Orbit speaker and its remote")
+def build_runner(chat: OpenAIChat, *, fast: bool, role_timeout_s: float = 10.0) -> PipelineRunner:
+    llm = build_strategies(chat, fast=fast, scope="the Orbit speaker and its remote", role_timeout_s=role_timeout_s)
     agents: dict[Role, Agent] = {
         Role.LANG: LangAgent(low_accuracy=True, llm=llm[Role.LANG]),  # fast to build
         Role.TRANSLATION: TranslationAgent(llm=llm[Role.TRANSLATION]),
@@ -59,7 +59,7 @@ def build_runner(chat: OpenAIChat, *, fast: bool) -> PipelineRunner:
         agents,
         dict(DEFAULT_ROLE_LIMITS),
         max_waiting=10,
-        role_timeout_s=10.0,
+        role_timeout_s=role_timeout_s,
         max_process_count=30,
         max_research_rounds=1,
         max_regenerate_rounds=1,
@@ -124,3 +124,16 @@ async def test_a_spent_deadline_still_answers_offline(server: ScriptedOpenAI, ch
     server.responder = lambda _request: hang(3)
     result = await ask(build_runner(chat, fast=True), "how do I pair the remote?", deadline_s=1.8)
     assert result.kind is ResultKind.ANSWER and result.note == texts("en").offline_note
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["default", "fast"])
+async def test_a_model_slower_than_the_role_timeout_still_gets_the_offline_answer(
+    server: ScriptedOpenAI, fast: bool
+) -> None:
+    slow = OpenAIChat(api_key="k", base_url=server.base_url, timeout_s=30, max_retries=0)  # longer than the role
+    server.responder = lambda _request: hang(5)
+    runner = build_runner(slow, fast=fast, role_timeout_s=1.4)
+    result = await ask(runner, "how do I pair the remote?")
+    assert result.kind is ResultKind.ANSWER and result.note == texts("en").offline_note
+    assert not result.envelope.errors  # no role timed out: each fell back in its own time
+    await slow.close()
