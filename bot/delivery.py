@@ -35,7 +35,7 @@ from bot.messages import (
 from pipeline.locales import texts
 from pipeline.types import ActionKind
 from storage.db import Database
-from storage.inbox import RETRY_PREFIX, Inbox, InboxItem, new_retry_token
+from storage.inbox import RETRY_PREFIX, Inbox, InboxItem, is_retry, new_retry_token
 from storage.outbox import Outbox, OutboxItem, OutgoingReply
 
 log = logging.getLogger(__name__)
@@ -247,7 +247,8 @@ class Delivery:
                 notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
                 return [OutgoingReply(ref, notice, item.key)]
             return []
-        fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for else None
+        # a retried question's thread was read on its first attempt, and its message id is not the platform's
+        fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for and not is_retry(inbound) else None
         reply = await self._handler.handle_message(inbound, fetcher)
         if reply is None:
             if item.attempts > 1 and inbound.mentioned:

@@ -43,13 +43,21 @@ def inbound_from_json(data: dict[str, Any]) -> Inbound:
     return Inbound(**{**data, "ts": datetime.fromisoformat(data["ts"]), "kind": InboundKind(data["kind"])})
 
 
+RETRY_SEPARATOR = "~"
+
+
 def retry_inbound(original: Inbound, token: str) -> Inbound:
-    """The event a retry button re-runs: same thread and text under a fresh message id, so it is not a duplicate."""
+    """The event a retry button re-runs: same thread and text under a fresh message id, so it is not a duplicate.
+    The id is no platform id (`is_retry`): nothing may fetch or react to it on the platform."""
     return replace(
         original,
         thread_id=original.thread_id or original.message_id,
-        message_id=f"{original.message_id}~{token}",
+        message_id=f"{original.message_id}{RETRY_SEPARATOR}{token}",
     )
+
+
+def is_retry(inbound: Inbound) -> bool:
+    return RETRY_SEPARATOR in inbound.message_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,13 +106,20 @@ def clock() -> Clock:
 
 
 def make_delivery(
-    db: Database, handler: FakeHandler, sink: RecordingSink, clock: Clock, worker: str = "w1", **config: float
+    db: Database,
+    handler: FakeHandler,
+    sink: RecordingSink,
+    clock: Clock,
+    worker: str = "w1",
+    fetcher_for: Callable[[Inbound, ThreadRef], ThreadFetcher | None] | None = None,
+    **config: float,
 ) -> Delivery:
     return Delivery(
         db,
         handler,
         {"slack": sink},
         worker,
+        fetcher_for=fetcher_for,
         config=DeliveryConfig(**{"lease_s": 30, "heartbeat_s": 5, "poll_s": 0.02, **config}),  # type: ignore[arg-type]
         inbox=Inbox(db, max_attempts=3, base_backoff_s=1, now=clock),
         outbox=Outbox(db, max_attempts=3, base_backoff_s=1, now=clock),
@@ -161,7 +168,13 @@ async def test_after_the_attempts_the_person_gets_an_apology_and_a_retry_button(
         return None
 
     handler, sink = FakeHandler(fails), RecordingSink()
-    delivery = make_delivery(db, handler, sink, clock)
+    fetched: list[str] = []
+
+    def fetcher_for(inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
+        fetched.append(inbound.message_id)
+        return None
+
+    delivery = make_delivery(db, handler, sink, clock, fetcher_for=fetcher_for)
     event = message(1)
     await delivery.accept(event, ref_for(event))
     for _ in range(3):
@@ -183,6 +196,7 @@ async def test_after_the_attempts_the_person_gets_an_apology_and_a_retry_button(
     await delivery.process_once()
     assert sink.texts()[1:] == ["answer: question 1"]
     assert handler.actions == []  # retry presses never reach the service
+    assert fetched == [event.message_id] * 3  # the retried question is not read from the platform again
 
 
 @pytest.mark.integration
