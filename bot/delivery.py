@@ -92,6 +92,7 @@ class Delivery:
         outbox: Outbox | None = None,
         fetcher_for: FetcherFactory | None = None,
         language_for: LanguageLookup | None = None,
+        on_lag: Callable[[float], object] | None = None,
     ) -> None:
         self.inbox = inbox or Inbox(db)
         self.outbox = outbox or Outbox(db)
@@ -101,6 +102,7 @@ class Delivery:
         self.config = config or DeliveryConfig()
         self._fetcher_for = fetcher_for
         self._language_for = language_for
+        self._on_lag = on_lag  # e.g. `metrics.inbox_lag.set`: the age of the oldest open event, after each sweep
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task[None]] = {}
         self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
@@ -126,6 +128,10 @@ class Delivery:
             while not stop.is_set():
                 if time.monotonic() >= next_sweep:
                     await self._guarded(self.sweep())
+                    if self._on_lag is not None:
+                        lag = await self._guarded(self.inbox.lag_seconds())
+                        if lag is not None:
+                            self._on_lag(lag)
                     next_sweep = time.monotonic() + self.config.sweep_s
                 claimed = await self._guarded(self._claim_and_start()) or 0
                 if claimed:
