@@ -50,6 +50,7 @@ class App:
     ingestor: Ingestor
     metrics: Metrics
     cache: SemanticCache
+    agents: Mapping[Role, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     async def ingest(
@@ -61,6 +62,13 @@ class App:
         on_progress: ProgressCallback | None = None,
     ) -> IngestReport:
         return await self.ingestor.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
+
+    async def warm_up(self) -> None:
+        """Build what the first question would otherwise wait for (the language detector), off the event loop."""
+        lang = self.agents.get(Role.LANG)
+        warm = getattr(lang, "warm_up", None)
+        if warm is not None:
+            await warm()
 
     async def ready(self) -> str | None:
         """None when the process can take traffic, otherwise why not."""
@@ -77,6 +85,7 @@ class App:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
+        await self.warm_up()
         web_app = build_http_app(self.metrics, self.ready)
         adapters: list[Any] = []
         if self.settings.slack_enabled:
@@ -218,6 +227,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
         ingestor=ingestor,
         metrics=metrics,
         cache=cache,
+        agents=agents,
         _closers=closers,
     )
 

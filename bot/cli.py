@@ -144,7 +144,16 @@ _USER_REASONS = {"empty_question", "question_too_long", "unreadable_input"}
 def chat(data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
     """A conversation in the terminal; choices are numbered."""
     settings = _settings(verbose, data_dir=data_dir)
-    _run(lambda: _with_app(settings, lambda app: ConsoleChat(app.service, console=out).loop()))
+    _run(lambda: _with_app(settings, _chat))
+
+
+async def _chat(app: App) -> None:
+    """The terminal chat; the language detector warms up while the person types the first question."""
+    warming = asyncio.create_task(app.warm_up())
+    try:
+        await ConsoleChat(app.service, console=out).loop()
+    finally:
+        await warming
 
 
 @cli.command()
@@ -283,7 +292,7 @@ def run(
         if platforms:
             await app.serve()
         else:
-            await ConsoleChat(app.service, console=out).loop()
+            await _chat(app)
 
     _run(lambda: _with_app(settings, body))
 

@@ -36,6 +36,6 @@ def build_agents(
         AugmentationAgent(llm=llm.get(Role.AUGMENTATION)),
         ResponseAgent(embedder, llm=llm.get(Role.RESPONSE)),
         QualityAgent(llm=llm.get(Role.QUALITY)),
-        ClarificationAgent(llm=llm.get(Role.CLARIFICATION)),
+        ClarificationAgent(retriever=retriever, llm=llm.get(Role.CLARIFICATION)),
     ]
     return {agent.role: agent for agent in agents}

@@ -1,7 +1,9 @@
 """clarification: the clarifying question in the person's language, with choices from the corpus.
 
 Templates per reason live in `pipeline.locales`. Choices are the suggested actions another role proposed, or
-else the distinct sections the search matched (at most `max_options`), plus "rephrase my question".
+else the distinct sections the search matched (at most `max_options`), plus "rephrase my question". When a role
+asked before anything was searched (a vague first message), the sections nearest to the message are looked up, so
+the person still gets choices from the documentation rather than only "rephrase".
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.agents.search import section_actions
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import texts
-from pipeline.types import ActionKind, QualityDecision, Role, SuggestedAction
+from pipeline.types import (
+    ActionKind,
+    QualityDecision,
+    Retriever,
+    Role,
+    SearchHit,
+    SearchRequest,
+    SuggestedAction,
+)
 
 
 def clarification_reason(payload: Payload) -> str:
@@ -31,8 +41,16 @@ def clarification_reason(payload: Payload) -> str:
 class ClarificationAgent:
     role: ClassVar[Role] = Role.CLARIFICATION
 
-    def __init__(self, *, max_options: int = 5, option_floor: float = 0.0, llm: Strategy | None = None) -> None:
-        self._max_options = max_options
+    def __init__(
+        self,
+        *,
+        retriever: Retriever | None = None,
+        max_options: int = 4,
+        option_floor: float = 0.0,
+        llm: Strategy | None = None,
+    ) -> None:
+        self._retriever = retriever
+        self._max_options = max_options  # topic choices; with "rephrase" at most 5 buttons, Slack's comfortable row
         self._option_floor = option_floor
         self._llm = llm
 
@@ -47,9 +65,8 @@ class ClarificationAgent:
             options: tuple[SuggestedAction, ...] = ()
         else:
             proposed = tuple(a for a in payload.suggested_actions if a.kind is ActionKind.SEARCH)
-            found = proposed or section_actions(
-                payload.search_results, floor=self._option_floor, limit=self._max_options
-            )
+            hits = payload.search_results or await self._nearest_sections(payload, context)
+            found = proposed or section_actions(hits, floor=self._option_floor, limit=self._max_options)
             options = (*found[: self._max_options], SuggestedAction(words.rephrase_label, ActionKind.REPHRASE))
         result = payload.evolve(
             needs_clarification=True,
@@ -58,3 +75,15 @@ class ClarificationAgent:
             suggested_actions=options,
         )
         return AgentResult(result, f"clarify ({reason}) with {len(options)} choices")
+
+    async def _nearest_sections(self, payload: Payload, context: Context) -> tuple[SearchHit, ...]:
+        if self._retriever is None:
+            return ()
+        request = SearchRequest(
+            text=payload.canonical_question or payload.text,
+            text_eng=payload.text_eng,
+            language=payload.language,
+            collections=context.collections,
+            top_k=20,
+        )
+        return (await self._retriever.search(request)).hits

@@ -35,9 +35,27 @@ class Resolution:
     vague: bool = False
 
 
+# Product and error codes (E-2041, SM-T500, QN90B): the most specific thing a message can be about.
+_CODE = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*\b")
+
+
+def _code_topic(text: str, content: set[str]) -> str | None:
+    match = _CODE.search(text)
+    if match is None:
+        return None
+    before = text[: match.start()].split()
+    if before and before[-1].lower() in content:
+        return f"{before[-1]} {match.group(0)}"
+    return match.group(0)
+
+
 def topic_of(text: str) -> str | None:
-    """The phrase a message is about: the best run of consecutive content words (names first, then longer)."""
+    """The phrase a message is about: a product or error code when there is one, else the best run of
+    consecutive content words (names first, then longer)."""
     content = set(content_words(text))
+    code = _code_topic(text, content)
+    if code is not None:
+        return code
     if not content:
         return None
     if has_cjk(text):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from pipeline.agents.essence import EssenceAgent, combine, resolve, thread_topic, topic_of
 from pipeline.envelope import Context, Payload
 from pipeline.locales import texts
-from pipeline.types import ContextType
+from pipeline.types import ContextType, HistoryMessage
 from tests.pipeline.fakes import history
 
 pytestmark = pytest.mark.unit
@@ -111,3 +113,18 @@ async def test_agent_combines_a_reply_when_a_question_is_pending() -> None:
     result = await EssenceAgent().run(payload, Context())
     assert result.payload.canonical_question == "Bixby doesn't work"
     assert not result.payload.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("earlier", "question", "expected"),
+    [
+        ("Our hub shows error E-2041 since this morning", "what does it mean?", "E-2041"),
+        ("Is the QN90B supported?", "how do I update it?", "QN90B"),
+    ],
+)
+async def test_a_code_in_the_earlier_message_becomes_the_topic(earlier: str, question: str, expected: str) -> None:
+    then = datetime.now(UTC) - timedelta(minutes=5)
+    context = Context(history=(HistoryMessage(then, "alice", earlier),))
+    result = await EssenceAgent().run(Payload(text=question, language="en"), context)
+    assert result.payload.canonical_question is not None
+    assert expected in result.payload.canonical_question

@@ -64,13 +64,13 @@ async def test_clarification_uses_the_template_of_the_language(language: str) ->
     assert result.suggested_actions[-1] == SuggestedAction(texts(language).rephrase_label, ActionKind.REPHRASE)
 
 
-async def test_at_most_five_choices_from_distinct_sections_plus_rephrase() -> None:
+async def test_at_most_four_choices_from_distinct_sections_plus_rephrase() -> None:
     hits = tuple(hit(f"Section {i % 7}", 0.9 - i / 100, doc=f"d{i}") for i in range(12))
     payload = Payload(text="q", language="en", clarification_reason="vague", search_results=hits)
     actions = (await ClarificationAgent().run(payload, Context())).payload.suggested_actions
     labels = [a.label for a in actions]
-    assert len(actions) == 6 and labels[-1] == texts("en").rephrase_label
-    assert len(set(labels[:-1])) == 5
+    assert len(actions) == 5 and labels[-1] == texts("en").rephrase_label
+    assert len(set(labels[:-1])) == 4
 
 
 async def test_proposed_choices_are_kept() -> None:
@@ -100,3 +100,13 @@ async def test_an_unknown_reason_keeps_the_asking_roles_message() -> None:
     payload = Payload(text="q", clarification_reason="model unsure", clarification_message="Which TV model?")
     result = (await ClarificationAgent().run(payload, Context())).payload
     assert result.clarification_message == "Which TV model?"
+
+
+async def test_a_vague_first_message_still_gets_choices_from_the_documentation() -> None:
+    retriever = ScriptedRetriever(SEVERAL)
+    payload = Payload(text="it doesn't work", language="en", clarification_reason="vague")
+    context = Context(collections=("manuals",))
+    actions = (await ClarificationAgent(retriever=retriever).run(payload, context)).payload.suggested_actions
+    assert [a.label for a in actions[:3]] == ["Factory reset", "Network reset", "Reset the remote"]
+    assert actions[-1].kind is ActionKind.REPHRASE
+    assert retriever.requests[0].collections == ("manuals",)
