@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bench.report import p50_p95
+from bot.logs import configure_logging
 from bot.settings import DEFAULT_ROLE_LIMITS
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.result import ResultKind
@@ -189,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.overhead", description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=2000)
     args = parser.parse_args(argv)
+    configure_logging("WARNING")
     print(json.dumps(asyncio.run(run(args.messages)).figures(), indent=2))
 
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from bench.overhead import ANSWER_PATH, approved_payload, default_runner, searched_payload
 from bench.report import p50_p95
+from bot.logs import configure_logging
 from bot.settings import DEFAULT_ROLE_LIMITS
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.result import ResultKind
@@ -124,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--call-ms", type=float, default=200.0)
     args = parser.parse_args(argv)
+    configure_logging("WARNING")
     result = asyncio.run(run(args.conversations, args.call_ms / 1000))
     print(json.dumps({**result.figures(), "seconds": result.seconds, "outcomes": result.outcomes}, indent=2))
 
