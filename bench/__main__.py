@@ -215,6 +215,7 @@ async def eval_section(opts: Options, data: Path, embedder: Embedder) -> tuple[d
 async def collect(opts: Options, data: Path) -> dict[str, Any]:
     """Run every section; a failing section leaves its keys null and says why under `skipped`."""
     embedder = make_embedder(opts.embedder)
+    load_at_start = machine()["load_average"]
     started = time.perf_counter()
     figures: dict[str, Any] = dict.fromkeys(FIGURE_KEYS)
     skipped: dict[str, str] = {}
@@ -245,6 +246,7 @@ async def collect(opts: Options, data: Path) -> dict[str, Any]:
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
         "machine": machine(),
+        "load_average_at_start": load_at_start,
         "embedder": opts.embedder,
         "data": str(data),
         "sizes": {"messages": opts.messages, "conversations": opts.conversations, "call_ms": opts.call_s * 1000,
