@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from storage.embedder import HashingEmbedder
 from tests.adapters.discord.world import DiscordWorld
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -30,7 +29,7 @@ async def world() -> AsyncIterator[DiscordWorld]:
 
 @pytest.fixture
 async def app(world: DiscordWorld, tmp_path: Path) -> AsyncIterator[App]:
-    built = await build_app(world.settings(data_dir=tmp_path), embedder=HashingEmbedder())
+    built = await build_app(world.settings(data_dir=tmp_path))
     await built.ingest([str(MANUAL)], base_url=DOCS_URL)
     yield built
     await built.close()
