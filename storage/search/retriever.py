@@ -135,9 +135,14 @@ class HybridRetriever:
                     dense_hits[chunk_id] = max(score, dense_hits.get(chunk_id, -1.0))
         cosine = np.array([dense_hits.get(corpus.chunks[r].id, 0.0) for r in candidates], dtype=np.float32)
         coverage = corpus.text_level.coverage(tokens)
-        weights = adaptive_weights(coverage, dispersion(text_scores[mask]), dense_available=dense_available)
         cross_language = not request.text_eng and is_cross_language(  # an English form restores monolingual scores
             request.language, self._docs_language, stopword_share=stopword_share(request.text), coverage=coverage
+        )
+        weights = adaptive_weights(
+            coverage,
+            dispersion(text_scores[mask]),
+            cross_language=cross_language,
+            dense_available=dense_available,
         )
         levels = {
             "dense": dense_to_unit(cosine, cross_language=cross_language),

@@ -76,26 +76,37 @@ def _qa_rows(path: Path) -> Iterable[Mapping[str, Any]]:
     yield from (csv.DictReader(io.StringIO(text)) if path.suffix == ".csv" else _records(text))
 
 
+def _title_matches(title: str, component: str) -> bool:
+    """Equal after normalising, or the corpus title is a long prefix (the extraction cut titles at line ends)."""
+    t, c = _norm(title), _norm(component)
+    return bool(t) and (t == c or (len(t) >= 20 and c.startswith(t)))
+
+
 def _gold(row: Mapping[str, Any], corpus: list[dict[str, Any]]) -> str | None:
+    """The gold source; sections the manual repeats (same title, nearly the same words) are all accepted: `a|b`."""
     ids = {d["id"]: d for d in corpus}
     for key in ("section_id", "gold", "section"):
         value = str(row.get(key) or "")
         if value in ids:
             return str(ids[value]["source"])
     path = str(row.get("section_path") or row.get("section_title") or row.get("title") or "")
-    leaf = _norm(path.split(">")[-1]) if path else ""
-    candidates = [d for d in corpus if leaf and _norm(d["title"]) == leaf] or corpus
+    candidates: list[dict[str, Any]] = []
+    for component in reversed([part for part in path.split(">") if part.strip()]):
+        candidates = [d for d in corpus if _title_matches(d["title"], component)]
+        if candidates:
+            break
     answer = _words(str(row.get("answer") or ""))
     if not answer:
-        return str(candidates[0]["source"]) if len(candidates) == 1 and candidates is not corpus else None
+        return "|".join(d["source"] for d in candidates) or None
 
     def overlap(doc: Mapping[str, Any]) -> float:
         return len(answer & _words(doc["content"])) / len(answer)
 
-    best = max(candidates, key=overlap)
-    if candidates is corpus and overlap(best) < 0.6:
+    pool = candidates or corpus
+    best = max(overlap(d) for d in pool)
+    if not candidates and best < 0.6:
         return None
-    return str(best["source"])
+    return "|".join(d["source"] for d in pool if overlap(d) >= best - 0.2)
 
 
 def load_emanual(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
