@@ -90,6 +90,7 @@ class Ingestor:
         self._on_change = on_change
         self._http_timeout_s = http_timeout_s
         self._model = str(getattr(embedder, "model_name", type(embedder).__name__))
+        self._running = asyncio.Lock()  # one ingest at a time in this process (CLI, scheduler and API may overlap)
 
     async def ingest(
         self,
@@ -98,6 +99,16 @@ class Ingestor:
         collection: str = "default",
         base_url: str | None = None,
         on_progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        async with self._running:
+            return await self._ingest(paths_or_urls, collection, base_url, on_progress)
+
+    async def _ingest(
+        self,
+        paths_or_urls: Sequence[str],
+        collection: str,
+        base_url: str | None,
+        on_progress: ProgressCallback | None,
     ) -> IngestReport:
         started = time.perf_counter()
         batches = [await self._read(item, collection, base_url) for item in paths_or_urls]

@@ -11,11 +11,13 @@ import pytest
 from aiohttp import web
 from sqlalchemy import func, select
 
+from pipeline.types import SearchRequest
 from storage.db import Database
 from storage.doc_tables import ChunkRow, DocumentRow, EmbeddingRow
 from storage.embedder import HashingEmbedder
 from storage.ingest import IngestError, Ingestor, corpus_version
 from storage.local_index import LocalVectorIndex
+from storage.search import HybridRetriever
 from tests.storage.dbutil import drop_database, make_database
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
@@ -82,14 +84,19 @@ async def test_default_citation_link_is_the_file_uri(sqlite_db: Database, manual
 @pytest.mark.integration
 async def test_reingest_is_incremental(db: Database, manual_copy: Path) -> None:
     embedder, index = HashingEmbedder(), LocalVectorIndex(64)
+    retriever = HybridRetriever(db, embedder, index)
     changes: list[int] = []
 
     async def changed() -> None:
         changes.append(1)
+        await retriever.reload()
 
     ingestor = Ingestor(db, embedder, index, on_change=changed)
     first = await ingestor.ingest([str(manual_copy)], base_url=BASE)
     embedded_first = embedder.passages_embedded
+    privacy = f"{BASE}/privacy.md#deleting-your-voice-history"
+    before_removal = await retriever.search(SearchRequest(text="delete voice history Keep History switch"))
+    assert before_removal.hits[0].url == privacy
 
     unchanged = await ingestor.ingest([str(manual_copy)], base_url=BASE)
     assert (unchanged.added, unchanged.updated, unchanged.removed) == (0, 0, 0)
@@ -112,6 +119,10 @@ async def test_reingest_is_incremental(db: Database, manual_copy: Path) -> None:
     assert "Lip sync delay" in titles and "Deleting your voice history" not in titles
     assert vectors == await index.count()
     assert len(changes) == 2 and await corpus_version(db, "default") == 2
+    after_removal = await retriever.search(SearchRequest(text="delete voice history Keep History switch", top_k=50))
+    assert all(not h.url.startswith(f"{BASE}/privacy.md") for h in after_removal.hits)
+    lip_sync = await retriever.search(SearchRequest(text="lip sync delay 200 ms"))
+    assert lip_sync.hits[0].title == "Lip sync delay"
 
 
 @pytest.mark.integration
