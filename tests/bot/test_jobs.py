@@ -100,11 +100,12 @@ async def test_stale_clarifications_expire_once_with_a_localized_note(db: Databa
 @pytest.mark.integration
 async def test_retention_purges_only_what_the_policy_no_longer_keeps(db: Database) -> None:
     old, recent = NOW - timedelta(days=400), NOW - timedelta(days=1)
+    old_message = MessageRow(conversation_id="c-old", platform_message_id="m1", author_id="u", author_name="u",
+                             from_bot=False, text="hi", ts=old)
     rows: list[object] = [
         conversation("c-old", state=ConversationState.IDLE, updated=old),
         conversation("c-new", state=ConversationState.IDLE, updated=recent),
-        MessageRow(conversation_id="c-old", platform_message_id="m1", author_id="u", author_name="u",
-                   from_bot=False, text="hi", ts=old),
+        old_message,
         UsageCounterRow(scope="global", day=date(2025, 1, 1), tokens=5),
         UsageCounterRow(scope="global", day=NOW.date(), tokens=5),
     ]
@@ -122,7 +123,7 @@ async def test_retention_purges_only_what_the_policy_no_longer_keeps(db: Databas
     assert deleted == {"inbox": 1, "outbox": 1, "runs": 1, "conversations": 1, "semantic_cache": 0,
                        "usage_counters": 1}
     async with db.session() as session:
-        assert await session.get(MessageRow, 1) is None  # went with its conversation
+        assert await session.get(MessageRow, old_message.id) is None  # went with its conversation
         assert await session.get(InboxRow, "k0pending") is not None  # never purge unhandled events
     assert await purge_expired(db, RetentionPolicy(), now=NOW) == dict.fromkeys(deleted, 0)
 
