@@ -40,6 +40,10 @@ FIGURE_KEYS: tuple[str, ...] = (
     "search_p95_ms_100k",
     "search_baseline_p95_ms_10k",
     "search_baseline_p95_ms_100k",
+    "search_p50_ms_10k_blas1",
+    "search_p95_ms_10k_blas1",
+    "search_p50_ms_100k_blas1",
+    "search_p95_ms_100k_blas1",
     "hybrid_p50_ms",
     "hybrid_p95_ms",
     "hybrid_baseline_p95_ms",
@@ -103,7 +107,9 @@ def _num(value: Any, unit: str = "", digits: int = 3) -> str:
     if isinstance(value, int):
         return f"{value}{unit}"
     if isinstance(value, float):
-        return f"{value:.{digits}g}{unit}" if abs(value) < 1e-3 or abs(value) >= 1e4 else f"{value:.{digits}f}{unit}"
+        if abs(value) >= 100:
+            return f"{value:,.0f}{unit}"
+        return f"{value:.{digits}g}{unit}" if 0 < abs(value) < 1e-3 else f"{value:.{digits}f}{unit}"
     return str(value)
 
 
@@ -158,6 +164,14 @@ def rows(figures: Mapping[str, Any]) -> list[Row]:
             f"{_num(f['search_p50_ms_100k'], ' ms')} / {_num(f['search_p95_ms_100k'], ' ms')}",
             f"p95 {_num(f['search_baseline_p95_ms_100k'], ' ms')}",
             _met(f["search_p95_ms_100k"], TARGETS["search_p95_ms_100k"]),
+        ),
+        Row(
+            "  same, BLAS on one thread (OPENBLAS_NUM_THREADS=1): 10k / 100k",
+            f"{_num(f.get('search_p50_ms_10k_blas1'), ' ms')} / {_num(f.get('search_p95_ms_10k_blas1'), ' ms')}; "
+            f"{_num(f.get('search_p50_ms_100k_blas1'), ' ms')} / {_num(f.get('search_p95_ms_100k_blas1'), ' ms')}",
+            f"p95 {_num(f.get('search_baseline_p95_ms_10k_blas1'), ' ms')}; "
+            f"{_num(f.get('search_baseline_p95_ms_100k_blas1'), ' ms')}",
+            _met(f.get("search_p95_ms_100k_blas1"), TARGETS["search_p95_ms_100k"]),
         ),
         Row(
             "hybrid search p50 / p95, fixture manual (vs dense only)",

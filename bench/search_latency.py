@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -172,10 +173,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", default="10000,100000", help="index sizes, comma-separated")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--collections", type=int, default=10, help="copies of the fixture manual to ingest")
+    parser.add_argument("--vectors-only", action="store_true", help="only the vector index latency")
     args = parser.parse_args(argv)
     configure_logging("WARNING")
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.vectors_only:
+        figures: dict[str, Any] = {}
+        for n in sizes:
+            figures.update(asyncio.run(vector_latency(n, args.queries)))
+        print(json.dumps(figures))
+        return
     print(json.dumps(asyncio.run(run(sizes, args.queries, args.collections)), indent=2))
+
+
+def vector_latency_one_blas_thread(sizes: Sequence[int], queries: int) -> dict[str, float]:
+    """`vector_latency` in a child process whose BLAS runs one thread (`OPENBLAS_NUM_THREADS=1` and friends):
+    a matrix-vector product gains nothing from threads on a small box where other work competes for the cores."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    argv = [sys.executable, "-m", "bench.search_latency", "--vectors-only", "--queries", str(queries),
+            "--sizes", ",".join(str(n) for n in sizes)]  # fmt: skip
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run(argv, env=env, cwd=repo, capture_output=True, text=True, check=True, timeout=600)
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return {f"{key}_blas1": value for key, value in figures.items()}
 
 
 if __name__ == "__main__":

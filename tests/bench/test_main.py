@@ -73,6 +73,7 @@ def test_quick_json_run_on_tiny_sizes(tmp_path: Path) -> None:
     assert figures["overhead_per_role_p50_ms"].keys() >= {"lang", "guardrails", "guardrails#2", "quality", "finish"}
     assert figures["eval"]["questions"] == 4 and figures["eval"]["unanswerable"] == 2
     assert figures["search_p95_ms_500"] is not None and figures["search_p95_ms_100k"] is None  # size not run
+    assert figures["search_p95_ms_500_blas1"] is not None
     assert figures["meta"]["quick"] is True and figures["meta"]["machine"]["cores"] >= 1
 
 
