@@ -151,7 +151,15 @@ def describe(message: Message) -> list[str]:
     return lines
 
 
-async def run_demo(data_dir: Path, *, use_e5: bool = False, out: Callable[[str], None] = print) -> SlackScenario:
+def first_choice(message: Message) -> str:
+    """The label of the first button of a clarification (the best-matching section)."""
+    for block in message.blocks:
+        if block.get("type") == "actions" and block.get("elements"):
+            return str(block["elements"][0]["text"]["text"])
+    raise LookupError(f"no buttons on message {message.ts}")
+
+
+async def run_demo(data_dir: Path, *, use_e5: bool = True, out: Callable[[str], None] = print) -> SlackScenario:
     """The scripted conversation; returns the scenario (transcript in `.lines`, Web API calls in `.api.calls`)."""
     from bot.app import build_app
     from storage.embedder import HashingEmbedder
@@ -168,10 +176,10 @@ async def run_demo(data_dir: Path, *, use_e5: bool = False, out: Callable[[str],
         scenario.show(scenario.thread(root)[-1])
         await scenario.say("UALICE", "and how do I replace its batteries?", thread_ts=root, mention=False)
         scenario.show(scenario.thread(root)[-1])
-        vague, _ = await scenario.say("UBOB", "light")
+        vague, _ = await scenario.say("UBOB", "it doesn't work")
         clarifying = scenario.thread(vague)[-1]
         scenario.show(clarifying)
-        await scenario.press("UBOB", clarifying, "Replacing the remote batteries")
+        await scenario.press("UBOB", clarifying, first_choice(clarifying))
         for message in scenario.thread(vague):
             scenario.show(message)
         for line in scenario.lines:
@@ -185,11 +193,13 @@ async def run_demo(data_dir: Path, *, use_e5: bool = False, out: Callable[[str],
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--e5", action="store_true", help="use the bundled E5 embedder (slower ingest)")
+    parser.add_argument(
+        "--hashing-embedder", action="store_true", help="a tiny hashing embedder instead of the bundled E5 (faster)"
+    )
     args = parser.parse_args(argv)
     logging.disable(logging.INFO)  # the transcript is the output
     with tempfile.TemporaryDirectory(prefix="docbot-slack-demo-") as folder:
-        asyncio.run(run_demo(Path(folder), use_e5=args.e5))
+        asyncio.run(run_demo(Path(folder), use_e5=not args.hashing_embedder))
 
 
 if __name__ == "__main__":
