@@ -77,63 +77,40 @@ class HybridRetriever:
         return self._corpus
 
     async def search(self, request: SearchRequest) -> SearchResponse:
-        started = self._clock()
-        timings: dict[str, float] = {}
-
-        def lap(name: str, since: float) -> float:
-            now = self._clock()
-            timings[name] = round((now - since) * 1000, 3)
-            return now
-
+        timer = _Timer(self._clock)
         if self._corpus is None:
             await self.load()
         corpus = self._corpus
         assert corpus is not None
         mask = corpus.mask(request.collections)
         if len(corpus) == 0 or not mask.any():
-            return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms={"total": 0.0})
+            return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timer.done())
         pool = max(self._candidates, request.top_k * 4)
-        t = self._clock()
 
         # dense: the original text, plus the English form when the pipeline has one
         queries = [request.text] + ([request.text_eng] if request.text_eng and request.text_eng != request.text else [])
         vectors = await self._embedder.embed_queries(queries)
-        t = lap("embed", t)
-        dense_available = True
-        dense_hits: dict[str, float] = {}
-        try:
-            for vector in vectors:
-                for match in await self._index.query(vector, top_k=pool, collections=request.collections):
-                    dense_hits[match.id] = max(match.score, dense_hits.get(match.id, -1.0))
-        except VectorIndexUnavailable as exc:
-            dense_available = False
-            log.warning("vector index unavailable, keyword-only search", extra={"reason": exc.reason})
-        t = lap("dense", t)
+        timer.lap("embed")
+        dense_hits = await self._dense_matches(vectors, request.collections, pool)
+        timer.lap("dense")
 
         # keyword levels score every chunk (sparse, fast); collections are masked before choosing candidates
         tokens = tokenize(request.text_eng or request.text)
         text_scores = corpus.text_level.scores(tokens) * mask
-        t = lap("keywords", t)
+        timer.lap("keywords")
         crumbs_scores = corpus.crumbs_level.scores(tokens) * mask
-        t = lap("crumbs", t)
+        timer.lap("crumbs")
         doc_scores = corpus.summary_level.scores(tokens)
         summary_scores = np.where(corpus.chunk_doc >= 0, doc_scores[np.maximum(corpus.chunk_doc, 0)], 0.0) * mask
-        t = lap("summary", t)
+        timer.lap("summary")
 
-        rows = {corpus.row_of[i] for i in dense_hits if i in corpus.row_of}
+        rows = {corpus.row_of[i] for i in (dense_hits or {}) if i in corpus.row_of}
         for scores in (text_scores, crumbs_scores, summary_scores):
             rows.update(int(r) for r in _top(scores.astype(np.float32), mask, pool))
-        rows = {r for r in rows if mask[r]}  # strict collections even if an index ignores its filter
-        candidates = np.array(sorted(rows), dtype=np.int64)
+        candidates = np.array(sorted(r for r in rows if mask[r]), dtype=np.int64)  # strict even if an index is not
         if candidates.size == 0:
-            return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timings)
-        missing = [corpus.chunks[r].id for r in candidates if corpus.chunks[r].id not in dense_hits]
-        scores_for = getattr(self._index, "scores_for", None)
-        if missing and dense_available and callable(scores_for):
-            for vector in vectors:
-                for chunk_id, score in scores_for(vector, missing).items():
-                    dense_hits[chunk_id] = max(score, dense_hits.get(chunk_id, -1.0))
-        cosine = np.array([dense_hits.get(corpus.chunks[r].id, 0.0) for r in candidates], dtype=np.float32)
+            return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timer.done())
+        cosine = self._cosines(corpus, candidates, vectors, dense_hits)
         coverage = corpus.text_level.coverage(tokens)
         cross_language = not request.text_eng and is_cross_language(  # an English form restores monolingual scores
             request.language, self._docs_language, stopword_share=stopword_share(request.text), coverage=coverage
@@ -142,7 +119,7 @@ class HybridRetriever:
             coverage,
             dispersion(text_scores[mask]),
             cross_language=cross_language,
-            dense_available=dense_available,
+            dense_available=dense_hits is not None,
         )
         levels = {
             "dense": dense_to_unit(cosine, cross_language=cross_language),
@@ -151,41 +128,104 @@ class HybridRetriever:
             "summary": _relative(summary_scores[candidates], float(summary_scores.max())),
         }
         fused = fuse(levels, weights)
-        order = np.lexsort((-cosine, -fused))  # ties (e.g. all zero) fall back on the embedding
-        hits: list[SearchHit] = []
-        seen: set[tuple[str, str]] = set()
-        for i in order:
-            info = corpus.chunks[int(candidates[i])]
-            key = (info.doc_id, info.section)
-            if key in seen:
-                continue
-            seen.add(key)
-            hits.append(
-                SearchHit(
-                    chunk_id=info.id,
-                    doc_id=info.doc_id,
-                    section=info.section,
-                    title=info.title,
-                    crumbs=info.crumbs,
-                    url=info.url,
-                    text=info.text,
-                    score=float(fused[i]),
-                    collection=info.collection,
-                    level_scores={
-                        "dense": float(cosine[i]),
-                        "keywords": float(levels["keywords"][i]),
-                        "crumbs": float(levels["crumbs"][i]),
-                        "summary": float(levels["summary"][i]),
-                    },
-                )
-            )
-            if len(hits) == request.top_k:
-                break
-        lap("fusion", t)
+        hits = _one_per_section(corpus, candidates, fused, cosine, levels, request.top_k)
+        timer.lap("fusion")
+        log.debug(
+            "search fused",
+            extra={"keyword_weight": round(weights.keywords, 3), "cross_language": cross_language, "hits": len(hits)},
+        )
         top = hits[0].score if hits else 0.0
         margin = top - hits[1].score if len(hits) > 1 else top
-        quality = grade(top, margin, self._thresholds)
-        timings["total"] = round((self._clock() - started) * 1000, 3)
-        timings["keyword_weight"] = round(weights.keywords, 3)  # diagnostics: how much keywords counted
-        timings["cross_language"] = float(cross_language)
-        return SearchResponse(hits=tuple(hits), quality=quality, timings_ms=timings)
+        return SearchResponse(hits=hits, quality=grade(top, margin, self._thresholds), timings_ms=timer.done())
+
+    async def _dense_matches(
+        self, vectors: npt.NDArray[np.float32], collections: tuple[str, ...], pool: int
+    ) -> dict[str, float] | None:
+        """Best cosine per chunk over the query vectors; None when the vector index is unavailable."""
+        matches: dict[str, float] = {}
+        try:
+            for vector in vectors:
+                for match in await self._index.query(vector, top_k=pool, collections=collections):
+                    matches[match.id] = max(match.score, matches.get(match.id, -1.0))
+        except VectorIndexUnavailable as exc:
+            log.warning("vector index unavailable, keyword-only search", extra={"reason": exc.reason})
+            return None
+        return matches
+
+    def _cosines(
+        self,
+        corpus: SearchCorpus,
+        candidates: npt.NDArray[np.int64],
+        vectors: npt.NDArray[np.float32],
+        dense_hits: dict[str, float] | None,
+    ) -> npt.NDArray[np.float32]:
+        """Cosine of every candidate; ones found only by keywords are scored exactly when the index can
+        (the local one), else count as unrelated."""
+        if dense_hits is None:
+            return np.zeros(candidates.size, dtype=np.float32)
+        known = dict(dense_hits)
+        missing = [corpus.chunks[r].id for r in candidates if corpus.chunks[r].id not in known]
+        scores_for = getattr(self._index, "scores_for", None)
+        if missing and callable(scores_for):
+            for vector in vectors:
+                for chunk_id, score in scores_for(vector, missing).items():
+                    known[chunk_id] = max(score, known.get(chunk_id, -1.0))
+        return np.array([known.get(corpus.chunks[r].id, 0.0) for r in candidates], dtype=np.float32)
+
+
+class _Timer:
+    """Milliseconds per step, for `SearchResponse.timings_ms`."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._started = self._last = clock()
+        self.timings: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = self._clock()
+        self.timings[name] = round((now - self._last) * 1000, 3)
+        self._last = now
+
+    def done(self) -> dict[str, float]:
+        self.timings["total"] = round((self._clock() - self._started) * 1000, 3)
+        return self.timings
+
+
+def _one_per_section(
+    corpus: SearchCorpus,
+    candidates: npt.NDArray[np.int64],
+    fused: npt.NDArray[np.float32],
+    cosine: npt.NDArray[np.float32],
+    levels: dict[str, npt.NDArray[np.float32]],
+    top_k: int,
+) -> tuple[SearchHit, ...]:
+    """The best chunk of each section, best first; ties (e.g. all zero) fall back on the embedding."""
+    hits: list[SearchHit] = []
+    seen: set[tuple[str, str]] = set()
+    for i in np.lexsort((-cosine, -fused)):
+        info = corpus.chunks[int(candidates[i])]
+        if (info.doc_id, info.section) in seen:
+            continue
+        seen.add((info.doc_id, info.section))
+        hits.append(
+            SearchHit(
+                chunk_id=info.id,
+                doc_id=info.doc_id,
+                section=info.section,
+                title=info.title,
+                crumbs=info.crumbs,
+                url=info.url,
+                text=info.text,
+                score=float(fused[i]),
+                collection=info.collection,
+                level_scores={
+                    "dense": float(cosine[i]),
+                    "keywords": float(levels["keywords"][i]),
+                    "crumbs": float(levels["crumbs"][i]),
+                    "summary": float(levels["summary"][i]),
+                },
+            )
+        )
+        if len(hits) == top_k:
+            break
+    return tuple(hits)

@@ -70,7 +70,6 @@ async def test_questions_in_other_languages_find_the_english_section(e5_corpus: 
         response = await e5_corpus.retriever.search(SearchRequest(text=question, top_k=5))
         found = [anchor(h.url) for h in response.hits]
         ranks.append(found.index(gold) + 1 if gold in found else None)
-        assert response.timings_ms["keyword_weight"] < 0.5  # foreign vocabulary: keywords count little
     assert all(r is not None and r <= 3 for r in ranks), ranks
     assert sum(r == 1 for r in ranks) >= len(ranks) - 2, ranks
 

@@ -1,0 +1,74 @@
+"""Fusion rules: keyword weight follows vocabulary coverage and language, dense band shifts across languages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.types import SearchQuality
+from storage.search.fusion import adaptive_weights, dense_to_unit, dispersion, fuse, is_cross_language
+from storage.search.keyword import KeywordLevel
+from storage.search.quality import QualityThresholds, grade
+from storage.search.tokenize import stopword_share, tokenize
+
+pytestmark = pytest.mark.unit
+
+DOCS = [
+    "Pair the remote by holding Home and Back for five seconds.",
+    "Error E-2041 means the hub is too hot; let it cool down.",
+    "Night mode compresses loud passages so speech stays clear.",
+]
+
+
+def test_coverage_separates_in_vocabulary_from_foreign_questions() -> None:
+    level = KeywordLevel(DOCS)
+    assert level.coverage(tokenize("How do I pair the remote?")) == pytest.approx(1.0)
+    assert level.coverage(tokenize("Как подключить пульт?")) == 0.0
+    assert 0.0 < level.coverage(tokenize("Что значит ошибка E-2041?")) < 0.5  # only the code is shared
+
+
+def test_question_language_guess() -> None:
+    english = stopword_share("How do I pair the remote with the hub?")
+    german = stopword_share("Wie verbinde ich die Fernbedienung?")
+    assert english > 0.3 and german < 0.15
+    assert is_cross_language(None, "en", stopword_share=german, coverage=0.0)
+    assert not is_cross_language(None, "en", stopword_share=english, coverage=0.9)
+    assert not is_cross_language(None, "en", stopword_share=0.0, coverage=1.0)  # a bare code like "NX-7731"
+    assert is_cross_language("de-DE", "en", stopword_share=0.9, coverage=1.0)  # a known language wins
+    assert not is_cross_language("en", "en-US", stopword_share=0.0, coverage=0.0)
+
+
+def test_keyword_weight_adapts_to_coverage_language_and_dispersion() -> None:
+    english = adaptive_weights(0.8, 0.2)
+    foreign = adaptive_weights(0.8, 0.2, cross_language=True)
+    peaked = adaptive_weights(0.8, 0.9)
+    assert foreign.keywords == pytest.approx(english.keywords * 0.8)  # coverage squared across languages
+    assert peaked.keywords > english.keywords
+    assert adaptive_weights(0.0, 0.9).keywords == 0.0
+    assert adaptive_weights(1.0, 0.0, dense_available=False).dense == 0.0
+
+
+def test_dispersion_and_fuse() -> None:
+    assert dispersion(np.array([5.0, 0.1, 0.1, 0.0], dtype=np.float32)) > 0.9
+    assert dispersion(np.array([1.0, 1.0, 1.0], dtype=np.float32)) == 0.0
+    assert dispersion(np.zeros(3, dtype=np.float32)) == 0.0
+    levels = {"dense": np.array([1.0, 0.0], dtype=np.float32), "keywords": np.array([0.0, 1.0], dtype=np.float32),
+              "crumbs": np.zeros(2, dtype=np.float32), "summary": np.zeros(2, dtype=np.float32)}
+    fused = fuse(levels, adaptive_weights(1.0, 0.5))  # keywords weigh 1.0, dense 1.0
+    assert fused.tolist() == pytest.approx([0.5, 0.5])
+    assert fuse(levels, adaptive_weights(0.0, 0.0, dense_available=False)).tolist() == [0.0, 0.0]
+
+
+def test_dense_band_is_lower_across_languages() -> None:
+    cosine = np.array([0.70, 0.80, 0.95], dtype=np.float32)
+    same = dense_to_unit(cosine)
+    cross = dense_to_unit(cosine, cross_language=True)
+    assert same[0] == 0.0 and same[2] == 1.0
+    assert cross[1] > same[1]
+
+
+def test_grade() -> None:
+    thresholds = QualityThresholds(good_score=0.5, excellent_score=0.7, excellent_margin=0.1)
+    assert grade(0.4, 0.3, thresholds) is SearchQuality.POOR
+    assert grade(0.8, 0.05, thresholds) is SearchQuality.GOOD
+    assert grade(0.8, 0.2, thresholds) is SearchQuality.EXCELLENT
