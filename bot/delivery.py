@@ -133,10 +133,10 @@ class Delivery:
                         if lag is not None:
                             self._on_lag(lag)
                     next_sweep = time.monotonic() + self.config.sweep_s
+                self._wake.clear()  # before claiming, so a wake-up during the claim is not lost
                 claimed = await self._guarded(self._claim_and_start()) or 0
                 if claimed:
                     continue
-                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(_first(stop, self._wake), timeout=self.config.poll_s)
         finally:
@@ -166,6 +166,7 @@ class Delivery:
     def _forget(self, key: str) -> Callable[[asyncio.Task[None]], None]:
         def done(_: asyncio.Task[None]) -> None:
             self._in_flight.pop(key, None)
+            self._wake.set()  # a slot is free: claim the next event now rather than at the next poll
 
         return done
 

@@ -312,8 +312,9 @@ async def test_button_presses_post_the_resumed_reply_or_the_notice(db: Database,
 @pytest.mark.integration
 async def test_the_worker_loop_answers_everything_and_heartbeats_keep_claims(db: Database) -> None:
     sink = RecordingSink()
-    handlers = [FakeHandler(delay_s=0.6), FakeHandler(delay_s=0.6)]
-    config = {"lease_s": 0.4, "heartbeat_s": 0.1, "poll_s": 0.02, "concurrency": 4, "sweep_s": 0.1}
+    # each answer takes three leases: only heartbeats keep the claims (a takeover needs a 0.7 s stall)
+    handlers = [FakeHandler(delay_s=2.4), FakeHandler(delay_s=2.4)]
+    config = {"lease_s": 0.8, "heartbeat_s": 0.1, "poll_s": 0.02, "concurrency": 6, "sweep_s": 0.1}
     lags: list[float] = []
     workers = [
         Delivery(db, h, {"slack": sink}, f"w{i}", config=DeliveryConfig(**config),  # type: ignore[arg-type]
@@ -332,4 +333,4 @@ async def test_the_worker_loop_answers_everything_and_heartbeats_keep_claims(db:
     assert sorted(sink.texts()) == sorted(f"answer: question {n}" for n in range(12))
     calls = handlers[0].calls + handlers[1].calls
     assert set(calls.values()) == {1}, "a heartbeat-held claim was taken over"
-    assert max(lags) > 0.3 and lags[-1] < max(lags)  # the lag gauge saw the backlog and its draining
+    assert max(lags) > 1.0  # the lag gauge saw the backlog waiting
