@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.budget import UsageGuard
+from bot.budget import SqlTokenLedger, UsageGuard
 from bot.http import build_http_app, start_http
 from bot.metrics import Metrics
 from bot.service import ConversationService
@@ -132,10 +132,11 @@ async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
     return sum([await corpus_version(db, collection) for collection in collections])
 
 
-def llm_strategies(settings: Settings) -> Mapping[Role, Strategy]:
-    """LLM strategies per role when an endpoint is configured; none otherwise (offline agents answer)."""
+def llm_strategies(settings: Settings) -> tuple[Mapping[Role, Strategy], Callable[[], Awaitable[None]] | None]:
+    """LLM strategies per role when an endpoint is configured (and how to close the client); none otherwise,
+    and the offline agents answer."""
     if not settings.llm_enabled:
-        return {}
+        return {}, None
     from pipeline.llm.client import OpenAIChat
     from pipeline.llm.strategies import build_strategies
 
@@ -148,7 +149,10 @@ def llm_strategies(settings: Settings) -> Mapping[Role, Strategy]:
         temperature=settings.llm_temperature,
         timeout_s=settings.llm_timeout_s,
     )
-    return build_strategies(chat, fast=settings.llm_fast_mode)
+    strategies = build_strategies(
+        chat, fast=settings.llm_fast_mode, scope=settings.docs_scope, role_timeout_s=settings.role_timeout_s
+    )
+    return strategies, chat.close
 
 
 async def build_index(settings: Settings, db: Database, dim: int) -> VectorIndex:
@@ -183,7 +187,10 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             closers.append(index.close)
         retriever = HybridRetriever(db, embedder, index)
         await retriever.load()
-        agents = build_agents(retriever, embedder=embedder, strategies=llm_strategies(settings))
+        strategies, close_llm = llm_strategies(settings)
+        if close_llm is not None:
+            closers.append(close_llm)
+        agents = build_agents(retriever, embedder=embedder, strategies=strategies)
         runner = PipelineRunner(
             agents,
             settings.role_limits,
@@ -204,7 +211,12 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             actions=ActionStore(db),
             feedback=FeedbackStore(db),
             runner=runner,
-            usage=UsageGuard(settings.user_rate_limit, settings.workspace_rate_limit, settings.daily_token_budget),
+            usage=UsageGuard(
+                settings.user_rate_limit,
+                settings.workspace_rate_limit,
+                settings.daily_token_budget,
+                ledger=SqlTokenLedger(db),  # the daily budget is shared by every replica
+            ),
             metrics=metrics,
             cache=cache,
             corpus_version=lambda collections: _corpus_version(db, collections),

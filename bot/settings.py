@@ -85,6 +85,7 @@ class Settings(BaseSettings):
     # documents
     docs_base_url: str | None = None  # turns ingested paths into citation links
     docs_language: str = "en"
+    docs_scope: str = "the team's product and its documentation"  # what the docs cover, for the LLM guardrails
     ingest_sources: tuple[str, ...] = ()  # re-ingested on a schedule
     ingest_schedule_minutes: int = Field(default=0, ge=0)  # 0: never
 
