@@ -52,7 +52,9 @@ class FastHandler:
         return Reply(ReplyKind.ANSWER, f"answer to {inbound.dedup_key}", "en", "conv", note=self.name)
 
     async def handle_action(self, inbound: Inbound) -> ActionOutcome:
-        return ActionOutcome(accepted=True, chosen_label="ok")
+        await asyncio.sleep(random.uniform(0.005, 0.02))
+        reply = Reply(ReplyKind.ANSWER, f"answer to {inbound.dedup_key}", "en", "conv", note=self.name)
+        return ActionOutcome(accepted=True, chosen_label="ok", reply=reply)
 
 
 class SlackHttpSink:
