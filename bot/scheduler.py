@@ -40,6 +40,7 @@ class JobSpec:
     run: Callable[[datetime], Awaitable[object]]
     anchor: datetime = EPOCH
     lease: timedelta = timedelta(minutes=10)  # longer than one run may take
+    leased: bool = True  # False: every replica runs it (work on the replica's own memory, e.g. reloading indexes)
 
     def due_time(self, now: datetime) -> datetime:
         """The latest grid point at or before `now` (give or take 1% of the period, at most a second, since a
@@ -99,9 +100,10 @@ class LeasedScheduler:
             self._scheduler = None
 
     async def run_due(self, spec: JobSpec) -> bool:
-        """Run `spec` for the current due time if no replica has; True when this replica ran it."""
+        """Run `spec` for the current due time if no replica has (any replica, for a job that is not leased);
+        True when this replica ran it."""
         due = spec.due_time(self._now())
-        if not await self._leases.acquire(spec.job_id, due, self.owner, spec.lease.total_seconds()):
+        if spec.leased and not await self._leases.acquire(spec.job_id, due, self.owner, spec.lease.total_seconds()):
             return False
         started = time.monotonic()
         ok = False
@@ -112,7 +114,8 @@ class LeasedScheduler:
             log.error("scheduled job failed", extra={"job": spec.job_id, "due": due.isoformat(),
                                                      "error": type(exc).__name__}, exc_info=True)
         finally:
-            await self._leases.finish(spec.job_id, due, self.owner)
+            if spec.leased:
+                await self._leases.finish(spec.job_id, due, self.owner)
         seconds = time.monotonic() - started
         self.runs.append(JobRun(spec.job_id, due, seconds, ok))
         del self.runs[:-100]

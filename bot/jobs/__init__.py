@@ -9,12 +9,13 @@ Every job takes its collaborators as arguments and is safe to run twice (each ru
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 
 from bot.delivery import Delivery
 from bot.jobs.clarifications import expire_clarifications
 from bot.jobs.digest import post_docs_gap_digest
+from bot.jobs.refresh import CorpusWatcher
 from bot.jobs.reingest import IngestSource, reingest_sources
 from bot.jobs.retention import RetentionPolicy, purge_expired
 from bot.messages import ThreadRef
@@ -38,8 +39,14 @@ def standard_jobs(
     retention: RetentionPolicy | None = None,
     digest_target: ThreadRef | None = None,
     sweep_every: timedelta = timedelta(minutes=1),
+    corpus_version: Callable[[], Awaitable[int]] | None = None,
+    reload_search: Callable[[], Awaitable[object]] | None = None,
+    refresh_every: timedelta = timedelta(seconds=30),
 ) -> list[JobSpec]:
-    """The jobs this deployment needs; a job whose configuration is missing is left out."""
+    """The jobs this deployment needs; a job whose configuration is missing is left out.
+
+    `corpus_version` and `reload_search` (e.g. the sum of the collections' versions, and reloading the retriever and
+    the local vector index) add a job every replica runs, so replicas that did not re-ingest pick the changes up."""
 
     async def sweep(_due: datetime) -> object:
         return await delivery.sweep()
@@ -69,4 +76,11 @@ def standard_jobs(
             return await post_docs_gap_digest(db, delivery.outbox, target, since=due - WEEK, until=due)
 
         jobs.append(JobSpec("docs-gap-digest", WEEK, digest, anchor=DIGEST_ANCHOR))
+    if corpus_version is not None and reload_search is not None:
+        watcher = CorpusWatcher(corpus_version, reload_search)
+
+        async def refresh(_due: datetime) -> object:
+            return await watcher.check()
+
+        jobs.append(JobSpec("refresh-search", refresh_every, refresh, leased=False))
     return jobs

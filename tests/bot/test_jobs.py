@@ -12,6 +12,7 @@ from bot.delivery import Delivery
 from bot.jobs import standard_jobs
 from bot.jobs.clarifications import expire_clarifications
 from bot.jobs.digest import Gap, collect_gaps, group_by_topic, post_docs_gap_digest
+from bot.jobs.refresh import CorpusWatcher
 from bot.jobs.reingest import reingest_sources
 from bot.jobs.retention import RetentionPolicy, purge_expired
 from bot.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
@@ -203,3 +204,39 @@ def test_standard_jobs_leave_out_what_is_not_configured(tmp_path: Path) -> None:
     assert set(by_id) == base | {"reingest-sources", "docs-gap-digest"}
     digest_due = by_id["docs-gap-digest"].due_time(NOW + timedelta(days=3))
     assert (digest_due.weekday(), digest_due.hour) == (0, 9)
+
+
+@pytest.mark.unit
+async def test_a_replica_reloads_search_when_another_one_changed_the_corpus() -> None:
+    version = 3
+    reloads: list[int] = []
+
+    async def current() -> int:
+        return version
+
+    async def reload() -> None:
+        reloads.append(version)
+
+    watcher = CorpusWatcher(current, reload)
+    assert await watcher.check() is False  # the version it started with
+    assert await watcher.check() is False
+    version = 4  # a re-ingest on another replica
+    assert await watcher.check() is True
+    assert await watcher.check() is False
+    assert reloads == [4]
+
+
+@pytest.mark.unit
+def test_the_refresh_job_is_added_for_every_replica(tmp_path: Path) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+
+    async def version() -> int:
+        return 1
+
+    async def reload() -> None:
+        return None
+
+    jobs = standard_jobs(db=db, delivery=Delivery(db, _NoHandler(), {}, "w"), corpus_version=version,
+                         reload_search=reload)
+    (refresh,) = [job for job in jobs if job.job_id == "refresh-search"]
+    assert refresh.leased is False and all(job.leased for job in jobs if job is not refresh)

@@ -112,3 +112,21 @@ async def test_two_apscheduler_instances_share_the_work(db: Database) -> None:
     assert len(dues) == len(set(dues)), "a due time ran twice"
     assert len(dues) >= 4
     assert all(due >= started - timedelta(seconds=0.25) for due in dues)
+
+
+@pytest.mark.integration
+async def test_a_job_that_is_not_leased_runs_in_every_replica(db: Database) -> None:
+    clock = Clock(datetime(2026, 11, 22, 10, 0, 5, tzinfo=UTC))
+    ran: list[str] = []
+
+    def spec_for(owner: str) -> JobSpec:
+        async def run(due: datetime) -> None:
+            ran.append(owner)
+
+        return JobSpec("refresh-search", timedelta(seconds=30), run, leased=False)
+
+    replicas = [(LeasedScheduler(JobLeases(db, now=clock), o, [spec_for(o)], now=clock), o) for o in ("a", "b")]
+    for scheduler, _ in replicas:
+        assert await scheduler.run_due(scheduler.jobs[0]) is True
+    assert sorted(ran) == ["a", "b"]
+    assert await JobLeases(db).current("refresh-search") is None  # no lease row for it
