@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -354,6 +356,32 @@ class Delivery:
             log.warning("delivery step failed", extra={"worker": self.worker_id, "error": type(exc).__name__})
             await asyncio.sleep(self.config.poll_s)
             return None
+
+
+def default_worker_id() -> str:
+    """A readable, unique-enough name for this replica's claims and leases: host name and process id."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def fetchers_by_platform(factories: Mapping[str, FetcherFactory]) -> FetcherFactory:
+    """One `fetcher_for` over several adapters (e.g. `{"slack": slack.fetcher_for, "discord": client.fetcher_for}`)."""
+
+    def fetcher_for(inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
+        factory = factories.get(inbound.platform)
+        return factory(inbound, ref) if factory is not None else None
+
+    return fetcher_for
+
+
+def language_of_thread(find: Callable[[str], Awaitable[object | None]]) -> LanguageLookup:
+    """The apology's language: the conversation's (e.g. `language_of_thread(conversations.find)`), if known."""
+
+    async def lookup(inbound: Inbound) -> str | None:
+        record = await find(inbound.thread_key)
+        language = getattr(record, "language", None)
+        return language if isinstance(language, str) else None
+
+    return lookup
 
 
 async def _first(*events: asyncio.Event) -> None:

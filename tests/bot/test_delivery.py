@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
@@ -11,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.delivery import Delivery, DeliveryConfig, DeliveryRejected
+from bot.delivery import (
+    Delivery,
+    DeliveryConfig,
+    DeliveryRejected,
+    default_worker_id,
+    fetchers_by_platform,
+    language_of_thread,
+)
 from bot.messages import ActionOutcome, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from pipeline.locales import texts
 from pipeline.types import ActionKind
@@ -334,3 +342,22 @@ async def test_the_worker_loop_answers_everything_and_heartbeats_keep_claims(db:
     calls = handlers[0].calls + handlers[1].calls
     assert set(calls.values()) == {1}, "a heartbeat-held claim was taken over"
     assert max(lags) > 1.0  # the lag gauge saw the backlog waiting
+
+
+@pytest.mark.unit
+async def test_wiring_helpers() -> None:
+    event = message(1, thread_id="17000.0000")
+    slack_fetcher = object()
+    fetcher = fetchers_by_platform({"slack": lambda inbound, ref: slack_fetcher})  # type: ignore[arg-type,return-value]
+    assert fetcher(event, ref_for(event)) is slack_fetcher
+    assert fetcher(replace(event, platform="discord"), ref_for(event)) is None
+
+    class Record:
+        language = "de"
+
+    async def find(thread_key: str) -> object | None:
+        return Record() if thread_key == event.thread_key else None
+
+    lookup = language_of_thread(find)
+    assert await lookup(event) == "de" and await lookup(message(2)) is None
+    assert default_worker_id() != "" and str(os.getpid()) in default_worker_id()
