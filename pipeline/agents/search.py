@@ -6,6 +6,7 @@ those sections as the choices. A research round (quality asked for it) searches 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
@@ -38,12 +39,26 @@ def section_actions(hits: tuple[SearchHit, ...], *, floor: float, limit: int) ->
         if not title or key in seen:
             continue
         seen.add(key)
-        parents = [c for c in hit.crumbs if c.strip() and c.casefold() != key]
-        value = " › ".join([*parents[-1:], title])  # the parent tells same-named sections apart
+        value = section_key(hit)
         actions.append(SuggestedAction(label=shorten(title, MAX_LABEL_CHARS), kind=ActionKind.SEARCH, value=value))
         if len(actions) == limit:
             break
     return tuple(actions)
+
+
+def section_key(hit: SearchHit) -> str:
+    """`parent › title`: what a section choice carries, so same-named sections stay apart."""
+    title = hit.title.strip() or (hit.crumbs[-1] if hit.crumbs else "")
+    parents = [c for c in hit.crumbs if c.strip() and c.casefold() != title.casefold()]
+    return " › ".join([*parents[-1:], title])
+
+
+def chosen_first(hits: tuple[SearchHit, ...], chosen: str) -> tuple[tuple[SearchHit, ...], bool]:
+    """The hits of the section the person chose first (they picked it by name), the rest after."""
+    wanted = chosen.casefold()
+    picked = tuple(h for h in hits if section_key(h).casefold() == wanted)
+    rest = tuple(h for h in hits if section_key(h).casefold() != wanted)
+    return picked + rest, bool(picked)
 
 
 class SearchAgent:
@@ -86,6 +101,17 @@ class SearchAgent:
             top_k=self._research_top_k if research else self._top_k,
         )
         found = await self._retriever.search(request)
+        hits, quality = found.hits, found.quality
+        chosen = payload.chosen_action
+        if chosen is not None and chosen.kind is ActionKind.SEARCH and chosen.value:
+            hits, pinned = chosen_first(hits, chosen.value)
+            if not pinned:  # the combined question missed it: look the chosen section up by its own name
+                by_name = await self._retriever.search(dataclasses.replace(request, text=chosen.value, text_eng=None))
+                extra, pinned = chosen_first(by_name.hits, chosen.value)
+                hits = tuple(h for h in extra if section_key(h).casefold() == chosen.value.casefold()) + hits
+            if pinned and quality is SearchQuality.POOR:
+                quality = SearchQuality.GOOD  # the person named the section; it is relevant by their choice
+        found = dataclasses.replace(found, hits=hits, quality=quality)
         result = payload.evolve(search_results=found.hits, search_quality=found.quality)
         top = found.hits[0].score if found.hits else 0.0
         decision = f"{len(found.hits)} hits, {found.quality.value}, top {top:.2f}" + (" (research)" if research else "")

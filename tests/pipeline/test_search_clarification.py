@@ -5,10 +5,17 @@ from __future__ import annotations
 import pytest
 
 from pipeline.agents.clarification import ClarificationAgent
-from pipeline.agents.search import SearchAgent
+from pipeline.agents.search import SearchAgent, section_key
 from pipeline.envelope import Context, Payload
 from pipeline.locales import SUPPORTED, texts
-from pipeline.types import ActionKind, QualityDecision, SearchQuality, SearchResponse, SuggestedAction
+from pipeline.types import (
+    ActionKind,
+    QualityDecision,
+    SearchQuality,
+    SearchRequest,
+    SearchResponse,
+    SuggestedAction,
+)
 from tests.pipeline.fakes import ScriptedRetriever, hit
 
 pytestmark = pytest.mark.unit
@@ -110,3 +117,36 @@ async def test_a_vague_first_message_still_gets_choices_from_the_documentation()
     assert [a.label for a in actions[:3]] == ["Factory reset", "Network reset", "Reset the remote"]
     assert actions[-1].kind is ActionKind.REPHRASE
     assert retriever.requests[0].collections == ("manuals",)
+
+
+class _ByText:
+    """Answers per request text; records the requests."""
+
+    def __init__(self, responses: dict[str, SearchResponse], default: SearchResponse) -> None:
+        self.responses, self.default = responses, default
+        self.requests: list[str] = []
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        self.requests.append(request.text)
+        return self.responses.get(request.text, self.default)
+
+
+async def test_a_chosen_section_comes_first_even_when_the_search_ranks_it_lower() -> None:
+    chosen = SuggestedAction("Network reset", ActionKind.SEARCH, value=section_key(SEVERAL.hits[1]))
+    retriever = _ByText({}, SEVERAL)
+    payload = Payload(text="reset", language="en", canonical_question="x: reset", chosen_action=chosen)
+    result = (await SearchAgent(retriever).run(payload, Context())).payload
+    assert result.search_results[0].title == "Network reset"
+    assert result.search_quality is SearchQuality.GOOD  # the person named it
+    assert not result.needs_clarification
+    assert len(retriever.requests) == 1
+
+
+async def test_a_chosen_section_missing_from_the_results_is_looked_up_by_name() -> None:
+    target = hit("Cleaning the hub", 0.2)
+    chosen = SuggestedAction("Cleaning the hub", ActionKind.SEARCH, value=section_key(target))
+    retriever = _ByText({section_key(target): SearchResponse(hits=(target,), quality=SearchQuality.POOR)}, SEVERAL)
+    payload = Payload(text="it", language="en", canonical_question="Cleaning: it", chosen_action=chosen)
+    result = (await SearchAgent(retriever).run(payload, Context())).payload
+    assert result.search_results[0].title == "Cleaning the hub"
+    assert retriever.requests == ["Cleaning: it", section_key(target)]
