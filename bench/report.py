@@ -34,6 +34,7 @@ FIGURE_KEYS: tuple[str, ...] = (
     "throughput_e2e_p95_ms",
     "throughput_peak_memory_mb",
     "throughput_lost",
+    "throughput_busy_at_default_queue",
     "search_p50_ms_10k",
     "search_p95_ms_10k",
     "search_p50_ms_100k",
@@ -152,6 +153,11 @@ def rows(figures: Mapping[str, Any]) -> list[Row]:
             "  end to end p50 / p95, peak memory, lost",
             f"{_num(f['throughput_e2e_p50_ms'], ' ms')} / {_num(f['throughput_e2e_p95_ms'], ' ms')}, "
             f"{_num(f['throughput_peak_memory_mb'], ' MB')}, {_num(f['throughput_lost'])} lost",
+            "",
+        ),
+        Row(
+            "  same burst, default wait queue (100 per role): answered busy",
+            _num(f.get("throughput_busy_at_default_queue")),
             "",
         ),
         Row(

@@ -79,10 +79,12 @@ class ThroughputResult:
         }
 
 
-async def run(conversations: int = 200, call_s: float = 0.2) -> ThroughputResult:
+async def run(conversations: int = 200, call_s: float = 0.2, *, max_waiting: int | None = None) -> ThroughputResult:
+    """`max_waiting` defaults to room for every conversation; the service's default queue limit is 100 per role."""
     canned = {Role.SEARCH: searched_payload(), Role.QUALITY: approved_payload()}
     agents = {role: SlowAgent(role, call_s, canned.get(role)) for role in Role if role is not Role.MANAGER}
-    runner = default_runner(agents, max_waiting=conversations * 2, role_timeout_s=max(20.0, call_s * 10))
+    waiting = conversations * 2 if max_waiting is None else max_waiting
+    runner = default_runner(agents, max_waiting=waiting, role_timeout_s=max(20.0, call_s * 10))
     context = Context()
     latencies: list[float] = []
     outcomes: Counter[str] = Counter()

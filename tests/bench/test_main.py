@@ -55,6 +55,9 @@ def _tiny_shared_data(root: Path) -> Path:
          "qas": [{"id": "b", "question": "What are lentils cooked in?", "answers": [{"text": "soups"}]}]},
     ]  # fmt: skip
     (squad / "dev-v1.1.json").write_text(json.dumps({"data": [{"title": "Misc", "paragraphs": paragraphs}]}))
+    impossible = {"id": "c", "question": "Who painted the Mona Lisa?", "answers": [], "is_impossible": True}
+    v2 = [{**paragraphs[0], "qas": [*paragraphs[0]["qas"], impossible]}, paragraphs[1]]
+    (squad / "dev-v2.0.json").write_text(json.dumps({"data": [{"title": "Misc", "paragraphs": v2}]}))
     return root
 
 
@@ -70,6 +73,7 @@ def test_quick_json_run_on_tiny_sizes(tmp_path: Path) -> None:
     assert figures["recall_at_1"]["emanual"] is None and figures["recall_at_1"]["squad"] is None
     assert set(figures["recall_at_1"]["fixture"]) == set(SYSTEMS)
     assert figures["throughput_lost"] == 0
+    assert figures["throughput_busy_at_default_queue"] == 0  # 12 conversations fit the default queue
     assert figures["overhead_per_role_p50_ms"].keys() >= {"lang", "guardrails", "guardrails#2", "quality", "finish"}
     assert figures["eval"]["questions"] == 4 and figures["eval"]["unanswerable"] == 2
     assert figures["search_p95_ms_500"] is not None and figures["search_p95_ms_100k"] is None  # size not run
@@ -86,3 +90,6 @@ def test_data_option_adds_the_emanual_and_squad_rows(tmp_path: Path) -> None:
     assert figures["recall_sizes"]["emanual"] == {"documents": 3, "questions": 2}
     assert figures["recall_sizes"]["squad"] == {"documents": 2, "questions": 2}
     assert "recall.emanual" not in figures["skipped"] and "recall.squad" not in figures["skipped"]
+    squad_eval = figures["eval_squad_v2"]  # SQuAD v2.0 through the whole pipeline, its impossible question included
+    assert squad_eval["questions"] == 3 and squad_eval["unanswerable"] == 1
+    assert squad_eval["refusal_rate_unanswerable"] is not None
