@@ -305,7 +305,7 @@ class Delivery:
             apologised += await self._give_up(event, "attempts exhausted")
         sent = retrying = failed = 0
         while True:
-            items = await self.outbox.claim(self.config.outbox_lease_s, limit=20)
+            items = await self.outbox.claim(self.config.outbox_lease_s, limit=20, platforms=list(self._sinks))
             if not items:
                 break
             for item in items:

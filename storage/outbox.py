@@ -154,8 +154,16 @@ class Outbox:
             found = await session.execute(select(OUTBOX.c.id).where(OUTBOX.c.inbox_key == inbox_key).limit(1))
             return found.first() is not None
 
-    async def claim(self, lease_s: float, *, limit: int = 20, row_id: int | None = None) -> list[OutboxItem]:
-        """Pending rows whose time has come (or the one row `row_id`), leased for `lease_s` seconds."""
+    async def claim(
+        self,
+        lease_s: float,
+        *,
+        limit: int = 20,
+        row_id: int | None = None,
+        platforms: Sequence[str] | None = None,
+    ) -> list[OutboxItem]:
+        """Pending rows whose time has come (or the one row `row_id`), leased for `lease_s` seconds; only rows for
+        `platforms` when given (a replica claims only what it can post)."""
         now = self._now()
         candidates = (
             select(OUTBOX.c.id)
@@ -165,6 +173,8 @@ class Outbox:
         )
         if row_id is not None:
             candidates = candidates.where(OUTBOX.c.id == row_id)
+        if platforms is not None:
+            candidates = candidates.where(OUTBOX.c.platform.in_(list(platforms)))
         if not self._db.is_sqlite:
             candidates = candidates.with_for_update(skip_locked=True)
         statement = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -148,3 +149,12 @@ async def test_purge_keeps_unsent_rows(outbox: Outbox, clock: Clock) -> None:
     clock.advance(7200)
     assert await outbox.purge(older_than=clock.now - timedelta(hours=1)) == 1
     assert await outbox.counts() == {"pending": 1}
+
+
+@pytest.mark.integration
+async def test_a_replica_claims_only_rows_for_platforms_it_can_post_to(outbox: Outbox) -> None:
+    await outbox.add(OutgoingReply(REF, full_reply(), "slack-key"))
+    await outbox.add(OutgoingReply(replace(REF, platform="discord"), full_reply(), "discord-key"))
+    assert [item.inbox_key for item in await outbox.claim(lease_s=30, platforms=["discord"])] == ["discord-key"]
+    assert await outbox.claim(lease_s=30, platforms=["console"]) == []
+    assert [item.inbox_key for item in await outbox.claim(lease_s=30)] == ["slack-key"]
