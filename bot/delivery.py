@@ -235,8 +235,7 @@ class Delivery:
                 "ms": round((time.monotonic() - started) * 1000, 1),
             },
         )
-        for row_id in row_ids:
-            await self._send_claimed(await self.outbox.claim(self.config.outbox_lease_s, row_id=row_id))
+        await self._send_rows(row_ids)
 
     async def _produce(self, item: InboxItem) -> list[OutgoingReply]:
         inbound, ref = item.inbound, item.ref
@@ -284,8 +283,7 @@ class Delivery:
         if row_ids is None:
             return False
         log.warning("event given up, apology queued", extra={"key": item.key, "attempts": item.attempts})
-        for row_id in row_ids:
-            await self._send_claimed(await self.outbox.claim(self.config.outbox_lease_s, row_id=row_id))
+        await self._send_rows(row_ids)
         return True
 
     async def _language(self, inbound: Inbound) -> str:
@@ -317,9 +315,12 @@ class Delivery:
                 break
         return SweepReport(sent=sent, retrying=retrying, failed=failed, apologised=apologised)
 
-    async def _send_claimed(self, items: list[OutboxItem]) -> None:
-        for item in items:
-            await self._send(item)
+    async def _send_rows(self, row_ids: list[int]) -> None:
+        """Post just-stored replies at once (rows for a platform without a sink here wait for another replica)."""
+        for row_id in row_ids:
+            claimed = await self.outbox.claim(self.config.outbox_lease_s, row_id=row_id, platforms=list(self._sinks))
+            for item in claimed:
+                await self._send(item)
 
     async def _send(self, item: OutboxItem) -> str:
         sink = self._sinks.get(item.ref.platform)
