@@ -17,9 +17,11 @@ from types import MappingProxyType
 
 import structlog
 
+from pipeline.agents.search import KEYWORD_ONLY
 from pipeline.envelope import Agent, AgentResult, Context, Envelope, EnvelopeError, Hop, Payload
 from pipeline.limits import RoleBusy, RoleLimit, build_limits
 from pipeline.locales import DEFAULT, texts
+from pipeline.locales.base import Texts
 from pipeline.manager import Manager, NoRoute, Outcome, Situation, Transition
 from pipeline.result import PipelineResult, ResultKind, cited_sources
 from pipeline.types import ActionKind, Clock, ContextType, Role, SuggestedAction
@@ -259,7 +261,7 @@ class PipelineRunner:
         payload = envelope.payload
         language = payload.language or DEFAULT
         words = texts(language)
-        note = words.offline_note if any(h.strategy == "llm->offline" for h in envelope.hops) else None
+        note = _note(envelope, words)
         if outcome is Outcome.ANSWER:
             body, sources = cited_sources(payload.response or words.no_coverage, payload.source_references)
             return PipelineResult(ResultKind.ANSWER, body, language, envelope, sources=sources, note=note)
@@ -299,6 +301,17 @@ def _describe(exc: Exception) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
     return f"{type(exc).__name__}{where}"
+
+
+def _note(envelope: Envelope, words: Texts) -> str | None:
+    """What the person should know about how the answer was made (a fallback happened)."""
+    strategies = {hop.strategy for hop in envelope.hops}
+    notes = [
+        note
+        for wanted, note in (("llm->offline", words.offline_note), (KEYWORD_ONLY, words.keyword_only_note))
+        if wanted in strategies
+    ]
+    return " ".join(notes) or None
 
 
 def _resumed_payload(previous: Payload, chosen: SuggestedAction | None, reply_text: str | None) -> Payload:

@@ -124,6 +124,7 @@ class SearchResponse:
     hits: tuple[SearchHit, ...]
     quality: SearchQuality
     timings_ms: dict[str, float] = field(default_factory=dict)
+    keyword_only: bool = False  # the vector index failed and only the keyword levels answered
 
 
 @dataclass(frozen=True, slots=True)

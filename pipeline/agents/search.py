@@ -46,6 +46,9 @@ def section_actions(hits: tuple[SearchHit, ...], *, floor: float, limit: int) ->
     return tuple(actions)
 
 
+KEYWORD_ONLY = "keyword-only"  # the hop's strategy when the vector index failed; the reply gets a note
+
+
 def section_key(hit: SearchHit) -> str:
     """`parent › title`: what a section choice carries, so same-named sections stay apart."""
     title = hit.title.strip() or (hit.crumbs[-1] if hit.crumbs else "")
@@ -115,6 +118,9 @@ class SearchAgent:
         result = payload.evolve(search_results=found.hits, search_quality=found.quality)
         top = found.hits[0].score if found.hits else 0.0
         decision = f"{len(found.hits)} hits, {found.quality.value}, top {top:.2f}" + (" (research)" if research else "")
+        strategy = KEYWORD_ONLY if found.keyword_only else "offline"
+        if found.keyword_only:
+            decision += "; keywords only (vector index unavailable)"
         if found.quality is SearchQuality.POOR and payload.chosen_action is None and not research:
             floor = max(self._moderate_score, top * self._moderate_share)
             options = section_actions(found.hits, floor=floor, limit=self._max_options)
@@ -125,5 +131,5 @@ class SearchAgent:
                     clarification_message=texts(payload.language).clarify["ambiguous"],
                     suggested_actions=options,
                 )
-                return AgentResult(result, f"{decision}; {len(options)} candidate sections: clarify")
-        return AgentResult(result, decision)
+                return AgentResult(result, f"{decision}; {len(options)} candidate sections: clarify", strategy=strategy)
+        return AgentResult(result, decision, strategy=strategy)

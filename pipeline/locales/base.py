@@ -39,6 +39,10 @@ class Texts:
     sources_heading: str
     user_asked: str  # {user}
     you_chose: str  # {label}
+    keyword_only_note: str = (
+        "Found by keyword search only: the semantic index was "
+        "unavailable, so matches may be less precise."
+    )
     retry_label: str = "Try again"  # the button under the apology when an answer could not be finished
 
 

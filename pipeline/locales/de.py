@@ -7,6 +7,10 @@ TEXTS = Texts(
     no_coverage="Die Dokumentation scheint das nicht abzudecken.",
     closest_sections="Die passendsten Abschnitte, die ich gefunden habe:",
     offline_note="Ohne das Sprachmodell beantwortet, da es nicht verfügbar war.",
+    keyword_only_note=(
+        "Nur per Stichwortsuche gefunden: der semantische Index war nicht "
+        "verfügbar, die Treffer können ungenauer sein."
+    ),
     busy="Ich beantworte gerade viele andere Fragen. Bitte versuch es in einer Minute noch einmal.",
     failure="Beim Antworten ist etwas schiefgelaufen. Bitte versuch es noch einmal; wenn es wieder passiert, "
     "frag einen Menschen.",

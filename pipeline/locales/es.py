@@ -7,6 +7,10 @@ TEXTS = Texts(
     no_coverage="Parece que la documentación no trata este tema.",
     closest_sections="Las secciones más cercanas que encontré:",
     offline_note="Respondido sin el modelo de lenguaje, que no estaba disponible.",
+    keyword_only_note=(
+        "Encontrado solo por palabras clave: el índice semántico no estaba "
+        "disponible, así que los resultados pueden ser menos precisos."
+    ),
     busy="Ahora mismo estoy atendiendo otras preguntas. Inténtalo de nuevo en un minuto.",
     failure="Algo salió mal mientras respondía. Inténtalo de nuevo; si sigue pasando, pide ayuda a una persona.",
     timeout="La respuesta tardó demasiado. Inténtalo de nuevo en un momento.",

@@ -7,6 +7,10 @@ TEXTS = Texts(
     no_coverage="La documentation ne semble pas traiter ce sujet.",
     closest_sections="Les sections les plus proches que j'ai trouvées :",
     offline_note="Réponse produite sans le modèle de langage, qui n'était pas disponible.",
+    keyword_only_note=(
+        "Trouvé par mots-clés uniquement : l'index sémantique était "
+        "indisponible, les résultats peuvent être moins précis."
+    ),
     busy="Je traite beaucoup d'autres questions en ce moment. Réessayez dans une minute.",
     failure="Un problème est survenu pendant ma réponse. Réessayez ; si cela se reproduit, demandez à une personne.",
     timeout="La réponse a pris trop de temps. Réessayez dans un instant.",

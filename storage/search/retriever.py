@@ -136,7 +136,12 @@ class HybridRetriever:
         )
         top = hits[0].score if hits else 0.0
         margin = top - hits[1].score if len(hits) > 1 else top
-        return SearchResponse(hits=hits, quality=grade(top, margin, self._thresholds), timings_ms=timer.done())
+        return SearchResponse(
+            hits=hits,
+            quality=grade(top, margin, self._thresholds),
+            timings_ms=timer.done(),
+            keyword_only=dense_hits is None,
+        )
 
     async def _dense_matches(
         self, vectors: npt.NDArray[np.float32], collections: tuple[str, ...], pool: int

@@ -219,3 +219,18 @@ async def test_everyone_in_the_thread_may_vote_once(app: App) -> None:
     from storage.feedback import FeedbackStore
 
     assert await FeedbackStore(app.db).counts(reply.run_id) == (1, 1)
+
+
+async def test_when_the_vector_index_fails_the_keyword_side_answers_with_a_note(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from storage.vector_index import VectorIndexUnavailable
+
+    async def down(*_args: Any, **_kwargs: Any) -> Any:
+        raise VectorIndexUnavailable("local", "query", "timeout", attempts=3, detail="test")
+
+    monkeypatch.setattr(app.index, "query", down)
+    reply = await app.service.handle_message(inbound("What does error E-2041 mean?"))
+    assert reply is not None and reply.kind is ReplyKind.ANSWER
+    assert "errors.md#e-2041" in reply.citations[0].url
+    assert reply.note is not None and "keyword" in reply.note
