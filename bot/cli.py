@@ -171,6 +171,7 @@ def ingest(
 
 async def _ingest(app: App, sources: list[str], collection: str, base_url: str | None) -> None:
     from storage.ingest.errors import IngestError
+    from storage.vector_index import VectorIndexUnavailable
 
     with Progress(
         TextColumn("[bold]ingesting[/bold] {task.description}"),
@@ -189,6 +190,8 @@ async def _ingest(app: App, sources: list[str], collection: str, base_url: str |
             report = await app.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
         except IngestError as exc:
             raise UserError(str(exc)) from None
+        except VectorIndexUnavailable as exc:
+            raise UserError(f"{exc}; documents stored so far are kept, run the same ingest again to finish") from None
     out.print(report.summary())
     for warning in report.warnings:
         err.print(f"[yellow]skipped:[/yellow] {warning}")

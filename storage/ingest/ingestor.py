@@ -250,6 +250,23 @@ class Ingestor:
         chunk_ids = [f"{doc.id}-{i:04d}" for i in range(len(doc.chunks))]
         vectors = await self._embedder.embed_passages([embedding_text(c.crumbs, c.text) for c in doc.chunks])
         vectors = np.asarray(vectors, dtype=np.float32)
+        # Vectors first: if the index fails, the database still holds the old version (or nothing), so the next
+        # ingest sees the document as changed and tries again; an upsert is idempotent by chunk id.
+        await self._index.upsert(
+            [
+                VectorRecord(
+                    id=chunk_id,
+                    vector=vector,
+                    doc_id=doc.id,
+                    section=chunk.section,
+                    title=chunk.title,
+                    crumbs=chunk.crumbs,
+                    url=chunk_url(doc.source, chunk.section),
+                    collection=collection,
+                )
+                for chunk_id, chunk, vector in zip(chunk_ids, doc.chunks, vectors, strict=True)
+            ]
+        )
         old_ids: list[str] = []
         async with self._db.session() as session:
             if replace:
@@ -294,21 +311,6 @@ class Ingestor:
         stale = [i for i in old_ids if i not in set(chunk_ids)]
         if stale:
             await self._index.delete(stale, collection)
-        await self._index.upsert(
-            [
-                VectorRecord(
-                    id=chunk_id,
-                    vector=vector,
-                    doc_id=doc.id,
-                    section=chunk.section,
-                    title=chunk.title,
-                    crumbs=chunk.crumbs,
-                    url=chunk_url(doc.source, chunk.section),
-                    collection=collection,
-                )
-                for chunk_id, chunk, vector in zip(chunk_ids, doc.chunks, vectors, strict=True)
-            ]
-        )
         return len(chunk_ids)
 
     async def _remove(self, doc_ids: list[str], collection: str) -> None:
