@@ -219,8 +219,10 @@ def rows(figures: Mapping[str, Any]) -> list[Row]:
             continue
         out.append(
             Row(
-                f"{key}, {evaluation['name']}: gold cited / token-F1",
-                f"{_num(evaluation['gold_cited_rate'])} / {_num(evaluation['answer_f1'])}",
+                f"{key}, {evaluation['name']}: gold cited / token-F1 (failed replies)",
+                f"{_num(evaluation['gold_cited_rate'])} / {_num(evaluation['answer_f1'])} "
+                f"({evaluation['kinds'].get('notice', 0) + evaluation['kinds'].get('silent', 0)} of "
+                f"{evaluation['questions']})",
                 "",
             )
         )

@@ -68,3 +68,12 @@ def test_missing_keys() -> None:
     assert missing_keys(figures) == []
     del figures["ack_p99_ms"]
     assert missing_keys(figures) == ["ack_p99_ms"]
+
+
+def test_eval_rows_count_failed_replies() -> None:
+    summary = {"name": "fixture manual", "questions": 10, "gold_cited_rate": 0.5, "answer_f1": 0.25,
+               "clarification_rate": 0.1, "refusal_rate_unanswerable": 1.0, "refusal_rate_answerable": 0.0,
+               "latency_p50_ms": 120.0, "latency_p95_ms": 250.0, "kinds": {"answer": 7, "notice": 2, "silent": 1}}
+    by_figure = {r.figure: r.value for r in rows(_figures(eval=summary))}  # fmt: skip
+    assert by_figure["eval, fixture manual: gold cited / token-F1 (failed replies)"] == "0.500 / 0.250 (3 of 10)"
+    assert "120 ms, 250 ms" in by_figure["  clarification / refusal on unanswerable (answerable) / latency p50, p95"]
