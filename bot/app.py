@@ -8,11 +8,20 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from aiohttp import web
+from sqlalchemy import func, select
+
 from bot.budget import SqlTokenLedger, UsageGuard
+from bot.delivery import Delivery, default_worker_id, fetchers_by_platform, language_of_thread
 from bot.http import build_http_app, start_http
+from bot.jobs import standard_jobs
+from bot.jobs.retention import RetentionPolicy
+from bot.messages import ThreadRef
 from bot.metrics import Metrics
+from bot.scheduler import JobSpec, LeasedScheduler
 from bot.service import ConversationService
 from bot.settings import Settings
 from pipeline.agents.base import Strategy
@@ -22,10 +31,12 @@ from pipeline.types import Embedder, Role
 from storage.actions import ActionStore
 from storage.conversations import ConversationStore
 from storage.db import Database
+from storage.doc_tables import CorpusVersionRow
 from storage.embedder import E5Embedder
 from storage.feedback import FeedbackStore
 from storage.ingest.ingestor import Ingestor, ProgressCallback, corpus_version
 from storage.ingest.model import IngestReport
+from storage.leases import JobLeases
 from storage.local_index import LocalVectorIndex
 from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
@@ -80,43 +91,98 @@ class App:
 
     async def serve(self, stop: asyncio.Event | None = None) -> None:
         """Run the HTTP server and every configured platform adapter until SIGINT/SIGTERM (or `stop`)."""
-        stop = stop or asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
+        if stop is None:  # the CLI: stop on SIGINT/SIGTERM (tests pass their own event)
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(sig, stop.set)
         await self.warm_up()
         web_app = build_http_app(self.metrics, self.ready)
-        adapters: list[Any] = []
-        if self.settings.slack_enabled:
-            from adapters.slack.app import SlackAdapter
-
-            slack = SlackAdapter(self.settings, self.service)
-            slack.add_routes(web_app)
-            adapters.append(slack)
+        adapters = await self._platform_adapters(web_app)
+        worker_id = self.settings.worker_id or default_worker_id()
+        delivery = Delivery(
+            self.db,
+            self.service,
+            {name: adapter.sink for name, adapter in adapters.items()},
+            worker_id,
+            fetcher_for=fetchers_by_platform({name: adapter.fetcher_for for name, adapter in adapters.items()}),
+            language_for=language_of_thread(ConversationStore(self.db).find),
+            on_lag=self.metrics.inbox_lag.set,
+        )
+        for adapter in adapters.values():
+            adapter.intake = delivery  # events go through the inbox, replies through the outbox
+        scheduler = LeasedScheduler(JobLeases(self.db), worker_id, self._jobs(delivery))
         http = await start_http(web_app, self.settings.http_host, self.settings.http_port)
-        log.info("http listening", extra={"port": self.settings.http_port})
-        tasks: list[asyncio.Task[None]] = []
+        log.info("http listening", extra={"port": self.settings.http_port, "worker": worker_id})
+        worker = asyncio.create_task(delivery.run_worker(stop))
+        tasks: list[asyncio.Task[Any]] = [worker]
         try:
-            for adapter in adapters:
-                if self.settings.slack_app_token is not None:
-                    await adapter.start_socket_mode()
-            if self.settings.discord_enabled:
-                from adapters.discord.client import DocbotClient
-
-                discord_client = DocbotClient(self.settings, self.service)
+            scheduler.start()
+            if "slack" in adapters and self.settings.slack_app_token is not None:
+                await adapters["slack"].start_socket_mode()
+            if "discord" in adapters:
                 assert self.settings.discord_bot_token is not None
                 token = self.settings.discord_bot_token.get_secret_value()
-                tasks.append(asyncio.create_task(discord_client.start(token)))
-                adapters.append(discord_client)
+                tasks.append(asyncio.create_task(adapters["discord"].start(token)))
             await stop.wait()
         finally:
-            for adapter in adapters:
+            stop.set()
+            scheduler.shutdown()
+            for adapter in adapters.values():
                 with contextlib.suppress(Exception):
                     await adapter.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(worker, timeout=10)
             for task in tasks:
                 task.cancel()
             await http.cleanup()
+
+    async def _platform_adapters(self, web_app: web.Application) -> dict[str, Any]:
+        """The configured platforms' adapters, by platform name (Slack routes mounted on `web_app`)."""
+        adapters: dict[str, Any] = {}
+        if self.settings.slack_enabled:
+            from adapters.slack.app import SlackAdapter
+            from adapters.slack.installations import database_oauth_stores
+
+            stores: dict[str, Any] = {}
+            if self.settings.slack_client_id is not None:  # multi-workspace OAuth: installations in our database
+                installations, states = await database_oauth_stores(self.db.engine, self.settings.slack_client_id)
+                stores = {"installation_store": installations, "oauth_state_store": states}
+            slack = SlackAdapter(self.settings, self.service, **stores)
+            slack.add_routes(web_app)
+            adapters["slack"] = slack
+        if self.settings.discord_enabled:
+            from adapters.discord.client import DocbotClient
+
+            adapters["discord"] = DocbotClient(self.settings, self.service)
+        return adapters
+
+    def _jobs(self, delivery: Delivery) -> list[JobSpec]:
+        settings = self.settings
+        platform, workspace, channel = (settings.digest_channel or "::").split(":")
+        digest = ThreadRef(platform, workspace, channel, "") if settings.digest_channel else None
+        days = settings.retention_days
+        return standard_jobs(
+            db=self.db,
+            delivery=delivery,
+            ingest=lambda source: self.ingest([source], base_url=settings.docs_base_url),
+            sources=settings.ingest_sources,
+            reingest_every=timedelta(minutes=settings.ingest_schedule_minutes)
+            if settings.ingest_schedule_minutes
+            else None,
+            clarification_ttl=timedelta(hours=settings.clarification_ttl_hours),
+            retention=RetentionPolicy(runs_days=days, conversations_days=2 * days) if days else None,
+            digest_target=digest,
+            corpus_version=lambda: _all_versions(self.db),
+            reload_search=self.reload_search,
+        )
+
+    async def reload_search(self) -> None:
+        """Pick up documents another replica ingested: the keyword levels and, for the local index, the vectors."""
+        if isinstance(self.index, LocalVectorIndex):
+            await self.index.load(self.db)
+        await self.retriever.reload()
 
     async def close(self) -> None:
         for closer in reversed(self._closers):
@@ -125,6 +191,11 @@ class App:
             except Exception:
                 log.warning("error while closing", exc_info=True)
         self._closers.clear()
+
+
+async def _all_versions(db: Database) -> int:
+    async with db.session() as session:
+        return int(await session.scalar(select(func.coalesce(func.sum(CorpusVersionRow.version), 0))) or 0)
 
 
 async def _corpus_version(db: Database, collections: Sequence[str]) -> int:

@@ -122,6 +122,12 @@ class Settings(BaseSettings):
     daily_token_budget: int = Field(default=0, ge=0)  # 0: unlimited
     cache_similarity: float = Field(default=0.95, gt=0, le=1)
 
+    # reliability and housekeeping
+    worker_id: str | None = None  # default: host name and process id
+    clarification_ttl_hours: float = Field(default=48.0, gt=0)  # pending questions expire with a note after this
+    retention_days: int = Field(default=90, ge=0)  # runs, traces and idle conversations; 0 keeps them forever
+    digest_channel: str | None = None  # "platform:workspace:channel" for the weekly docs-gap digest
+
     # abuse limits
     user_rate_limit: str = "10/minute"  # `limits` notation
     workspace_rate_limit: str = "300/minute"
@@ -195,6 +201,13 @@ class Settings(BaseSettings):
             policies = tuple(ChannelPolicy.model_validate(item) for item in raw)
             object.__setattr__(self, "channel_policies", self.channel_policies + policies)
         return self
+
+    @field_validator("digest_channel")
+    @classmethod
+    def _check_digest_channel(cls, value: str | None) -> str | None:
+        if value is not None and len(value.split(":")) != 3:
+            raise ValueError("digest_channel must look like 'slack:T0123:C0456' (platform:workspace:channel)")
+        return value
 
     @property
     def effective_database_url(self) -> str:
