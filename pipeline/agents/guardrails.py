@@ -42,6 +42,9 @@ class GuardrailsAgent:
     async def run(self, payload: Payload, context: Context) -> AgentResult:
         if payload.search_quality is not None:
             return self._scope(payload)  # the evidence decides; no model call on the second pass
+        offline = self._capability(payload)
+        if offline.payload.refusal_reason is not None or self._llm is None:
+            return offline  # known injection and capability patterns refuse whatever a model would say
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:

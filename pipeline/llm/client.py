@@ -18,6 +18,7 @@ import structlog
 from pydantic import SecretStr
 
 from pipeline.agents.base import StrategyFailed
+from pipeline.llm.leak_guard import repeats_system_prompt
 from pipeline.types import ChatMessage, LLMResult, LLMUsage, Role
 
 log = structlog.get_logger(__name__)
@@ -124,6 +125,10 @@ class OpenAIChat:
             log.info("llm.refused", role=str(role))
             raise StrategyFailed("the model refused")
         text = message.content or ""
+        system = "\n".join(m.content for m in messages if m.role == "system")
+        if repeats_system_prompt(text, system):
+            log.warning("llm.output_repeats_system_prompt", role=str(role))
+            raise StrategyFailed("the reply repeated the system prompt", usage=usage)
         if schema is None:
             return LLMResult(text=text, data=None, usage=usage)
         if choice.finish_reason == "length":

