@@ -142,8 +142,13 @@ class ConversationService:
             from_bot=False,
         )
         if not is_new:
-            log.info("duplicate message ignored", extra={"key": inbound.dedup_key})
-            return None
+            if await self._runs.answered(conversation.id, inbound.message_id):
+                log.info("duplicate message ignored", extra={"key": inbound.dedup_key})
+                return None
+            # stored before, never answered: the process handling it died; answer it now
+            log.info("finishing a message an earlier attempt did not answer", extra={"key": inbound.dedup_key})
+            if history and not history[-1].from_bot and history[-1].text == text:
+                history = history[:-1]  # the stored copy of this very message is not earlier context
 
         denial = await self._usage.check(inbound.user_id, inbound.workspace_id)
         if denial is not None:

@@ -58,6 +58,16 @@ class RunStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
+    async def answered(self, conversation_id: str, message_id: str) -> bool:
+        """Whether a run for this message was recorded (a reply was produced for it)."""
+        async with self._db.session() as session:
+            found = await session.scalar(
+                select(RunRow.id)
+                .where(RunRow.conversation_id == conversation_id, RunRow.message_id == message_id)
+                .limit(1)
+            )
+        return found is not None
+
     async def save_run(
         self,
         conversation_id: str,

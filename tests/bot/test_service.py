@@ -234,3 +234,25 @@ async def test_when_the_vector_index_fails_the_keyword_side_answers_with_a_note(
     assert reply is not None and reply.kind is ReplyKind.ANSWER
     assert "errors.md#e-2041" in reply.citations[0].url
     assert reply.note is not None and "keyword" in reply.note
+
+
+async def test_a_message_stored_by_an_attempt_that_died_is_answered_when_it_comes_again(app: App) -> None:
+    from storage.conversations import ConversationStore
+
+    message = inbound("What does error E-2041 mean?")
+    conversations = ConversationStore(app.db)
+    conversation = await conversations.get_or_create(
+        message.thread_key, message.platform, message.workspace_id, message.channel_id, message.message_id
+    )
+    await conversations.add_message(  # what the dead attempt left behind: the message, no run, no reply
+        conversation.id,
+        platform_message_id=message.message_id,
+        author_id=message.user_id,
+        author_name=message.user_name,
+        text=message.text,
+        ts=message.ts,
+    )
+    reply = await app.service.handle_message(message)
+    assert reply is not None and reply.kind is ReplyKind.ANSWER
+    assert "errors.md#e-2041" in reply.citations[0].url
+    assert await app.service.handle_message(message) is None  # now it has been answered
