@@ -184,8 +184,11 @@ def _upgrade_to_head(connection: Connection, is_sqlite: bool) -> None:
 
     from alembic import command
 
-    if not ALEMBIC_DIR.is_dir():
-        raise RuntimeError(f"Alembic scripts not found at {ALEMBIC_DIR}")
+    if not (ALEMBIC_DIR / "env.py").is_file():  # a wheel install puts the alembic *library* at that path
+        raise RuntimeError(
+            f"docbot's migrations are not at {ALEMBIC_DIR}: run docbot from its source tree "
+            "(an editable install, or the layout of deploy/Dockerfile)"
+        )
     if not is_sqlite:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_ID})
     config = Config()
