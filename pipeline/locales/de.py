@@ -7,6 +7,7 @@ TEXTS = Texts(
     no_coverage="Die Dokumentation scheint das nicht abzudecken.",
     closest_sections="Die passendsten Abschnitte, die ich gefunden habe:",
     offline_note="Ohne das Sprachmodell beantwortet, da es nicht verfügbar war.",
+    retry_label="Erneut versuchen",
     keyword_only_note=(
         "Nur per Stichwortsuche gefunden: der semantische Index war nicht "
         "verfügbar, die Treffer können ungenauer sein."

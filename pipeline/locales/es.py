@@ -7,6 +7,7 @@ TEXTS = Texts(
     no_coverage="Parece que la documentación no trata este tema.",
     closest_sections="Las secciones más cercanas que encontré:",
     offline_note="Respondido sin el modelo de lenguaje, que no estaba disponible.",
+    retry_label="Intentar de nuevo",
     keyword_only_note=(
         "Encontrado solo por palabras clave: el índice semántico no estaba "
         "disponible, así que los resultados pueden ser menos precisos."

@@ -7,6 +7,7 @@ TEXTS = Texts(
     no_coverage="La documentation ne semble pas traiter ce sujet.",
     closest_sections="Les sections les plus proches que j'ai trouvées :",
     offline_note="Réponse produite sans le modèle de langage, qui n'était pas disponible.",
+    retry_label="Réessayer",
     keyword_only_note=(
         "Trouvé par mots-clés uniquement : l'index sémantique était "
         "indisponible, les résultats peuvent être moins précis."

@@ -7,6 +7,7 @@ TEXTS = Texts(
     no_coverage="文档中似乎没有涉及这个问题。",
     closest_sections="我找到的最接近的章节：",
     offline_note="本回答未使用语言模型生成（语言模型当前不可用）。",
+    retry_label="重试",
     keyword_only_note="仅通过关键词搜索找到：语义索引暂时不可用，结果可能不够准确。",
     busy="我正在处理其他问题，请一分钟后再试。",
     failure="回答时出了点问题。请再试一次；如果仍然出错，请联系工作人员。",

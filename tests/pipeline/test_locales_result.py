@@ -93,3 +93,17 @@ def test_sentences_follow_markdown_structure() -> None:
         "怎么用？",
     ]
     assert textutil.comparable("| Link | pairs the remote |") == textutil.comparable("Link: pairs — the REMOTE")
+
+
+@pytest.mark.parametrize("language", [code for code in SUPPORTED if code != "en"])
+def test_every_sentence_is_translated(language: str) -> None:
+    same_word = {("fr", "sources_heading")}  # "Sources" is French too
+    english, other = texts("en"), texts(language)
+    untranslated = [
+        f.name
+        for f in dataclasses.fields(other)
+        if isinstance(getattr(other, f.name), str)
+        and getattr(other, f.name) == getattr(english, f.name)
+        and (language, f.name) not in same_word
+    ]
+    assert untranslated == []
