@@ -247,10 +247,14 @@ class ClarificationStrategy(_LLMRole):
 # --- fast mode: one "understand" call feeds four roles ------------------------------------------------------------
 
 
-class UnderstoodLanguage:
+class _Understood:
+    """One role's share of the shared "understand" call."""
+
     def __init__(self, understander: Understander) -> None:
         self.understander = understander
 
+
+class UnderstoodLanguage(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.LANG)
         code = language_code(found.language)
@@ -258,10 +262,7 @@ class UnderstoodLanguage:
         return _llm(result, f"language={code} ({found.confidence:.2f}) [understand]", usage)
 
 
-class UnderstoodTranslation:
-    def __init__(self, understander: Understander) -> None:
-        self.understander = understander
-
+class UnderstoodTranslation(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.TRANSLATION)
         if same_language(found.language, context.docs_language):
@@ -269,10 +270,7 @@ class UnderstoodTranslation:
         return _llm(payload.evolve(text_eng=found.text_eng), f"translated {found.language}->en [understand]", usage)
 
 
-class UnderstoodEssence:
-    def __init__(self, understander: Understander) -> None:
-        self.understander = understander
-
+class UnderstoodEssence(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.ESSENCE)
         if not found.canonical_question.strip():
@@ -287,10 +285,7 @@ class UnderstoodEssence:
         return _llm(payload.evolve(**fields), f"{_essence_decision(fields)} [understand]", usage)
 
 
-class UnderstoodGuardrails:
-    def __init__(self, understander: Understander) -> None:
-        self.understander = understander
-
+class UnderstoodGuardrails(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.GUARDRAILS)
         fields = _scope_fields(found.scope_verdict, found.scope_reason)
