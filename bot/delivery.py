@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from bot.messages import (
     ConversationHandler,
@@ -31,6 +32,8 @@ from bot.messages import (
     ReplyAction,
     ReplyKind,
     ReplySink,
+    StreamingConversationHandler,
+    StreamingSink,
     ThreadFetcher,
     ThreadRef,
 )
@@ -69,6 +72,9 @@ class DeliveryConfig:
     sweep_s: float = 5.0  # how often the worker also sweeps the outbox and exhausted events
     outbox_lease_s: float = 30.0  # longer than any sink call takes
     post_action_notices: bool = True  # post a button press's notice (e.g. "already used") in the thread
+    # stream answers into the thread while the LLM writes them (needs a handler that takes `stream=`, i.e.
+    # `ConversationService`, and sinks with `open_stream`); the final reply replaces the streamed message
+    stream_answers: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,12 +263,36 @@ class Delivery:
             return []
         # a retried question's thread was read on its first attempt, and its message id is not the platform's
         fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for and not is_retry(inbound) else None
-        reply = await self._handler.handle_message(inbound, fetcher)
+        sink = self._sinks.get(ref.platform)
+        if self.config.stream_answers and isinstance(sink, StreamingSink):
+            reply, ref = await self._streamed(inbound, ref, fetcher, sink)
+        else:
+            reply = await self._handler.handle_message(inbound, fetcher)
         if reply is None:
             if item.attempts > 1 and inbound.mentioned:
                 raise AnswerLost(item.key)
             return []
         return [OutgoingReply(ref, reply, item.key)]
+
+    async def _streamed(
+        self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, sink: StreamingSink
+    ) -> tuple[Reply | None, ThreadRef]:
+        """Handle a question while streaming its answer straight to the platform (ephemeral progress, not in the
+        outbox); the returned ref points the final reply at the streamed message, so it replaces it."""
+        stream = sink.open_stream(ref)
+        handler = cast(StreamingConversationHandler, self._handler)
+        try:
+            reply = await handler.handle_message(inbound, fetcher, stream=stream.update)
+        except Exception:
+            await stream.discard()  # the event is retried or apologised for; no half-written answer stays
+            raise
+        streamed_id = await stream.finish()
+        if streamed_id is None:
+            return reply, ref
+        if reply is None:
+            await stream.discard()
+            return reply, ref
+        return reply, dataclasses.replace(ref, placeholder_id=streamed_id)
 
     async def _give_up(self, item: InboxItem, error: str) -> bool:
         """Mark the event failed and tell the person, with a button that queues it once more."""

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from pipeline.envelope import StreamCallback
 from pipeline.types import ActionKind, HistoryMessage
 
 
@@ -140,6 +141,15 @@ class ConversationHandler(Protocol):
     async def handle_action(self, inbound: Inbound) -> ActionOutcome: ...
 
 
+class StreamingConversationHandler(ConversationHandler, Protocol):
+    """A handler that can show the answer while it is written (`ConversationService`): `stream` receives the
+    answer text so far; it is only called in LLM mode with streaming enabled."""
+
+    async def handle_message(
+        self, inbound: Inbound, fetcher: ThreadFetcher | None = None, stream: StreamCallback | None = None
+    ) -> Reply | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadRef:
     """Where a reply goes, in neutral terms; stored with outbox rows so a restart can still deliver."""
@@ -156,3 +166,30 @@ class ReplySink(Protocol):
     """Posts replies on one platform; the outbox drives it. Returns the platform message id."""
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str: ...
+
+
+class ReplyStream(Protocol):
+    """One answer shown while it is written (Slack chat streaming, Discord edits); it throttles on its own.
+
+    Streamed text is ephemeral progress: the final reply (through the outbox) replaces the streamed message, found
+    by the id `finish` returns (put it in `ThreadRef.placeholder_id`).
+    """
+
+    async def update(self, text: str) -> None:
+        """The answer text so far; never raises (a platform failure ends the showing, not the answer)."""
+        ...
+
+    async def finish(self) -> str | None:
+        """End the stream; the id of the streamed message the final reply must replace, None if none was posted."""
+        ...
+
+    async def discard(self) -> None:
+        """Remove the streamed message (no reply will replace it)."""
+        ...
+
+
+@runtime_checkable
+class StreamingSink(Protocol):
+    """A `ReplySink` that can also stream an answer into the thread before the reply is posted."""
+
+    def open_stream(self, ref: ThreadRef) -> ReplyStream: ...

@@ -29,7 +29,7 @@ from bot.messages import (
 from bot.metrics import Metrics
 from bot.settings import Settings
 from pipeline.codec import envelope_from_json, envelope_to_json
-from pipeline.envelope import Context, Envelope, Hop, Payload
+from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
 from pipeline.locales import texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
@@ -64,7 +64,7 @@ class _Unlimited:
 
 
 class ConversationService:
-    """Implements `bot.messages.ConversationHandler`."""
+    """Implements `bot.messages.ConversationHandler` (and `StreamingConversationHandler`)."""
 
     def __init__(
         self,
@@ -96,7 +96,11 @@ class ConversationService:
 
     # -- messages ---------------------------------------------------------------------------------------------
 
-    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
+    async def handle_message(
+        self, inbound: Inbound, fetcher: ThreadFetcher | None = None, stream: StreamCallback | None = None
+    ) -> Reply | None:
+        """The reply to `inbound`, or None. `stream` is shown the answer text while the LLM writes it, when
+        `Settings.llm_streaming` is on (the offline strategy never calls it)."""
         policy = self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id)
         existing = await self._conversations.find(inbound.thread_key)
         if not inbound.mentioned and (existing is None or policy.follow_mode == "mention"):
@@ -114,13 +118,19 @@ class ConversationService:
         lock = self._thread_locks.setdefault(inbound.thread_key, asyncio.Lock())
         async with lock:
             try:
-                return await self._answer(inbound, checked.text, policy.collections, fetcher)
+                stream = stream if self._settings.llm_streaming else None
+                return await self._answer(inbound, checked.text, policy.collections, fetcher, stream)
             finally:
                 if not lock.locked() or len(self._thread_locks) > 10_000:
                     self._thread_locks.pop(inbound.thread_key, None)
 
     async def _answer(
-        self, inbound: Inbound, text: str, collections: tuple[str, ...], fetcher: ThreadFetcher | None
+        self,
+        inbound: Inbound,
+        text: str,
+        collections: tuple[str, ...],
+        fetcher: ThreadFetcher | None,
+        stream: StreamCallback | None = None,
     ) -> Reply | None:
         conversation = await self._conversations.get_or_create(
             inbound.thread_key,
@@ -161,6 +171,7 @@ class ConversationService:
             collections=collections,
             docs_language=self._settings.docs_language,
             deadline=time.monotonic() + self._settings.question_deadline_s,
+            stream=stream,
         )
         started = self._now()
         pending = await self._conversations.get_pending(conversation.id)

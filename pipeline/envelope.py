@@ -7,6 +7,7 @@ system attributes by construction.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
@@ -55,6 +56,10 @@ class Payload:
         return replace(self, **changes)
 
 
+StreamCallback = Callable[[str], Awaitable[None]]
+"""Receives the whole answer text so far (not a delta) each time the model adds to it; it must not raise."""
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """Read-only facts about the conversation an agent may use."""
@@ -64,6 +69,7 @@ class Context:
     collections: tuple[str, ...] = ("default",)
     docs_language: str = "en"
     deadline: float | None = None  # monotonic time by which the whole run must end
+    stream: StreamCallback | None = None  # shown the answer text so far while the LLM writes it (LLM mode only)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import discord
 
 from adapters.discord.render import OutgoingMessage, render_reply
+from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
 from bot.delivery import DeliveryRejected
 from bot.messages import Reply, ThreadRef
@@ -40,9 +41,17 @@ class DiscordReplySink:
     """Implements `bot.messages.ReplySink` for Discord. Raises `DeliveryRejected` when Discord refuses for good
     (403, 404); other errors are transient for the outbox. 429s are waited out and retried by discord.py."""
 
-    def __init__(self, client: discord.Client, *, support_role_id: int | None = None) -> None:
+    def __init__(
+        self, client: discord.Client, *, support_role_id: int | None = None, stream_interval_s: float = MIN_INTERVAL_S
+    ) -> None:
         self._client = client
         self._support_role_id = support_role_id
+        self._stream_interval_s = stream_interval_s
+
+    def open_stream(self, ref: ThreadRef) -> DiscordAnswerStream:
+        """A stream of the answer into the thread by edits at most once per `stream_interval_s`; `finish()` gives
+        the message id that `post` then edits into the final reply."""
+        return DiscordAnswerStream(self._client, ref, min_interval_s=self._stream_interval_s)
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         extra = dict(ref.extra)
@@ -55,6 +64,24 @@ class DiscordReplySink:
         )
         channel = self._client.get_partial_messageable(int(ref.thread_id))
         try:
+            if ref.placeholder_id and messages:
+                first_id = await _replace(channel, int(ref.placeholder_id), messages[0])
+                if first_id is not None:
+                    return await send_all(channel, messages[1:]) if len(messages) > 1 else first_id
             return await send_all(channel, messages)
         except (discord.Forbidden, discord.NotFound) as exc:  # missing access, deleted thread: retrying won't help
             raise DeliveryRejected(f"discord {exc.status} {exc.code}") from exc
+
+
+async def _replace(channel: discord.PartialMessageable, message_id: int, message: OutgoingMessage) -> str | None:
+    """Edit an earlier message (a streamed answer) into `message`; None when it is gone (send instead)."""
+    try:
+        await channel.get_partial_message(message_id).edit(
+            content=message.content,
+            embed=message.embed,
+            view=message.view,
+            allowed_mentions=message.allowed_mentions,
+        )
+    except discord.NotFound:
+        return None
+    return str(message_id)

@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.blocks import SlackMessage, render_chosen, render_placeholder, render_reply, render_text
 from adapters.slack.client import ClientFor
 from adapters.slack.mrkdwn import inert
+from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
 from bot.delivery import DeliveryRejected
 from bot.messages import Reply, ReplyKind, ThreadRef
@@ -67,9 +68,23 @@ def is_assistant(ref: ThreadRef) -> bool:
 class SlackReplySink:
     """Renders neutral replies and posts them; every method is safe to call again after a failure."""
 
-    def __init__(self, client_for: ClientFor, *, support_mention: str | None = None) -> None:
+    def __init__(
+        self,
+        client_for: ClientFor,
+        *,
+        support_mention: str | None = None,
+        stream_interval_s: float = MIN_INTERVAL_S,
+    ) -> None:
         self._client_for = client_for
         self._support = support_mention
+        self._stream_interval_s = stream_interval_s
+
+    def open_stream(self, ref: ThreadRef) -> SlackAnswerStream:
+        """A stream of the answer into the thread (chat.startStream/appendStream/stopStream), appends throttled to
+        one per `stream_interval_s`; `finish()` gives the ts that `post` then updates into the final reply."""
+        return SlackAnswerStream(
+            self._client_for, ref, asker_id=ref_extra(ref, ASKER), min_interval_s=self._stream_interval_s
+        )
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         """Post `reply` in the thread (turning the placeholder into it); returns the ts of its first message.

@@ -6,12 +6,17 @@ Any failure raises `StrategyFailed`, so `run_with_fallback` lets the offline str
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import logging
 import re
 
 from pipeline.agents.base import Strategy, StrategyFailed
 from pipeline.agents.response import no_coverage_answer
-from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.envelope import AgentResult, Context, Payload, StreamCallback
 from pipeline.llm import prompts
+from pipeline.llm.client import StreamStats
+from pipeline.llm.leak_guard import repeats_system_prompt
 from pipeline.llm.schemas import (
     Answer,
     Clarification,
@@ -22,10 +27,13 @@ from pipeline.llm.schemas import (
     ScopeVerdict,
     Translation,
 )
-from pipeline.llm.structured import ask, role_deadline
+from pipeline.llm.streaming import StreamingLLM, stream_answer
+from pipeline.llm.structured import ask, remaining_s, role_deadline
 from pipeline.llm.understand import Understander
 from pipeline.locales import texts
 from pipeline.types import LLM, ActionKind, ContextType, LLMUsage, QualityDecision, Role, SuggestedAction
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SCOPE = "the team's product and its documentation"
 MAX_OPTIONS = 4
@@ -157,12 +165,18 @@ class GuardrailsStrategy(_LLMRole):
 
 
 class ResponseStrategy(_LLMRole):
-    """Writes the cited answer in the user's language; on a regenerate round it reads the reviewer's notes."""
+    """Writes the cited answer in the user's language; on a regenerate round it reads the reviewer's notes.
+
+    With `context.stream` set, the first draft is streamed (plain text) and shown through that callback as it
+    grows; later drafts (regenerate, research) use the structured call, since a shown draft cannot be unsent.
+    """
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if not payload.source_references:  # nothing to ground on: the localized "not covered" text, no call
             answer = no_coverage_answer(payload.language, ())
             return _llm(payload.evolve(response=answer), "no sources; no call", LLMUsage())
+        if context.stream is not None and payload.response is None and isinstance(self.llm, StreamingLLM):
+            return await self._streamed(payload, context, self.llm, context.stream)
         language = payload.language or context.docs_language
         feedback = payload.quality_notes if payload.quality_decision is QualityDecision.REGENERATE else ()
         found, usage = await ask(
@@ -177,6 +191,45 @@ class ResponseStrategy(_LLMRole):
         cites = sorted(set(cited_numbers(found.answer)))
         decision = "documents insufficient" if found.insufficient else f"answer citing {cites}"
         return _llm(payload.evolve(response=found.answer.strip()), decision, usage)
+
+    async def _streamed(
+        self, payload: Payload, context: Context, llm: StreamingLLM, show: StreamCallback
+    ) -> AgentResult:
+        """The answer through `stream_answer`; `show` sees the text so far. Any failure (the connection, the
+        deadline, a reply quoting the system prompt) raises `StrategyFailed`, so the offline answer replaces
+        whatever was shown."""
+        deadline = self.deadline(context)
+        language = payload.language or context.docs_language
+        system = prompts.answer_plain(payload, context, language=language)[0].content
+        stats = StreamStats()
+        showing = True
+        try:
+            async with asyncio.timeout(remaining_s(deadline)):
+                timed = dataclasses.replace(context, deadline=deadline)
+                async for _ in stream_answer(llm, payload, timed, stats=stats):
+                    if repeats_system_prompt(stats.text, system):
+                        raise StrategyFailed("the reply repeated the system prompt")
+                    if showing:
+                        showing = await _show(show, stats.text)
+        except TimeoutError:
+            raise StrategyFailed("answer stream passed the role's deadline", usage=stats.usage) from None
+        except StrategyFailed as failure:
+            raise StrategyFailed(failure.reason, usage=stats.usage + failure.usage) from None
+        answer = stats.text.strip()
+        if not answer:
+            raise StrategyFailed("llm gave an empty answer", usage=stats.usage)
+        cites = sorted(set(cited_numbers(answer)))
+        return _llm(payload.evolve(response=answer), f"answer citing {cites} (streamed)", stats.usage)
+
+
+async def _show(show: StreamCallback, text: str) -> bool:
+    """Pass the text so far on; a failing callback only ends the showing, never the answer."""
+    try:
+        await show(text)
+    except Exception:
+        log.warning("showing the streamed answer failed; the answer continues unshown", exc_info=True)
+        return False
+    return True
 
 
 class QualityStrategy(_LLMRole):

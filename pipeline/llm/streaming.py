@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pipeline.agents.base import StrategyFailed
 from pipeline.envelope import Context, Payload
@@ -21,6 +21,7 @@ from pipeline.llm.structured import remaining_s
 from pipeline.types import ChatMessage, Role
 
 
+@runtime_checkable
 class StreamingLLM(Protocol):
     def stream(
         self,

@@ -142,6 +142,10 @@ class FakeDiscordREST:
                 return 200, self._store_message(channel_id, body)
             case "PATCH", ["channels", channel_id, "messages", message_id]:
                 return self._edit_message(message_id, body)
+            case "DELETE", ["channels", channel_id, "messages", message_id]:
+                if self.messages.pop(message_id, None) is None:
+                    return 404, {"message": "Unknown Message", "code": 10008}
+                return 204, None
             case "POST", ["interactions", interaction_id, _token, "callback"]:
                 return 200, self._callback(interaction_id, body)
             case "POST", ["webhooks", _app, token]:

@@ -37,6 +37,7 @@ class Step:
     delay_s: float = 0.0  # wait before answering (a hang past the client's timeout)
     finish_reason: str = "stop"
     chunk_delay_s: float = 0.0  # between streamed chunks
+    cut_after: int | None = None  # streaming: drop the connection after this many content chunks
 
 
 def reply(content: str) -> Step:
@@ -182,7 +183,11 @@ class ScriptedOpenAI:
         await send(base | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
         if step.refusal:
             await send(base | {"choices": [{"index": 0, "delta": {"refusal": step.refusal}, "finish_reason": None}]})
-        for piece in re.findall(r"\S+\s*|\s+", content):
+        for index, piece in enumerate(re.findall(r"\S+\s*|\s+", content)):
+            if step.cut_after is not None and index >= step.cut_after:
+                assert request.transport is not None
+                request.transport.close()  # the connection breaks mid-answer
+                return response
             if step.chunk_delay_s:
                 await asyncio.sleep(step.chunk_delay_s)
             await send(base | {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})

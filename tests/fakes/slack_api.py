@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ class Call:
     args: dict[str, Any]
     token: str | None
     status: int  # HTTP status the fake answered with
+    at: float = field(default_factory=time.monotonic)  # when the fake received it
 
 
 @dataclass
@@ -49,6 +51,7 @@ class Message:
     thread_ts: str | None = None
     blocks: list[dict[str, Any]] = field(default_factory=list)
     ephemeral_to: str | None = None
+    streaming: bool = False  # between chat.startStream and chat.stopStream
 
     def as_api(self) -> dict[str, Any]:
         raw: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
@@ -199,6 +202,37 @@ class FakeSlackAPI:
         if "blocks" in args:
             message.blocks = self._blocks(args)
         return {"ok": True, "channel": channel, "ts": ts, "text": message.text}
+
+    def _m_chat_startStream(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = str(args["channel"])
+        if not args.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        ts = self.next_ts()
+        message = Message(ts, channel, str(args.get("markdown_text") or ""), user=BOT_USER, bot_id=BOT_ID,
+                          thread_ts=str(args["thread_ts"]), streaming=True)
+        self.messages[channel].append(message)
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _m_chat_appendStream(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._find(str(args["channel"]), str(args["ts"]))
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        if not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        message.text += str(args.get("markdown_text") or "")
+        return {"ok": True, "channel": message.channel, "ts": message.ts}
+
+    def _m_chat_stopStream(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._find(str(args["channel"]), str(args["ts"]))
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        if not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        message.text += str(args.get("markdown_text") or "")
+        message.streaming = False
+        if "blocks" in args:
+            message.blocks = self._blocks(args)
+        return {"ok": True, "channel": message.channel, "ts": message.ts, "message": message.as_api()}
 
     def _m_chat_delete(self, args: dict[str, Any]) -> dict[str, Any]:
         channel, ts = str(args["channel"]), str(args["ts"])
