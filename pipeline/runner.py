@@ -264,6 +264,10 @@ class PipelineRunner:
         note = _note(envelope, words)
         if outcome is Outcome.ANSWER:
             body, sources = cited_sources(payload.response or words.no_coverage, payload.source_references)
+            if body.startswith(words.no_coverage):  # "the docs don't cover this": a refusal, and a docs gap
+                return PipelineResult(
+                    ResultKind.REFUSAL, body, language, envelope, sources=sources, reason="no_coverage", note=note
+                )
             return PipelineResult(ResultKind.ANSWER, body, language, envelope, sources=sources, note=note)
         if outcome is Outcome.CLARIFICATION:
             return PipelineResult(
