@@ -233,6 +233,47 @@ def doctor(data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
         raise typer.Exit(EXIT_FAILURE)
 
 
+@cli.command("eval")
+def eval_command(
+    qa_file: Annotated[Path | None, typer.Argument(help="JSONL question/answer pairs, or SQuAD JSON.")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the JSON and Markdown reports go.")] = Path(
+        "bench/results"
+    ),
+    compare_reports: Annotated[
+        tuple[Path, Path] | None, typer.Option("--compare", help="Show two JSON reports side by side.")
+    ] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Run question/answer pairs through the whole pipeline: gold source cited, token-F1, clarification and
+    refusal rates, latency."""
+    from bench.eval import compare, evaluate, load_qa, load_report, markdown, write_report
+
+    if compare_reports is not None:
+        first, second = compare_reports
+        for path in (first, second):
+            if not path.is_file():
+                _fail(f"no report at {path}")
+        out.print(compare(load_report(first), load_report(second)))
+        return
+    if qa_file is None or not qa_file.is_file():
+        _fail(f"no question file at {qa_file}" if qa_file else "give a question file (or --compare A B)")
+    settings = _settings(verbose, data_dir=data_dir)
+    try:
+        pairs = load_qa(qa_file)
+    except (OSError, ValueError, KeyError) as exc:
+        _fail(f"cannot read {qa_file}: {exc}")
+
+    async def body(app: App) -> None:
+        report = await evaluate(app, pairs, name=qa_file.stem)
+        json_path, md_path = out_dir / f"eval-{qa_file.stem}.json", out_dir / f"eval-{qa_file.stem}.md"
+        write_report(report, json_path, md_path)
+        out.print(markdown(report))
+        out.print(f"written: {json_path}, {md_path}")
+
+    _run(lambda: _with_app(settings, body))
+
+
 @cli.command()
 def reindex(
     to: Annotated[str, typer.Option("--to", help="Target vector index (only 'pinecone').")] = "pinecone",
