@@ -1,7 +1,9 @@
 """search: asks the retriever for the canonical question and grades what came back.
 
-A poor search with several moderately matching, distinct sections asks the person which one they mean, with
-those sections as the choices. A research round (quality asked for it) searches wider, adding the original text.
+A search where several distinct sections match about equally well (the top ones within a few percent of each other)
+asks the person which one they mean, with those sections as the choices. A poor search does not ask: nothing in the
+docs matches well, so the answer says the docs don't cover it (an off-topic question gets no menu of unrelated
+sections). A research round (quality asked for it) searches wider, adding the original text.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class SearchAgent:
         top_k: int = 8,
         research_top_k: int = 16,
         moderate_score: float = 0.3,
-        moderate_share: float = 0.75,
+        ambiguity_share: float = 0.95,
         max_options: int = 5,
         llm: Strategy | None = None,
     ) -> None:
@@ -82,7 +84,7 @@ class SearchAgent:
         self._top_k = top_k
         self._research_top_k = research_top_k
         self._moderate_score = moderate_score
-        self._moderate_share = moderate_share
+        self._ambiguity_share = ambiguity_share
         self._max_options = max_options
         self._llm = llm
 
@@ -121,8 +123,8 @@ class SearchAgent:
         strategy = KEYWORD_ONLY if found.keyword_only else "offline"
         if found.keyword_only:
             decision += "; keywords only (vector index unavailable)"
-        if found.quality is SearchQuality.POOR and payload.chosen_action is None and not research:
-            floor = max(self._moderate_score, top * self._moderate_share)
+        if found.quality is SearchQuality.GOOD and payload.chosen_action is None and not research:
+            floor = max(self._moderate_score, top * self._ambiguity_share)
             options = section_actions(found.hits, floor=floor, limit=self._max_options)
             if len(options) >= 2:
                 result = result.evolve(

@@ -14,13 +14,16 @@ from tests.pipeline.fakes import WordRetriever, history
 pytestmark = [pytest.mark.unit, pytest.mark.slow]  # builds the language detector once (1-10 s)
 
 
+def make_runner(retriever: WordRetriever) -> PipelineRunner:
+    return PipelineRunner(
+        build_agents(retriever), {}, max_waiting=10, role_timeout_s=10, max_process_count=30,
+        max_research_rounds=1, max_regenerate_rounds=1,
+    )  # fmt: skip
+
+
 @pytest.fixture
 def runner() -> PipelineRunner:
-    agents = build_agents(WordRetriever())
-    return PipelineRunner(
-        agents, {}, max_waiting=10, role_timeout_s=10, max_process_count=30, max_research_rounds=1,
-        max_regenerate_rounds=1,
-    )
+    return make_runner(WordRetriever())
 
 
 async def ask(runner: PipelineRunner, text: str, *earlier: str) -> PipelineResult:
@@ -58,7 +61,8 @@ async def test_requests_beyond_capability_and_scope_are_refused(runner: Pipeline
     assert unrelated.text == texts("en").refusal["out_of_scope"]
 
 
-async def test_ambiguous_question_offers_sections_and_resumes_with_the_choice(runner: PipelineRunner) -> None:
+async def test_ambiguous_question_offers_sections_and_resumes_with_the_choice() -> None:
+    runner = make_runner(WordRetriever(good=0.3))  # three sections match equally and well enough: which one?
     result = await ask(runner, "What does the ring light colour mean?")
     assert result.kind is ResultKind.CLARIFICATION and result.reason == "ambiguous"
     labels = [a.label for a in result.suggested_actions]

@@ -21,6 +21,10 @@ from tests.pipeline.fakes import ScriptedRetriever, hit
 pytestmark = pytest.mark.unit
 
 SEVERAL = SearchResponse(
+    hits=(hit("Factory reset", 0.68), hit("Network reset", 0.67), hit("Reset the remote", 0.66), hit("Misc", 0.1)),
+    quality=SearchQuality.GOOD,
+)
+WEAK = SearchResponse(
     hits=(hit("Factory reset", 0.42), hit("Network reset", 0.4), hit("Reset the remote", 0.38), hit("Misc", 0.1)),
     quality=SearchQuality.POOR,
 )
@@ -36,7 +40,7 @@ async def test_request_carries_question_language_and_collections() -> None:
     assert request.collections == ("tv", "audio") and request.language == "en"
 
 
-async def test_poor_search_with_several_sections_asks_which_one() -> None:
+async def test_several_equally_good_sections_ask_which_one() -> None:
     result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text="reset", language="es"), Context())
     payload = result.payload
     assert payload.needs_clarification and payload.clarification_reason == "ambiguous"
@@ -45,10 +49,16 @@ async def test_poor_search_with_several_sections_asks_which_one() -> None:
     assert payload.clarification_message == texts("es").clarify["ambiguous"]
 
 
-async def test_a_single_weak_section_does_not_ask() -> None:
-    one = SearchResponse(hits=(hit("Factory reset", 0.42), hit("Misc", 0.1)), quality=SearchQuality.POOR)
+async def test_a_single_good_section_does_not_ask() -> None:
+    one = SearchResponse(hits=(hit("Factory reset", 0.68), hit("Misc", 0.6)), quality=SearchQuality.GOOD)
     result = await SearchAgent(ScriptedRetriever(one)).run(Payload(text="reset"), Context())
     assert not result.payload.needs_clarification
+
+
+async def test_a_poor_search_does_not_offer_a_menu_of_unrelated_sections() -> None:
+    result = await SearchAgent(ScriptedRetriever(WEAK)).run(Payload(text="how do I file my taxes?"), Context())
+    assert not result.payload.needs_clarification
+    assert result.payload.search_quality is SearchQuality.POOR
 
 
 async def test_no_second_question_after_a_choice_or_in_a_research_round() -> None:
@@ -132,8 +142,8 @@ class _ByText:
 
 
 async def test_a_chosen_section_comes_first_even_when_the_search_ranks_it_lower() -> None:
-    chosen = SuggestedAction("Network reset", ActionKind.SEARCH, value=section_key(SEVERAL.hits[1]))
-    retriever = _ByText({}, SEVERAL)
+    chosen = SuggestedAction("Network reset", ActionKind.SEARCH, value=section_key(WEAK.hits[1]))
+    retriever = _ByText({}, WEAK)
     payload = Payload(text="reset", language="en", canonical_question="x: reset", chosen_action=chosen)
     result = (await SearchAgent(retriever).run(payload, Context())).payload
     assert result.search_results[0].title == "Network reset"
