@@ -39,6 +39,9 @@ def no_coverage_answer(language: str | None, sources: tuple[SourceReference, ...
     return f"{words.no_coverage}\n\n{words.closest_sections}\n{bullets}"
 
 
+MIN_RELATIVE_SIMILARITY = 0.5
+
+
 class ResponseAgent:
     role: ClassVar[Role] = Role.RESPONSE
 
@@ -92,8 +95,11 @@ class ResponseAgent:
         passages = [c.sentences[c.index] for c in candidates]
         similarity = await self._similarity(question, language, docs_language, passages)
         top_confidence = max(s.confidence for s in sources) or 1.0
+        best_sim = max(similarity, default=0.0)
         scored = []
         for candidate, sim in zip(candidates, similarity, strict=True):
+            if sim < best_sim * MIN_RELATIVE_SIMILARITY:
+                continue  # a sentence far less about the question than the best one is noise, whatever its source
             rank_prior = candidate.source.confidence / top_confidence
             position_prior = 1.0 / (1.0 + candidate.index)
             score = 0.6 * sim + 0.3 * rank_prior + 0.1 * position_prior

@@ -180,3 +180,17 @@ async def test_quotes_never_repeat_a_sentence() -> None:
     ]
     assert "Delta alpha epsilon." in quoted
     assert len(quoted) == len(set(quoted))
+
+
+async def test_a_sentence_far_less_about_the_question_is_not_quoted_whatever_its_rank() -> None:
+    relevant = hit(
+        "Game mode", 0.9, text="Open Settings, General, Game Mode and enable game mode for any console quickly."
+    )
+    # shares 2 of the question's 5 words: under half as relevant as the best sentence, from a well-ranked source
+    loosely = hit("Sound mode", 0.85, text="The sound mode of the console can be changed.")
+    payload = Payload(text="How do I enable game mode for my console quickly?", language="en")
+    payload = payload.evolve(search_results=(relevant, loosely), search_quality=SearchQuality.EXCELLENT)
+    payload = (await AugmentationAgent().run(payload, Context())).payload
+    answer = (await ResponseAgent().run(payload, Context())).payload.response or ""
+    assert "enable game mode for any console" in answer
+    assert "sound mode" not in answer.lower()
