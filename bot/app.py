@@ -15,7 +15,7 @@ from aiohttp import web
 from sqlalchemy import func, select
 
 from bot.budget import SqlTokenLedger, UsageGuard
-from bot.delivery import Delivery, default_worker_id, fetchers_by_platform, language_of_thread
+from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform, language_of_thread
 from bot.http import build_http_app, start_http
 from bot.jobs import standard_jobs
 from bot.jobs.retention import RetentionPolicy
@@ -109,6 +109,7 @@ class App:
             fetcher_for=fetchers_by_platform({name: adapter.fetcher_for for name, adapter in adapters.items()}),
             language_for=language_of_thread(ConversationStore(self.db).find),
             on_lag=self.metrics.inbox_lag.set,
+            config=DeliveryConfig(stream_answers=self.settings.llm_streaming and self.settings.llm_enabled),
         )
         for adapter in adapters.values():
             adapter.intake = delivery  # events go through the inbox, replies through the outbox
