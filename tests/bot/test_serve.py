@@ -79,3 +79,47 @@ async def test_run_answers_a_slack_mention_through_the_outbox_and_serves_health(
         stop.set()
         await asyncio.wait_for(serving, timeout=30)
         await api.close()
+
+
+async def test_run_streams_the_answer_when_streaming_is_on(make_app: Callable[..., Any]) -> None:
+    from tests.fakes.openai_server import ScriptedOpenAI
+
+    api = FakeSlackAPI(users=USERS)
+    await api.start()
+    port = free_port()
+    async with ScriptedOpenAI() as model:
+        app: App = await make_app(
+            slack_bot_token="xoxb-test-token",
+            slack_signing_secret=SECRET,
+            slack_api_url=api.base_url,
+            http_host="127.0.0.1",
+            http_port=port,
+            openai_api_key="sk-test-not-real",
+            openai_base_url=model.base_url,
+            llm_streaming=True,
+        )
+        stop = asyncio.Event()
+        serving = asyncio.create_task(app.serve(stop))
+        try:
+            async with aiohttp.ClientSession() as http:
+                async with asyncio.timeout(60):
+                    while True:
+                        try:
+                            async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
+                                if response.status == 200:
+                                    break
+                        except aiohttp.ClientConnectionError:
+                            await asyncio.sleep(0.1)
+                body = json.dumps(mention_event("1700000200.000100", "<@UBOT0001> how do I pair the remote?"))
+                async with http.post(
+                    f"http://127.0.0.1:{port}/slack/events", data=body, headers=signed_headers(body)
+                ) as response:
+                    assert response.status == 200
+                await until(lambda: api.calls_to("chat.stopStream"))
+                await until(lambda: api.bot_messages("C1", thread_ts="1700000200.000100"))
+            assert api.calls_to("chat.startStream")
+            assert len(api.bot_messages("C1", thread_ts="1700000200.000100")) == 1  # one message per answer
+        finally:
+            stop.set()
+            await asyncio.wait_for(serving, timeout=30)
+            await api.close()
