@@ -99,7 +99,7 @@ class Settings(BaseSettings):
 
     # pipeline
     role_limits: dict[Role, int] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))
-    role_queue_limit: int = Field(default=100, ge=0)  # waiting requests per role before "busy"
+    role_queue_limit: int = Field(default=500, ge=0)  # waiting requests per role before "busy"
     role_timeout_s: float = Field(default=20.0, gt=0)
     max_process_count: int = Field(default=30, ge=5)
     max_research_rounds: int = Field(default=1, ge=0)
