@@ -90,7 +90,7 @@ async def overhead_section(opts: Options) -> dict[str, Any]:
 
 async def throughput_section(opts: Options) -> dict[str, Any]:
     result = await throughput.run(opts.conversations, opts.call_s)
-    # the same burst against the service's default wait queue (100 per role): how many get "busy, try again"
+    # the same burst against the service's default wait queue: how many get "busy, try again"
     queued = await throughput.run(opts.conversations, min(opts.call_s, 0.01), max_waiting=DEFAULT_QUEUE_LIMIT)
     return {**result.figures(), "throughput_busy_at_default_queue": queued.outcomes.get("busy", 0)}
 

@@ -156,7 +156,7 @@ def rows(figures: Mapping[str, Any]) -> list[Row]:
             "",
         ),
         Row(
-            "  same burst, default wait queue (100 per role): answered busy",
+            "  same burst, default wait queue (DOCBOT_ROLE_QUEUE_LIMIT): answered busy",
             _num(f.get("throughput_busy_at_default_queue")),
             "",
         ),
