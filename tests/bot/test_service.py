@@ -256,3 +256,17 @@ async def test_a_message_stored_by_an_attempt_that_died_is_answered_when_it_come
     assert reply is not None and reply.kind is ReplyKind.ANSWER
     assert "errors.md#e-2041" in reply.citations[0].url
     assert await app.service.handle_message(message) is None  # now it has been answered
+
+
+async def test_a_word_matching_several_sections_about_equally_asks_which_one(app: App) -> None:
+    reply = await app.service.handle_message(inbound("the sound"))
+    assert reply is not None and reply.kind is ReplyKind.CLARIFICATION and reply.reason == "ambiguous"
+    options = [a.label for a in reply.actions if a.kind is ActionKind.SEARCH]
+    assert len(options) >= 2
+
+
+async def test_an_off_topic_question_is_told_the_docs_do_not_cover_it(app: App) -> None:
+    reply = await app.service.handle_message(inbound("How do I change the oil in my car?"))
+    assert reply is not None and reply.kind is ReplyKind.REFUSAL
+    assert reply.reason in ("no_coverage", "out_of_scope")
+    assert not [a for a in reply.actions if a.kind is ActionKind.SEARCH]  # no menu of unrelated sections
