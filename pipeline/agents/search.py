@@ -58,12 +58,12 @@ def section_key(hit: SearchHit) -> str:
     return " › ".join([*parents[-1:], title])
 
 
-def chosen_first(hits: tuple[SearchHit, ...], chosen: str) -> tuple[tuple[SearchHit, ...], bool]:
-    """The hits of the section the person chose first (they picked it by name), the rest after."""
+def chosen_only(hits: tuple[SearchHit, ...], chosen: str) -> tuple[tuple[SearchHit, ...], bool]:
+    """The hits of the section the person chose, when any (they picked it by name: the answer comes from it);
+    otherwise all hits unchanged."""
     wanted = chosen.casefold()
     picked = tuple(h for h in hits if section_key(h).casefold() == wanted)
-    rest = tuple(h for h in hits if section_key(h).casefold() != wanted)
-    return picked + rest, bool(picked)
+    return (picked, True) if picked else (hits, False)
 
 
 class SearchAgent:
@@ -109,11 +109,11 @@ class SearchAgent:
         hits, quality = found.hits, found.quality
         chosen = payload.chosen_action
         if chosen is not None and chosen.kind is ActionKind.SEARCH and chosen.value:
-            hits, pinned = chosen_first(hits, chosen.value)
+            hits, pinned = chosen_only(hits, chosen.value)
             if not pinned:  # the combined question missed it: look the chosen section up by its own name
                 by_name = await self._retriever.search(dataclasses.replace(request, text=chosen.value, text_eng=None))
-                extra, pinned = chosen_first(by_name.hits, chosen.value)
-                hits = tuple(h for h in extra if section_key(h).casefold() == chosen.value.casefold()) + hits
+                found_by_name, pinned = chosen_only(by_name.hits, chosen.value)
+                hits = found_by_name if pinned else hits
             if pinned and quality is SearchQuality.POOR:
                 quality = SearchQuality.GOOD  # the person named the section; it is relevant by their choice
         found = dataclasses.replace(found, hits=hits, quality=quality)
