@@ -6,7 +6,6 @@ or a notice that says what happened.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,6 +27,7 @@ from bot.messages import (
 )
 from bot.metrics import Metrics
 from bot.settings import Settings
+from bot.thread_locks import ThreadLocks
 from pipeline.codec import envelope_from_json, envelope_to_json
 from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
 from pipeline.locales import texts
@@ -92,7 +92,7 @@ class ConversationService:
         self._cache = cache
         self._corpus_version = corpus_version
         self._now = now
-        self._thread_locks: dict[str, asyncio.Lock] = {}
+        self._thread_locks = ThreadLocks()
 
     # -- messages ---------------------------------------------------------------------------------------------
 
@@ -115,14 +115,9 @@ class ConversationService:
             log.info("input refused", extra={"reason": checked.problem.value, "chars": len(inbound.text)})
             return self._notice(lang_hint, checked.problem.value, conversation_id=existing.id if existing else "")
 
-        lock = self._thread_locks.setdefault(inbound.thread_key, asyncio.Lock())
-        async with lock:
-            try:
-                stream = stream if self._settings.llm_streaming else None
-                return await self._answer(inbound, checked.text, policy.collections, fetcher, stream)
-            finally:
-                if not lock.locked() or len(self._thread_locks) > 10_000:
-                    self._thread_locks.pop(inbound.thread_key, None)
+        async with self._thread_locks.hold(inbound.thread_key):
+            stream = stream if self._settings.llm_streaming else None
+            return await self._answer(inbound, checked.text, policy.collections, fetcher, stream)
 
     async def _answer(
         self,
@@ -399,8 +394,7 @@ class ConversationService:
     async def _resume_with(
         self, inbound: Inbound, conversation_id: str, label: str, value: str, kind: ActionKind
     ) -> Reply:
-        lock = self._thread_locks.setdefault(inbound.thread_key, asyncio.Lock())
-        async with lock:
+        async with self._thread_locks.hold(inbound.thread_key):
             conversation = await self._conversations.get(conversation_id)
             pending = await self._conversations.get_pending(conversation_id)
             language = conversation.language if conversation and conversation.language else "en"
