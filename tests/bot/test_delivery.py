@@ -7,7 +7,6 @@ import os
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,20 +25,7 @@ from pipeline.types import ActionKind
 from storage.db import Database
 from storage.inbox import Inbox
 from storage.outbox import Outbox, OutgoingReply
-from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
-
-T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
+from tests.integration.dbfixtures import BACKENDS, T0, Clock, fresh_database, module_postgres
 
 
 class FakeHandler:

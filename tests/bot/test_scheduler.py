@@ -13,7 +13,7 @@ import pytest
 from bot.scheduler import EPOCH, JobSpec, LeasedScheduler
 from storage.db import Database, utc_now
 from storage.leases import JobLeases
-from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
+from tests.integration.dbfixtures import BACKENDS, Clock, fresh_database, module_postgres
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +26,6 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None)
     async with fresh_database(request.param, tmp_path, pg_url) as database:
         yield database
 
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.mark.unit

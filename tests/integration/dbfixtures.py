@@ -20,6 +20,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,20 @@ from tests.conftest import postgres_reachable
 from tests.storage.dbutil import create_postgres_database, drop_postgres_database
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+class Clock:
+    """A clock tests move by hand: pass it where code takes `now: Callable[[], datetime]`."""
+
+    def __init__(self, now: datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
 _shared: dict[str, str] = {}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,9 +14,7 @@ from bot.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
 from storage.db import Database
 from storage.inbox import PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
 from storage.outbox import Outbox, OutgoingReply
-from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
-
-T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+from tests.integration.dbfixtures import BACKENDS, T0, Clock, fresh_database, module_postgres
 
 
 @pytest.fixture(scope="module")
@@ -29,16 +27,6 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None)
     async with fresh_database(request.param, tmp_path, pg_url) as database:
         yield database
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def message(n: int, *, thread: str | None = None, text: str = "how do I pair the remote?") -> Inbound:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from storage.db import Database
 from storage.leases import JobLeases
-from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
-
-T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+from tests.integration.dbfixtures import BACKENDS, T0, Clock, fresh_database, module_postgres
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +24,6 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None)
     async with fresh_database(request.param, tmp_path, pg_url) as database:
         yield database
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture

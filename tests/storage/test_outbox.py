@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,9 +14,7 @@ from bot.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, Th
 from pipeline.types import ActionKind
 from storage.db import Database
 from storage.outbox import Outbox, OutgoingReply, ref_from_json, ref_to_json, reply_from_json, reply_to_json
-from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
-
-T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+from tests.integration.dbfixtures import BACKENDS, Clock, fresh_database, module_postgres
 
 
 @pytest.fixture(scope="module")
@@ -30,16 +28,6 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None)
         yield database
 REF = ThreadRef("slack", "T1", "C1", "1700000000.000100", placeholder_id="1700000000.000200", extra=(("k", "v"),))
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def full_reply() -> Reply:
