@@ -1,9 +1,11 @@
 """search: asks the retriever for the canonical question and grades what came back.
 
-A search where several distinct sections match about equally well (the top ones within a few percent of each other)
-asks the person which one they mean, with those sections as the choices. A poor search does not ask: nothing in the
-docs matches well, so the answer says the docs don't cover it (an off-topic question gets no menu of unrelated
-sections). A research round (quality asked for it) searches wider, adding the original text.
+A terse question ("light", "the sound") that several distinct sections match about equally well (within a few
+percent of each other) asks the person which one they mean, with those sections as the choices. A full question is
+answered from the best sections instead: asking back on every close call annoys more than it helps. A poor search
+does not ask either: nothing in the docs matches well, so the answer says the docs don't cover it (an off-topic
+question gets no menu of unrelated sections). A research round (quality asked for it) searches wider, adding the
+original text.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import texts
+from pipeline.locales import content_words, texts
 from pipeline.text import shorten
 from pipeline.types import (
     ActionKind,
@@ -77,6 +79,7 @@ class SearchAgent:
         research_top_k: int = 16,
         moderate_score: float = 0.3,
         ambiguity_share: float = 0.95,
+        terse_words: int = 2,
         max_options: int = 5,
         llm: Strategy | None = None,
     ) -> None:
@@ -85,6 +88,7 @@ class SearchAgent:
         self._research_top_k = research_top_k
         self._moderate_score = moderate_score
         self._ambiguity_share = ambiguity_share
+        self._terse_words = terse_words  # a question this short that matches several sections equally is ambiguous
         self._max_options = max_options
         self._llm = llm
 
@@ -123,7 +127,8 @@ class SearchAgent:
         strategy = KEYWORD_ONLY if found.keyword_only else "offline"
         if found.keyword_only:
             decision += "; keywords only (vector index unavailable)"
-        if found.quality is SearchQuality.GOOD and payload.chosen_action is None and not research:
+        terse = len(content_words(query, payload.language)) <= self._terse_words
+        if found.quality is SearchQuality.GOOD and terse and payload.chosen_action is None and not research:
             floor = max(self._moderate_score, top * self._ambiguity_share)
             options = section_actions(found.hits, floor=floor, limit=self._max_options)
             if len(options) >= 2:

@@ -160,3 +160,9 @@ async def test_a_chosen_section_missing_from_the_results_is_looked_up_by_name() 
     result = (await SearchAgent(retriever).run(payload, Context())).payload
     assert [h.title for h in result.search_results] == ["Cleaning the hub"]
     assert retriever.requests == ["Cleaning: it", section_key(target)]
+
+
+async def test_a_full_question_is_answered_even_when_sections_are_close() -> None:
+    payload = Payload(text="How do I reset the hub to factory settings?", language="en")
+    result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(payload, Context())
+    assert not result.payload.needs_clarification
