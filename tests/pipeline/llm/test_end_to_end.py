@@ -74,7 +74,7 @@ async def server() -> AsyncIterator[ScriptedOpenAI]:
 
 @pytest.fixture
 async def chat(server: ScriptedOpenAI) -> AsyncIterator[OpenAIChat]:
-    client = OpenAIChat(api_key="sk-e2e", base_url=server.base_url, timeout_s=0.5, max_retries=0)
+    client = OpenAIChat(api_key="sk-e2e", base_url=server.base_url, timeout_s=1.5, max_retries=0)  # loaded CI: slack
     yield client
     await client.close()
 
