@@ -229,12 +229,12 @@ async def test_assistant_thread_shows_status_and_answers_in_the_thread(make_harn
 
 
 async def test_events_are_acknowledged_before_the_slow_answer(make_harness: MakeHarness) -> None:
-    h = await make_harness(handler_delay_s=1.0)
+    h = await make_harness(handler_delay_s=2.0)
     ts = h.api.seed("C1", MENTION, user="UALICE")
     started = time.perf_counter()
     response = await h.post_json(mention_event(ts))
     acked_in = time.perf_counter() - started
-    assert response.status == 200 and acked_in < 0.5
+    assert response.status == 200 and acked_in < 1.0  # well before the 2 s answer (slack for a loaded CI box)
     assert h.api.bot_messages("C1") == [] or "Looking" in h.api.bot_messages("C1")[0].text  # not answered yet
     await h.settle()
     assert "pair" in h.api.bot_messages("C1")[0].text
