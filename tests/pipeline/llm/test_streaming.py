@@ -54,9 +54,10 @@ async def test_stream_stops_at_the_deadline(server: ScriptedOpenAI, chat: OpenAI
     received: list[str] = []
     started = time.monotonic()
     with pytest.raises(StrategyFailed, match="deadline"):
-        async for delta in stream_answer(chat, PAYLOAD, Context(deadline=time.monotonic() + 1.3)):
+        async for delta in stream_answer(chat, PAYLOAD, Context(deadline=time.monotonic() + 2.0)):
             received.append(delta)
-    assert 0 < len(received) < 40 and time.monotonic() - started < 1.0
+    # about 1 s of the 2 s stream fits before the deadline (a second is kept for the offline fallback)
+    assert 0 < len(received) < 40 and time.monotonic() - started < 1.8
 
 
 @pytest.mark.unit
