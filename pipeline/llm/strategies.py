@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import logging
 import re
+from collections.abc import Sequence
 
 from pipeline.agents.base import Strategy, StrategyFailed
 from pipeline.agents.response import no_coverage_answer
@@ -28,10 +29,19 @@ from pipeline.llm.schemas import (
     Translation,
 )
 from pipeline.llm.streaming import StreamingLLM, stream_answer
-from pipeline.llm.structured import ask, remaining_s, role_deadline
+from pipeline.llm.structured import M, ask, remaining_s, role_deadline
 from pipeline.llm.understand import Understander
 from pipeline.locales import texts
-from pipeline.types import LLM, ActionKind, ContextType, LLMUsage, QualityDecision, Role, SuggestedAction
+from pipeline.types import (
+    LLM,
+    ActionKind,
+    ChatMessage,
+    ContextType,
+    LLMUsage,
+    QualityDecision,
+    Role,
+    SuggestedAction,
+)
 
 log = logging.getLogger(__name__)
 
@@ -79,16 +89,16 @@ class _LLMRole:
     def deadline(self, context: Context) -> float | None:
         return role_deadline(context.deadline, self.role_timeout_s)
 
+    async def decide(
+        self, messages: Sequence[ChatMessage], output: type[M], role: Role, context: Context
+    ) -> tuple[M, LLMUsage]:
+        """One structured decision of `role`, within the role's deadline."""
+        return await ask(self.llm, messages, output, role=role, deadline=self.deadline(context))
+
 
 class LanguageStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
-        found, usage = await ask(
-            self.llm,
-            prompts.language(payload, context),
-            LanguageDecision,
-            role=Role.LANG,
-            deadline=self.deadline(context),
-        )
+        found, usage = await self.decide(prompts.language(payload, context), LanguageDecision, Role.LANG, context)
         code = language_code(found.language)
         result = payload.evolve(language=code, confidence=found.confidence)
         return _llm(result, f"language={code} ({found.confidence:.2f})", usage)
@@ -100,13 +110,7 @@ class TranslationStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if same_language(payload.language, context.docs_language):
             return _llm(payload.evolve(text_eng=payload.text), f"already {context.docs_language}; no call", LLMUsage())
-        found, usage = await ask(
-            self.llm,
-            prompts.translation(payload, context),
-            Translation,
-            role=Role.TRANSLATION,
-            deadline=self.deadline(context),
-        )
+        found, usage = await self.decide(prompts.translation(payload, context), Translation, Role.TRANSLATION, context)
         return _llm(payload.evolve(text_eng=found.text_eng), f"translated {payload.language}->en", usage)
 
 
@@ -127,13 +131,7 @@ def _essence_decision(fields: dict[str, object]) -> str:
 
 class EssenceStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
-        found, usage = await ask(
-            self.llm,
-            prompts.essence(payload, context),
-            EssenceDecision,
-            role=Role.ESSENCE,
-            deadline=self.deadline(context),
-        )
+        found, usage = await self.decide(prompts.essence(payload, context), EssenceDecision, Role.ESSENCE, context)
         if not found.canonical_question.strip():
             raise StrategyFailed("llm gave an empty canonical question")
         fields = _essence_fields(
@@ -154,12 +152,11 @@ class GuardrailsStrategy(_LLMRole):
         self.scope = scope
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
-        found, usage = await ask(
-            self.llm,
+        found, usage = await self.decide(
             prompts.guardrails(payload, context, self.scope),
             GuardrailsDecision,
-            role=Role.GUARDRAILS,
-            deadline=self.deadline(context),
+            Role.GUARDRAILS,
+            context,
         )
         return _llm(payload.evolve(**_scope_fields(found.verdict, found.reason)), found.verdict, usage)
 
@@ -179,12 +176,11 @@ class ResponseStrategy(_LLMRole):
             return await self._streamed(payload, context, self.llm, context.stream)
         language = payload.language or context.docs_language
         feedback = payload.quality_notes if payload.quality_decision is QualityDecision.REGENERATE else ()
-        found, usage = await ask(
-            self.llm,
+        found, usage = await self.decide(
             prompts.answer(payload, context, language=language, feedback=feedback),
             Answer,
-            role=Role.RESPONSE,
-            deadline=self.deadline(context),
+            Role.RESPONSE,
+            context,
         )
         if not found.answer.strip():
             raise StrategyFailed("llm gave an empty answer")
@@ -251,13 +247,7 @@ class QualityStrategy(_LLMRole):
             bad = (f"cites {', '.join(f'[{n}]' for n in missing)} which no source has",)
             regenerate = self._decided(payload, QualityDecision.REGENERATE, bad)
             return _llm(regenerate, "regenerate: bad citation", LLMUsage())
-        found, usage = await ask(
-            self.llm,
-            prompts.quality(payload, context),
-            QualityVerdict,
-            role=Role.QUALITY,
-            deadline=self.deadline(context),
-        )
+        found, usage = await self.decide(prompts.quality(payload, context), QualityVerdict, Role.QUALITY, context)
         decision = QualityDecision(found.decision)
         notes: tuple[str, ...] = tuple(f"unsupported: {claim}" for claim in found.unsupported_claims[:5])
         if found.notes.strip():
@@ -278,12 +268,11 @@ class QualityStrategy(_LLMRole):
 class ClarificationStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         language = payload.language or context.docs_language
-        found, usage = await ask(
-            self.llm,
+        found, usage = await self.decide(
             prompts.clarification(payload, context, language=language),
             Clarification,
-            role=Role.CLARIFICATION,
-            deadline=self.deadline(context),
+            Role.CLARIFICATION,
+            context,
         )
         if not found.message.strip():
             raise StrategyFailed("llm gave an empty clarifying question")
