@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,14 +17,6 @@ from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.fakes import discord_payloads as p
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def world() -> AsyncIterator[DiscordWorld]:
-    w = DiscordWorld()
-    await w.start()
-    yield w
-    await w.close()
 
 
 CITATION = Citation(

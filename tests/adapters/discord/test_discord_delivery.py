@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from adapters.discord.client import DocbotClient
@@ -15,22 +12,6 @@ from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.fakes import discord_payloads as p
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def world() -> AsyncIterator[DiscordWorld]:
-    w = DiscordWorld()
-    await w.start()
-    yield w
-    await w.close()
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'docbot.db'}")
-    await database.migrate()
-    yield database
-    await database.dispose()
 
 
 def echo(inbound: Inbound) -> Reply:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,22 +25,6 @@ MESSAGES = r"/channels/\d+/messages"
 EDITS = r"/channels/\d+/messages/\d+"
 PINGING_ANSWER = "Hold the pair button for three seconds until the light blinks @everyone"
 LONG_ANSWER = "Hold the pair button for three seconds until the light blinks [1] and then let go"
-
-
-@pytest.fixture
-async def world() -> AsyncIterator[DiscordWorld]:
-    w = DiscordWorld()
-    await w.start()
-    yield w
-    await w.close()
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'docbot.db'}")
-    await database.migrate()
-    yield database
-    await database.dispose()
 
 
 class Clock:

@@ -20,14 +20,6 @@ DOCS_URL = "https://docs.corvid.test/"
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[DiscordWorld]:
-    w = DiscordWorld()
-    await w.start()
-    yield w
-    await w.close()
-
-
-@pytest.fixture
 async def app(world: DiscordWorld, tmp_path: Path) -> AsyncIterator[App]:
     built = await build_app(world.settings(data_dir=tmp_path))
     await built.ingest([str(MANUAL)], base_url=DOCS_URL)
