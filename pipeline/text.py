@@ -50,6 +50,15 @@ def tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text.replace("’", "'"))]
 
 
+# Product and error codes (E-2041, SM-T500, QN90B): letters and digits together, possibly joined by - or _.
+CODE = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*\b")
+
+
+def codes(text: str) -> set[str]:
+    """The product and error codes in `text`, upper-cased."""
+    return {match.upper() for match in CODE.findall(text)}
+
+
 def has_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
 

@@ -16,7 +16,7 @@ from typing import ClassVar
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons, content_words, lexicon, texts
-from pipeline.text import has_cjk, one_line, strip_mentions
+from pipeline.text import CODE, has_cjk, one_line, strip_mentions
 from pipeline.types import ContextType, HistoryMessage, Role
 
 _WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
@@ -35,12 +35,10 @@ class Resolution:
     vague: bool = False
 
 
-# Product and error codes (E-2041, SM-T500, QN90B): the most specific thing a message can be about.
-_CODE = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*\b")
 
 
 def _code_topic(text: str, content: set[str]) -> str | None:
-    match = _CODE.search(text)
+    match = CODE.search(text)  # a product or error code: the most specific thing a message is about
     if match is None:
         return None
     before = text[: match.start()].split()

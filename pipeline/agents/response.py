@@ -85,6 +85,10 @@ class ResponseAgent:
         self, question: str, language: str | None, docs_language: str, sources: tuple[SourceReference, ...]
     ) -> list[Candidate]:
         candidates: list[Candidate] = []
+        wanted_codes = textutil.codes(question)
+        if wanted_codes and any(wanted_codes & textutil.codes(s.text) for s in sources):
+            # the question names a code the docs have: sources about other codes are not the answer
+            sources = tuple(s for s in sources if wanted_codes & textutil.codes(s.text))
         for source in sources:
             sentences = tuple(textutil.sentences(source.text))
             for index, sentence in enumerate(sentences):

@@ -194,3 +194,14 @@ async def test_a_sentence_far_less_about_the_question_is_not_quoted_whatever_its
     answer = (await ResponseAgent().run(payload, Context())).payload.response or ""
     assert "enable game mode for any console" in answer
     assert "sound mode" not in answer.lower()
+
+
+async def test_a_question_about_one_code_is_not_answered_with_another_codes_section() -> None:
+    asked = hit("E-2041", 0.9, text="Error E-2041 appears when the hub is too hot. Let it cool for half an hour.")
+    other = hit("E-3307", 0.6, text="Error E-3307 means the storage is full. Remove apps you do not use.")
+    payload = Payload(text="What does error E-2041 mean?", language="en")
+    payload = payload.evolve(search_results=(asked, other), search_quality=SearchQuality.EXCELLENT)
+    payload = (await AugmentationAgent().run(payload, Context())).payload
+    answer = (await ResponseAgent().run(payload, Context())).payload.response or ""
+    assert "E-2041 appears" in answer
+    assert "E-3307" not in answer
