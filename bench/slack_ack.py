@@ -1,7 +1,8 @@
 """Slack ack latency in HTTP mode: p50/p99 under 50 concurrent signed requests while the pipeline is slow.
 
-Everything runs in one process on loopback: the fake Slack Web API, an aiohttp server with the adapter's
-`/slack/events` route and, on the same server, a bare baseline handler (reads the body, returns 200). A conversation
+The adapter's aiohttp server (its `/slack/events` route and, on the same server, a bare baseline handler that reads
+the body and returns 200) runs in this process; the load generator and the fake Slack Web API the adapter posts its
+answers to run in a second process, as Slack does on the other side of the wire. A conversation
 handler that takes `--pipeline-s` per message stands in for a slow pipeline, so answers pile up in the background
 while later requests are being acknowledged. The ratio compares the adapter with the baseline measured in this run.
 
@@ -17,10 +18,12 @@ import hashlib
 import hmac
 import itertools
 import json
+import multiprocessing
 import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 
 import aiohttp
 from aiohttp import web
@@ -97,11 +100,56 @@ async def _baseline(request: web.Request) -> web.Response:
     return web.Response(status=200)
 
 
-async def run(concurrency: int = 50, rounds: int = 10, pipeline_s: float = 2.0) -> AckResult:
+def _load_process(concurrency: int, rounds: int, to_parent: Connection, from_parent: Connection) -> None:
+    """The other side of the wire, in its own process (its own core): the fake Slack Web API the adapter posts to,
+    and the load generator. Sends the API's URL, waits for the server's port, runs the rounds, sends the timings."""
+    asyncio.run(_load(concurrency, rounds, to_parent, from_parent))
+
+
+async def _load(concurrency: int, rounds: int, to_parent: Connection, from_parent: Connection) -> None:
     api = FakeSlackAPI(users={"UALICE": {"name": "alice", "profile": {"display_name": "Alice"}}})
     await api.start()
+    to_parent.send(api.base_url)
+    port: int = await asyncio.to_thread(from_parent.recv)
+    numbers = itertools.count()
+    timings: dict[str, list[float]] = {"adapter": [], "baseline": []}
+    statuses: list[int] = []
+    connector = aiohttp.TCPConnector(limit=concurrency * 2)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one(path: str) -> None:
+            body = _mention(next(numbers))
+            headers = _signed(body)
+            started = time.perf_counter()
+            async with session.post(f"http://127.0.0.1:{port}{path}", data=body, headers=headers) as response:
+                await response.read()
+            timings["adapter" if path == "/slack/events" else "baseline"].append(time.perf_counter() - started)
+            statuses.append(response.status)
+
+        await asyncio.gather(*(one("/baseline") for _ in range(concurrency)))  # warm up connections
+        await asyncio.gather(*(one("/slack/events") for _ in range(concurrency)))
+        timings = {"adapter": [], "baseline": []}
+        statuses.clear()
+        for number in range(rounds):  # interleaved, first one then the other, so both see the same background load
+            order = ("/slack/events", "/baseline") if number % 2 == 0 else ("/baseline", "/slack/events")
+            for path in order:
+                await asyncio.gather(*(one(path) for _ in range(concurrency)))
+    to_parent.send((timings, sum(1 for status in statuses if status != 200)))
+    await asyncio.to_thread(from_parent.recv)  # keep the fake API up until the adapter has posted every answer
+    await api.close()
+
+
+async def run(concurrency: int = 50, rounds: int = 10, pipeline_s: float = 2.0) -> AckResult:
+    """The adapter's server in this process; the load generator and the fake Web API in another one, so the
+    measurement is the adapter's own cost, not a client sharing its core."""
+    context = multiprocessing.get_context("spawn")
+    from_child, child_end = context.Pipe(duplex=False)
+    child_start, to_child = context.Pipe(duplex=False)
+    child = context.Process(target=_load_process, args=(concurrency, rounds, child_end, child_start), daemon=True)
+    child.start()
+    api_url: str = await asyncio.to_thread(from_child.recv)
     settings = Settings(_env_file=None, slack_bot_token="xoxb-bench", slack_signing_secret=SECRET,
-                        slack_api_url=api.base_url)
+                        slack_api_url=api_url)  # fmt: skip
     handler = SlowHandler(pipeline_s)
     adapter = SlackAdapter(settings, handler)
     web_app = web.Application()
@@ -111,37 +159,16 @@ async def run(concurrency: int = 50, rounds: int = 10, pipeline_s: float = 2.0) 
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    numbers = itertools.count()
-    timings: dict[str, list[float]] = {"adapter": [], "baseline": []}
-    statuses: list[int] = []
-    connector = aiohttp.TCPConnector(limit=concurrency * 2)
     try:
-        async with aiohttp.ClientSession(connector=connector) as session:
-
-            async def one(path: str) -> None:
-                body = _mention(next(numbers))
-                headers = _signed(body)
-                started = time.perf_counter()
-                async with session.post(f"http://127.0.0.1:{port}{path}", data=body, headers=headers) as response:
-                    await response.read()
-                timings["adapter" if path == "/slack/events" else "baseline"].append(time.perf_counter() - started)
-                statuses.append(response.status)
-
-            await asyncio.gather(*(one("/baseline") for _ in range(concurrency)))  # warm up connections
-            await asyncio.gather(*(one("/slack/events") for _ in range(concurrency)))
-            timings = {"adapter": [], "baseline": []}
-            statuses.clear()
-            for _ in range(rounds):  # interleaved, so both see the same background load
-                await asyncio.gather(*(one("/slack/events") for _ in range(concurrency)))
-                await asyncio.gather(*(one("/baseline") for _ in range(concurrency)))
+        to_child.send(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
+        timings, non_200 = await asyncio.to_thread(from_child.recv)
         await adapter.drain(timeout_s=pipeline_s * 4 + 10)
     finally:
+        to_child.send(None)
         await adapter.close()
         await runner.cleanup()
-        await api.close()
-    return AckResult(Latencies.of(timings["adapter"]), Latencies.of(timings["baseline"]),
-                     sum(1 for s in statuses if s != 200), handler.answered)  # fmt: skip
+        await asyncio.to_thread(child.join, 10)
+    return AckResult(Latencies.of(timings["adapter"]), Latencies.of(timings["baseline"]), non_200, handler.answered)
 
 
 async def main(argv: Sequence[str] | None = None) -> AckResult:
