@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -25,7 +24,7 @@ from pipeline.types import ActionKind
 from storage.db import Database
 from storage.inbox import Inbox
 from storage.outbox import Outbox, OutgoingReply
-from tests.integration.dbfixtures import BACKENDS, T0, Clock, fresh_database, module_postgres
+from tests.integration.dbfixtures import T0, Clock, database_fixtures
 
 
 class FakeHandler:
@@ -83,15 +82,7 @@ def ref_for(inbound: Inbound) -> ThreadRef:
     return ThreadRef(inbound.platform, inbound.workspace_id, inbound.channel_id, root)
 
 
-@pytest.fixture(scope="module")
-def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    yield from module_postgres(request)
-
-
-@pytest.fixture(params=BACKENDS)
-async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
-    async with fresh_database(request.param, tmp_path, pg_url) as database:
-        yield database
+pg_url, db = database_fixtures()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -29,21 +28,13 @@ from storage.tables import (
     RunRow,
     UsageCounterRow,
 )
-from tests.integration.dbfixtures import BACKENDS, fresh_database, module_postgres
+from tests.integration.dbfixtures import database_fixtures
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 MAINTAINERS = ThreadRef("slack", "T1", "C-maint", "")
 
 
-@pytest.fixture(scope="module")
-def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    yield from module_postgres(request)
-
-
-@pytest.fixture(params=BACKENDS)
-async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
-    async with fresh_database(request.param, tmp_path, pg_url) as database:
-        yield database
+pg_url, db = database_fixtures()
 
 
 def conversation(

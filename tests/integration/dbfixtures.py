@@ -1,16 +1,8 @@
 """Cheap fresh databases for the reliability tests, which need dozens of them.
 
 PostgreSQL: one database per test session, created and migrated on first use (~1.5 s), emptied before each test and
-dropped when the session ends. SQLite: one migrated template file per session, copied for each test.
-
-    @pytest.fixture(scope="module")
-    def pg_url(request) -> Iterator[str | None]:
-        yield from module_postgres(request)
-
-    @pytest.fixture(params=BACKENDS)
-    async def db(request, tmp_path, pg_url) -> AsyncIterator[Database]:
-        async with fresh_database(request.param, tmp_path, pg_url) as database:
-            yield database
+dropped when the session ends. SQLite: one migrated template file per session, copied for each test. A test module
+gets the `pg_url` and `db` fixtures with `pg_url, db = database_fixtures()`.
 """
 
 from __future__ import annotations
@@ -22,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -113,3 +106,18 @@ async def fresh_database(backend: str, tmp_path: Path, pg_url: str | None) -> As
         yield db
     finally:
         await db.dispose()
+
+
+def database_fixtures() -> tuple[Any, Any]:
+    """The `pg_url` (per module) and `db` (per test, on every backend) fixtures, for a module to bind by name."""
+
+    @pytest.fixture(scope="module")
+    def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+        yield from module_postgres(request)
+
+    @pytest.fixture(params=BACKENDS)
+    async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
+        async with fresh_database(request.param, tmp_path, pg_url) as database:
+            yield database
+
+    return pg_url, db

@@ -4,9 +4,7 @@ retries with backoff, giving up with a parked retry."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -14,18 +12,9 @@ from bot.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
 from storage.db import Database
 from storage.inbox import PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
 from storage.outbox import Outbox, OutgoingReply
-from tests.integration.dbfixtures import BACKENDS, T0, Clock, fresh_database, module_postgres
+from tests.integration.dbfixtures import T0, Clock, database_fixtures
 
-
-@pytest.fixture(scope="module")
-def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    yield from module_postgres(request)
-
-
-@pytest.fixture(params=BACKENDS)
-async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
-    async with fresh_database(request.param, tmp_path, pg_url) as database:
-        yield database
+pg_url, db = database_fixtures()
 
 
 

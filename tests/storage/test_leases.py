@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from storage.db import Database
 from storage.leases import JobLeases
-from tests.integration.dbfixtures import BACKENDS, T0, Clock, fresh_database, module_postgres
+from tests.integration.dbfixtures import T0, Clock, database_fixtures
 
-
-@pytest.fixture(scope="module")
-def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    yield from module_postgres(request)
-
-
-@pytest.fixture(params=BACKENDS)
-async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
-    async with fresh_database(request.param, tmp_path, pg_url) as database:
-        yield database
+pg_url, db = database_fixtures()
 
 
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -14,18 +12,9 @@ from bot.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, Th
 from pipeline.types import ActionKind
 from storage.db import Database
 from storage.outbox import Outbox, OutgoingReply, ref_from_json, ref_to_json, reply_from_json, reply_to_json
-from tests.integration.dbfixtures import BACKENDS, Clock, fresh_database, module_postgres
+from tests.integration.dbfixtures import Clock, database_fixtures
 
-
-@pytest.fixture(scope="module")
-def pg_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    yield from module_postgres(request)
-
-
-@pytest.fixture(params=BACKENDS)
-async def db(request: pytest.FixtureRequest, tmp_path: Path, pg_url: str | None) -> AsyncIterator[Database]:
-    async with fresh_database(request.param, tmp_path, pg_url) as database:
-        yield database
+pg_url, db = database_fixtures()
 REF = ThreadRef("slack", "T1", "C1", "1700000000.000100", placeholder_id="1700000000.000200", extra=(("k", "v"),))
 
 
