@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.engine import make_url
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("DOCBOT_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -65,16 +66,28 @@ def no_real_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+def _postgres_address() -> tuple[str, int]:
+    url = make_url(POSTGRES_URL)
+    return url.host or "127.0.0.1", url.port or 5432
+
+
+POSTGRES_UNREACHABLE = "PostgreSQL is not reachable at {}:{} (start one, see README, or set DOCBOT_TEST_POSTGRES_URL)"
+
+
 def postgres_reachable() -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=0.5):
+        with socket.create_connection(_postgres_address(), timeout=0.5):
             return True
     except OSError:
         return False
 
 
+def postgres_skip_reason() -> str:
+    return POSTGRES_UNREACHABLE.format(*_postgres_address())
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
     if not postgres_reachable():
-        pytest.skip("PostgreSQL is not reachable at 127.0.0.1:5432 (set DOCBOT_TEST_POSTGRES_URL)")
+        pytest.skip(postgres_skip_reason())
     return POSTGRES_URL

