@@ -13,14 +13,13 @@ from pydantic import SecretStr
 
 from pipeline.types import SearchRequest, SearchResponse
 from storage.db import Database
-from storage.embedder import E5Embedder
 from storage.ingest import Ingestor
 from storage.local_index import LocalVectorIndex
 from storage.pinecone_index import PineconeIndex, reindex_from_database
 from storage.search.retriever import HybridRetriever
 from tests.conftest import shared_path
 from tests.fakes.pinecone_server import FakePinecone
-from tests.helpers.emanual import load_emanual
+from tests.helpers.emanual import load_emanual, session_embedder
 from tests.storage.dbutil import drop_database, make_database
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -47,12 +46,14 @@ def hit_rates(gold: list[set[str]], responses: list[SearchResponse]) -> dict[str
     }
 
 
+@pytest.mark.timeout(900)  # the first e-manual test of a session embeds the corpus and questions (memoised after)
 async def test_emanual_quality_is_the_same_on_pinecone_as_on_the_local_index(db: Database, tmp_path: Path) -> None:
     corpus, qa = load_emanual(shared_path("emanual"))
     pairs = [(p["question"], set(p["gold"].split("|"))) for p in qa if p.get("gold")]
     seed = tmp_path / "emanual.jsonl"
     seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in corpus), encoding="utf-8")
-    embedder, local = E5Embedder(), LocalVectorIndex(384)
+    embedder, local = session_embedder(), LocalVectorIndex(384)
+    await embedder.embed_queries([q for q, _ in pairs])  # one batch; the searches below then find them memoised
     await Ingestor(db, embedder, local).ingest([str(seed)])
     async with FakePinecone() as fake:
         target = PineconeIndex(
