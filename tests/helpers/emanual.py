@@ -71,8 +71,15 @@ def load_corpus(path: Path) -> list[dict[str, Any]]:
         title = str(record.get("title") or section_id)
         text = _section_text(record.get("text") or record.get("content") or "")
         if text:
-            out.append({"id": section_id, "source": f"emanual/{section_id}", "title": title, "crumbs": [title],
-                        "content": text})
+            out.append(
+                {
+                    "id": section_id,
+                    "source": f"emanual/{section_id}",
+                    "title": title,
+                    "crumbs": [title],
+                    "content": text,
+                }
+            )
     return out
 
 
@@ -101,8 +108,9 @@ def _gold(row: Mapping[str, Any], corpus: list[dict[str, Any]]) -> str | None:
         value = str(row.get(key) or "")
         if value in ids:
             return str(ids[value]["source"])
-    path = str(row.get("section_hierarchy") or row.get("section_path") or row.get("section_title")
-               or row.get("title") or "")
+    path = str(
+        row.get("section_hierarchy") or row.get("section_path") or row.get("section_title") or row.get("title") or ""
+    )
     parts = [part for part in path.split(">") if part.strip()]
     candidates = [d for d in corpus if parts and _title_matches(d["title"], parts[-1])]
     answer = _words(str(row.get("answer") or ""))

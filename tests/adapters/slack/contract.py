@@ -52,10 +52,22 @@ _ASSISTANT = "AI assistant threads (2024) are newer than the 2021 spec"
 NEWER_THAN_SPEC: dict[str, NewerMethod] = {
     "chat.startStream": NewerMethod(
         required=frozenset({"channel"}),
-        optional=frozenset({"thread_ts", "markdown_text", "chunks", "recipient_user_id", "recipient_team_id",
-                            "task_display_mode", "icon_emoji", "icon_url", "username"}),
-        reason=_STREAMING, source="https://docs.slack.dev/reference/methods/chat.startStream/",
-    ),  # fmt: skip
+        optional=frozenset(
+            {
+                "thread_ts",
+                "markdown_text",
+                "chunks",
+                "recipient_user_id",
+                "recipient_team_id",
+                "task_display_mode",
+                "icon_emoji",
+                "icon_url",
+                "username",
+            }
+        ),
+        reason=_STREAMING,
+        source="https://docs.slack.dev/reference/methods/chat.startStream/",
+    ),
     "chat.appendStream": NewerMethod(
         required=frozenset({"channel", "ts"}),
         optional=frozenset({"markdown_text", "chunks"}),
@@ -65,23 +77,27 @@ NEWER_THAN_SPEC: dict[str, NewerMethod] = {
     "chat.stopStream": NewerMethod(
         required=frozenset({"channel", "ts"}),
         optional=frozenset({"markdown_text", "chunks", "blocks", "metadata"}),
-        reason=_STREAMING, source="https://api.slack.com/methods/chat.stopStream",
-    ),  # fmt: skip
+        reason=_STREAMING,
+        source="https://api.slack.com/methods/chat.stopStream",
+    ),
     "assistant.threads.setStatus": NewerMethod(
         required=frozenset({"channel_id", "thread_ts", "status"}),
         optional=frozenset({"loading_messages", "icon_emoji", "icon_url", "username"}),
-        reason=_ASSISTANT, source="https://docs.slack.dev/reference/methods/assistant.threads.setStatus/",
-    ),  # fmt: skip
+        reason=_ASSISTANT,
+        source="https://docs.slack.dev/reference/methods/assistant.threads.setStatus/",
+    ),
     "assistant.threads.setSuggestedPrompts": NewerMethod(
         required=frozenset({"channel_id", "prompts"}),
         optional=frozenset({"thread_ts", "title"}),
-        reason=_ASSISTANT, source="https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts/",
-    ),  # fmt: skip
+        reason=_ASSISTANT,
+        source="https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts/",
+    ),
     "apps.connections.open": NewerMethod(
-        required=frozenset(), optional=frozenset(),
+        required=frozenset(),
+        optional=frozenset(),
         reason="Socket Mode's method (app-level token in the Authorization header) is not in the 2021 spec",
         source="https://docs.slack.dev/reference/methods/apps.connections.open/",
-    ),  # fmt: skip
+    ),
 }
 
 # method → argument groups; each group needs at least one of its names (Slack's method reference pages), for rules

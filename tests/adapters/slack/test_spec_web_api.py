@@ -51,9 +51,9 @@ def adapter_methods() -> set[str]:
     found: set[str] = set()
     for path in Path(adapters.slack.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in sdk_names:
-                if node.func.attr != "api_call":
-                    found.add(node.func.attr.replace("_", "."))
+            called = node.func if isinstance(node, ast.Call) else None
+            if isinstance(called, ast.Attribute) and called.attr in sdk_names and called.attr != "api_call":
+                found.add(called.attr.replace("_", "."))
     return found
 
 
@@ -128,10 +128,17 @@ async def test_every_web_api_call_of_the_adapter_matches_the_spec(
     await _drive_every_scenario(h)
     called = {c.method for c in h.api.calls}
     in_code = adapter_methods()
-    assert in_code >= {"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "users.info",
-                       "conversations.replies", "assistant.threads.setStatus"}, in_code  # the scan works
+    assert in_code >= {
+        "chat.postMessage",
+        "chat.update",
+        "chat.postEphemeral",
+        "chat.delete",
+        "users.info",
+        "conversations.replies",
+        "assistant.threads.setStatus",
+    }, in_code  # the scan works
     assert in_code <= called, f"adapter methods no scenario exercised: {sorted(in_code - called)}"
-    assert LIBRARY_CALLS <= called
+    assert called >= LIBRARY_CALLS
     assert all(c.status == 200 for c in h.api.calls), [c for c in h.api.calls if c.status != 200]
     assert_calls_valid(h.api.calls, spec)
     print(f"\nchecked {len(h.api.calls)} calls of {len(called)} methods against the spec: {sorted(called)}")
