@@ -48,3 +48,5 @@ def test_emanual_benchmark_fusion_is_not_worse_than_either_baseline() -> None:
     assert len(docs) >= 250 and kept >= 0.95 * total, (len(docs), kept, total)
     for metric in ("hit@5", "mrr"):
         assert result["ours"][metric] >= max(result["bm25"][metric], result["dense"][metric]) - 0.03, result
+    # floors a little under what was measured (ours: hit@1 0.656, hit@5 0.914, MRR 0.766 on 665 questions)
+    assert result["ours"]["hit@1"] >= 0.62 and result["ours"]["hit@5"] >= 0.88 and result["ours"]["mrr"] >= 0.73
