@@ -54,5 +54,6 @@ def test_emanual_benchmark_fusion_is_not_worse_than_either_baseline() -> None:
           f"{len(sample)} asked: {result}")
     for metric in ("hit@5", "mrr"):
         assert result["ours"][metric] >= max(result["bm25"][metric], result["dense"][metric]) - 0.03, result
-    # floors a little under what was measured on this sample (ours: hit@1 FLOOR1, hit@5 FLOOR5, MRR FLOORM)
+    # floors a little under what was measured on this sample (the same retriever at top_k=5 in test_pinecone_emanual:
+    # hit@1 0.658, hit@5 0.878, MRR 0.747; on all 665: 0.656 / 0.914 / 0.766)
     assert result["ours"]["hit@1"] >= 0.60 and result["ours"]["hit@5"] >= 0.84 and result["ours"]["mrr"] >= 0.70
