@@ -15,8 +15,10 @@ match: the section whose text holds most of the answer's words (at least 60 %), 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import os
 import re
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -185,23 +187,54 @@ def count_resolved(folder: Path) -> tuple[int, int]:
 
 class MemoEmbedder:
     """Wraps an embedder so each distinct text is embedded once per test session (queries and passages apart):
-    the e-manual tests share the 261 sections' and the questions' vectors instead of recomputing them."""
+    the e-manual tests share the 261 sections' and the questions' vectors instead of recomputing them. With
+    `cache_dir`, vectors are also kept on disk (one .npy per model, kind and text hash), so later sessions skip the
+    model (the first embedding of the e-manual costs minutes of CPU on a 2-core machine)."""
 
-    def __init__(self, inner: Embedder) -> None:
+    def __init__(self, inner: Embedder, cache_dir: Path | None = None) -> None:
         self._inner = inner
         self._memo: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
         self.model_name = str(getattr(inner, "model_name", type(inner).__name__))
+        self._dir = cache_dir / re.sub(r"[^\w.-]+", "_", self.model_name) if cache_dir else None
+
+    def _file(self, kind: str, text: str) -> Path | None:
+        if self._dir is None:
+            return None
+        return self._dir / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()}.npy"
+
+    def _from_disk(self, kind: str, text: str) -> bool:
+        path = self._file(kind, text)
+        if path is None or not path.exists():
+            return False
+        try:
+            vector = np.load(path)
+        except (OSError, ValueError):
+            return False
+        if vector.shape != (self.dim,):
+            return False
+        self._memo[(kind, text)] = vector.astype(np.float32)
+        return True
+
+    def _to_disk(self, kind: str, text: str, vector: npt.NDArray[np.float32]) -> None:
+        path = self._file(kind, text)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with tmp.open("wb") as handle:
+                np.save(handle, vector)
+            tmp.replace(path)
 
     @property
     def dim(self) -> int:
         return self._inner.dim
 
     async def _embed(self, texts: Sequence[str], kind: str) -> npt.NDArray[np.float32]:
-        missing = [t for t in dict.fromkeys(texts) if (kind, t) not in self._memo]
+        missing = [t for t in dict.fromkeys(texts) if (kind, t) not in self._memo and not self._from_disk(kind, t)]
         if missing:
             embed = self._inner.embed_queries if kind == "query" else self._inner.embed_passages
             for text, vector in zip(missing, await embed(missing), strict=True):
                 self._memo[(kind, text)] = vector
+                self._to_disk(kind, text, vector)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack([self._memo[(kind, t)] for t in texts])
@@ -215,7 +248,9 @@ class MemoEmbedder:
 
 @cache
 def session_embedder() -> MemoEmbedder:
-    """The bundled multilingual-e5-small, memoised for the whole test session."""
+    """The bundled multilingual-e5-small, memoised for the test session and cached on disk under
+    $DOCBOT_TEST_CACHE (default ~/.cache/docbot-tests; set it to an empty string to turn the disk cache off)."""
     from storage.embedder import E5Embedder
 
-    return MemoEmbedder(E5Embedder())
+    folder = os.environ.get("DOCBOT_TEST_CACHE", str(Path.home() / ".cache" / "docbot-tests"))
+    return MemoEmbedder(E5Embedder(), Path(folder) / "embeddings" if folder else None)

@@ -50,7 +50,7 @@ def hit_rates(ranks: list[int | None]) -> dict[str, float]:
     }
 
 
-@pytest.mark.timeout(900)  # the first e-manual test of a session embeds the corpus and questions (memoised after)
+@pytest.mark.timeout(1800)  # the first e-manual test of a session embeds the corpus (memoised, cached on disk after)
 async def test_emanual_quality_is_the_same_on_pinecone_as_on_the_local_index(db: Database, tmp_path: Path) -> None:
     corpus, qa = load_emanual(shared_path("emanual"))
     # every third question (deterministic): the comparison of two backends needs no more, and keeps the test short
