@@ -90,7 +90,18 @@ class DocbotClient(discord.Client):
         self._busy = 0
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(ask_command)
+        self.tree.error(self._on_command_error)
         self.sink = DiscordReplySink(self, support_role_id=settings.discord_support_role_id)
+
+    async def _on_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        """A command docbot does not have (another app's context menu, a stale registration, its autocomplete) is
+        ignored, logged at INFO; other command errors keep discord.py's ERROR log."""
+        if isinstance(error, app_commands.CommandNotFound):
+            log.info("discord interaction for a command docbot does not have", extra={"command": error.name})
+            return
+        await app_commands.CommandTree.on_error(self.tree, interaction, error)
 
     # -- start-up --------------------------------------------------------------------------------------------
 

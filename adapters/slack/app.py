@@ -35,6 +35,7 @@ from adapters.slack.inbound import PLATFORM, action_inbound, message_inbound
 from adapters.slack.middleware import IgnoreAndDedupe
 from adapters.slack.mrkdwn import inert
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra, slack_thread_ref
+from adapters.slack.unhandled import acknowledge_the_rest
 from adapters.slack.wording import wording
 from bot.messages import ActionOutcome, ConversationHandler, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from bot.settings import Settings
@@ -210,6 +211,7 @@ class SlackAdapter:
         self.bolt.event("assistant_thread_context_changed")(ignore)
         self.bolt.command(self._settings.slack_ask_command)(on_ask)
         self.bolt.action(re.compile(rf"^{re.escape(ACTION_PREFIX)}"))(on_action)
+        acknowledge_the_rest(self.bolt)  # last: everything else is acknowledged and dropped, not answered 404
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

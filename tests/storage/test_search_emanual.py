@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from bench.retrieval import evaluate
 from tests.conftest import shared_path
-from tests.helpers.emanual import load_emanual
+from tests.helpers.emanual import MemoEmbedder, count_resolved, load_emanual, session_embedder
 
 
 @pytest.mark.unit
@@ -38,8 +42,53 @@ def test_emanual_layout_is_converted_to_seed_records_and_gold_sections(tmp_path:
 
 @pytest.mark.integration
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the first e-manual test of a session embeds the corpus (memoised, cached on disk after)
 def test_emanual_benchmark_fusion_is_not_worse_than_either_baseline() -> None:
-    docs, pairs = load_emanual(shared_path("emanual"))
-    result = evaluate(docs, pairs)["systems"]
+    folder = shared_path("emanual")
+    docs, pairs = load_emanual(folder)
+    kept, total = count_resolved(folder)
+    assert len(docs) >= 250 and kept >= 0.95 * total, (len(docs), kept, total)
+    embedder = session_embedder()
+    asyncio.run(embedder.embed_queries([p["question"] for p in pairs]))  # one batch, memoised for the searches
+    result = evaluate(docs, pairs, embedder=embedder)["systems"]
+    print(f"\ne-manual: {len(docs)} sections, {kept} of {total} questions with a resolved gold section: {result}")
     for metric in ("hit@5", "mrr"):
         assert result["ours"][metric] >= max(result["bm25"][metric], result["dense"][metric]) - 0.03, result
+    # floors a little under what was measured (ours on all 665: hit@1 0.656, hit@5 0.914, MRR 0.766; BM25 alone
+    # 0.650 / 0.916 / 0.760; embeddings alone 0.445 / 0.779 / 0.583)
+    assert result["ours"]["hit@1"] >= 0.62 and result["ours"]["hit@5"] >= 0.88 and result["ours"]["mrr"] >= 0.73
+
+
+class CountingEmbedder:
+    model_name = "counting/test"
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    @property
+    def dim(self) -> int:
+        return 3
+
+    async def _embed(self, texts: Sequence[str], offset: float) -> npt.NDArray[np.float32]:
+        self.embedded += texts
+        return np.array([[len(t), offset, 1.0] for t in texts], dtype=np.float32)
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._embed(texts, 0.0)
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._embed(texts, 1.0)
+
+
+@pytest.mark.unit
+async def test_memo_embedder_embeds_each_text_once_and_reuses_the_disk_cache(tmp_path: Path) -> None:
+    first = CountingEmbedder()
+    memo = MemoEmbedder(first, tmp_path)
+    queries = await memo.embed_queries(["pair", "reset", "pair"])
+    passages = await memo.embed_passages(["pair"])
+    assert first.embedded == ["pair", "reset", "pair"]  # queries and passages kept apart
+    assert queries[0].tolist() == queries[2].tolist() != passages[0].tolist()
+    second = CountingEmbedder()
+    again = await MemoEmbedder(second, tmp_path).embed_queries(["reset", "pair"])
+    assert second.embedded == [] and again.tolist() == queries[[1, 0]].tolist()  # a later session: from disk
+    assert (await MemoEmbedder(second, None).embed_queries(["reset"])).shape == (1, 3) and second.embedded == ["reset"]

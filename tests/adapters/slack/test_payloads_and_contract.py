@@ -14,7 +14,7 @@ from adapters.slack.sink import SlackReplySink, is_assistant, ref_extra, slack_t
 from bot.messages import InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.slack.conftest import USERS, mention_event, message_event
-from tests.adapters.slack.contract import assert_calls_valid, load_spec, problems_with
+from tests.adapters.slack.contract import SPEC_PARTS, assert_calls_valid, load_spec, problems_with
 from tests.conftest import shared_path
 from tests.fakes.slack_api import Call, FakeSlackAPI
 
@@ -79,15 +79,16 @@ def test_bolt_python_test_payloads_parse() -> None:
 
 @pytest.mark.unit
 def test_contract_check_catches_bad_calls() -> None:
-    assert problems_with(Call("chat.postMessage", {"channel": "C1", "text": "x"}, "xoxb", 200)) == []
-    assert problems_with(Call("chat.postMessage", {"text": "x"}, "xoxb", 200))
-    assert problems_with(Call("chat.update", {"channel": "C1", "text": "x"}, "xoxb", 200))
-    assert problems_with(Call("chat.postMessag", {"channel": "C1", "text": "x"}, "xoxb", 200))
+    spec = load_spec(shared_path(*SPEC_PARTS))
+    assert problems_with(Call("chat.postMessage", {"channel": "C1", "text": "x"}, "xoxb", 200), spec) == []
+    assert problems_with(Call("chat.postMessage", {"text": "x"}, "xoxb", 200), spec)
+    assert problems_with(Call("chat.update", {"channel": "C1", "text": "x"}, "xoxb", 200), spec)
+    assert problems_with(Call("chat.postMessag", {"channel": "C1", "text": "x"}, "xoxb", 200), spec)
 
 
 @pytest.mark.integration
 async def test_every_sink_call_matches_the_openapi_spec() -> None:
-    spec = load_spec(shared_path("slack", "api-specs", "web-api", "slack_web_openapi_v2.json"))
+    spec = load_spec(shared_path(*SPEC_PARTS))
     api = FakeSlackAPI(users=USERS)
     await api.start()
     try:
