@@ -42,6 +42,27 @@ class LevelWeights:
         return {"dense": self.dense, "keywords": self.keywords, "crumbs": self.crumbs, "summary": self.summary}
 
 
+# The title level: each section's crumbs/title path embedded on its own. A short question and a short title match
+# across languages far better than a question and a long passage (see the module docstring for the figures).
+TITLE_WEIGHT = 1.0
+MAX_TITLES = 5000  # more distinct title paths than this: the level is skipped (embedding them would delay start)
+
+
+def title_path(crumbs: tuple[str, ...], title: str) -> str:
+    parts = crumbs if title in crumbs else (*crumbs, title)
+    return " > ".join(p for p in parts if p)
+
+
+def with_titles(
+    cosine: npt.NDArray[np.float32], title_cosine: npt.NDArray[np.float32] | None, weight: float | None = None
+) -> npt.NDArray[np.float32]:
+    """The dense level's cosine: the passage's, blended with its title path's (a weighted mean, same scale)."""
+    w = TITLE_WEIGHT if weight is None else weight
+    if title_cosine is None or w <= 0:
+        return cosine
+    return ((cosine + w * title_cosine) / (1.0 + w)).astype(np.float32)
+
+
 def dense_to_unit(cosine: npt.NDArray[np.float32], *, cross_language: bool = False) -> npt.NDArray[np.float32]:
     floor, ceil = CROSS_LANGUAGE_DENSE_BAND if cross_language else DENSE_BAND
     unit: npt.NDArray[np.float32] = np.clip((cosine - floor) / (ceil - floor), 0.0, 1.0)
