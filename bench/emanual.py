@@ -31,7 +31,7 @@ def normalise_title(title: str) -> str:
 
 
 def qa_set_name(raw: str) -> str:
-    """"Normal Q&A" -> "Normal"."""
+    """`Normal Q&A` -> `Normal`."""
     return raw.replace("Q&A", "").strip()
 
 

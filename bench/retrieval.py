@@ -86,7 +86,7 @@ class DiskCachedEmbedder:
             new = dict(zip(missing, fresh.astype(np.float32), strict=True))
             self._vectors.update(new)
             self._folder.mkdir(parents=True, exist_ok=True)
-            np.savez(self._folder / f"{time.time_ns()}.npz", **new)  # type: ignore[arg-type]
+            np.savez(self._folder / f"{time.time_ns()}.npz", **new)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack([self._vectors[k] for k in keys])

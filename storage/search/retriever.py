@@ -200,12 +200,12 @@ class HybridRetriever:
                     known[chunk_id] = max(score, known.get(chunk_id, -1.0))
         return np.array([known.get(corpus.chunks[r].id, 0.0) for r in candidates], dtype=np.float32)
 
-
     def _title_cosines(
         self, corpus: SearchCorpus, candidates: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]
     ) -> npt.NDArray[np.float32] | None:
         """Best cosine between the query vectors and each candidate's title path; None when titles are not embedded."""
-        titles = [self._title_vectors.get(title_path(corpus.chunks[r].crumbs, corpus.chunks[r].title)) for r in candidates]
+        chunks = corpus.chunks
+        titles = [self._title_vectors.get(title_path(chunks[r].crumbs, chunks[r].title)) for r in candidates]
         if any(t is None for t in titles) or not titles:
             return None
         matrix = np.vstack([t for t in titles if t is not None])
