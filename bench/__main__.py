@@ -86,6 +86,8 @@ def cached_embedder(kind: str) -> Embedder:
     """The embedder with its vectors kept under bench/.cache/, for the quality sections (never the timed ones)."""
     from bench.retrieval import DiskCachedEmbedder
 
+    if kind == "hashing":  # fast and only for smoke tests: nothing worth keeping
+        return make_embedder(kind)
     return DiskCachedEmbedder(make_embedder(kind), EMBEDDING_CACHE)
 
 

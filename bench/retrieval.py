@@ -121,6 +121,14 @@ class CachedQueries:
         return await self._inner.embed_passages(texts)
 
 
+def detect_language(text: str) -> str | None:
+    """The language the offline lang agent finds for `text` (lingua over the same languages), None if none."""
+    from pipeline.agents.lang import build_detector
+
+    values = build_detector().compute_language_confidence_values(text)
+    return values[0].language.iso_code_639_1.name.lower() if values and values[0].value > 0 else None
+
+
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -192,8 +200,11 @@ async def run_questions(
             group = str(pair.get("group", ""))
             for system in systems:
                 top_score = margin = 0.0
-                if system == "ours":
-                    response = await retriever.search(SearchRequest(text=question, top_k=10, collections=(COLLECTION,)))
+                if system == "ours":  # as the pipeline's search agent asks: with the language the lang agent detects
+                    request = SearchRequest(
+                        text=question, language=detect_language(question), top_k=10, collections=(COLLECTION,)
+                    )
+                    response = await retriever.search(request)
                     urls = [h.url for h in response.hits]
                     if response.hits:
                         top_score = response.hits[0].score

@@ -132,12 +132,12 @@ class HybridRetriever:
         if candidates.size == 0:
             return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timer.done())
         cosine = self._cosines(corpus, candidates, vectors, dense_hits)
-        if dense_hits is not None:
-            cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))
         coverage = corpus.text_level.coverage(tokens)
         cross_language = not request.text_eng and is_cross_language(  # an English form restores monolingual scores
             request.language, self._docs_language, stopword_share=stopword_share(request.text), coverage=coverage
         )
+        if dense_hits is not None and cross_language:
+            cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))
         weights = adaptive_weights(
             coverage,
             dispersion(text_scores[mask]),
