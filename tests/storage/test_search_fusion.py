@@ -82,10 +82,11 @@ def test_grade() -> None:
     assert grade(0.8, 0.2, thresholds) is SearchQuality.EXCELLENT
 
 
-def test_title_level_is_a_weighted_mean_of_passage_and_title_cosines() -> None:
+def test_title_level_raises_a_passage_cosine_toward_a_higher_title_cosine_and_never_lowers_it() -> None:
     passage = np.array([0.80, 0.90], dtype=np.float32)
     title = np.array([0.90, 0.70], dtype=np.float32)
-    assert with_titles(passage, title, weight=1.0) == pytest.approx([0.85, 0.80])
+    assert with_titles(passage, title, weight=1.0) == pytest.approx([0.85, 0.90])
+    assert with_titles(passage, title, weight=3.0) == pytest.approx([0.875, 0.90])
     assert with_titles(passage, None) is passage  # titles not embedded: the passage cosine alone
     assert with_titles(passage, title, weight=0.0) is passage
     assert title_path(("Guide", "Remote"), "Pairing") == "Guide > Remote > Pairing"
