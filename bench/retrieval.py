@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import tempfile
 import time
 from collections import defaultdict
@@ -65,13 +66,27 @@ class DiskCachedEmbedder:
         self._folder = folder / self.model_name
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         if self._folder.is_dir():
-            for shard in sorted(self._folder.glob("*.npz")):
+            shards = sorted(self._folder.glob("*.npz"))
+            for shard in shards:
                 with np.load(shard) as data:
                     self._vectors.update({key: data[key] for key in data.files})
+            if len(shards) > 20:  # one file per embed call adds up: merge what was read into one
+                self._write(self._vectors)
+                for shard in shards:
+                    shard.unlink(missing_ok=True)
 
     @property
     def dim(self) -> int:
         return self._inner.dim
+
+    def _write(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
+        """One shard, written under a temporary name and renamed, so a reader never sees half of it."""
+        self._folder.mkdir(parents=True, exist_ok=True)
+        name = f"{time.time_ns()}-{os.getpid()}"
+        temporary = self._folder / f"{name}.tmp"
+        with temporary.open("wb") as handle:
+            np.savez(handle, **vectors)  # type: ignore[arg-type]
+        temporary.rename(self._folder / f"{name}.npz")
 
     @staticmethod
     def _key(kind: str, text: str) -> str:
@@ -85,8 +100,7 @@ class DiskCachedEmbedder:
             fresh = await embed(list(missing.values()))
             new = dict(zip(missing, fresh.astype(np.float32), strict=True))
             self._vectors.update(new)
-            self._folder.mkdir(parents=True, exist_ok=True)
-            np.savez(self._folder / f"{time.time_ns()}.npz", **new)
+            self._write(new)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack([self._vectors[k] for k in keys])

@@ -68,7 +68,8 @@ def with_titles(
     w = TITLE_WEIGHT if weight is None else weight
     if title_cosine is None or w <= 0:
         return cosine
-    return (cosine + w / (1.0 + w) * np.maximum(0.0, title_cosine - cosine)).astype(np.float32)
+    raised: npt.NDArray[np.float32] = cosine + np.float32(w / (1.0 + w)) * np.maximum(0.0, title_cosine - cosine)
+    return raised.astype(np.float32)
 
 
 def dense_to_unit(cosine: npt.NDArray[np.float32], *, cross_language: bool = False) -> npt.NDArray[np.float32]:
