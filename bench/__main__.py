@@ -4,6 +4,7 @@
     .venv/bin/python -m bench --quick          # a few minutes, smaller sizes, nothing written
     .venv/bin/python -m bench --quick --json   # the figures as one JSON object on stdout
     .venv/bin/python -m bench --data DIR       # shared data (emanual/, squad/) from DIR instead of ../shared/data
+                                               # (or $DOCBOT_SHARED_DATA)
 
 Sections: framework overhead, throughput under 200 concurrent conversations, vector/hybrid search latency and
 ingest rate, Slack ack latency, retrieval recall (fixture manual always; e-manual and SQuAD when their data is
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -25,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import crosslang, emanual, overhead, search_latency, squad, throughput
 from bench import eval as evaluation
-from bench import overhead, search_latency, throughput
 from bench.report import FIGURE_KEYS, RECALL_SETS, SYSTEMS, data_missing, machine, table, write_json
 from bench.retrieval import FIXTURE_MANUAL, fixture_questions, folder_to_seed, run_questions, summarise
 from bot.settings import Settings
@@ -34,7 +36,7 @@ from pipeline.types import Embedder
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-DEFAULT_DATA = REPO.parent / "shared" / "data"
+DEFAULT_DATA = Path(os.environ.get("DOCBOT_SHARED_DATA", REPO.parent / "shared" / "data"))  # as tests/conftest.py
 RESULTS = BENCH / "results"
 MANUAL_QA = REPO / "tests" / "bench" / "data" / "manual_qa.jsonl"
 DOCS_BASE_URL = "https://docs.example.com/"
@@ -62,7 +64,7 @@ class Options:
 
     @classmethod
     def full(cls) -> Options:
-        return cls(False, 3000, 200, 0.2, (10_000, 100_000), 200, 10, 10, 2.0, None, None, 1000, None)
+        return cls(False, 3000, 200, 0.2, (10_000, 100_000), 200, 10, 10, 2.0, None, squad.ARTICLES, 1000, None)
 
     @classmethod
     def quick_preset(cls) -> Options:
@@ -75,6 +77,18 @@ def make_embedder(kind: str) -> Embedder:
     if kind == "hashing":
         return HashingEmbedder()
     return E5Embedder()
+
+
+EMBEDDING_CACHE = BENCH / ".cache" / "embeddings"  # gitignored
+
+
+def cached_embedder(kind: str) -> Embedder:
+    """The embedder with its vectors kept under bench/.cache/, for the quality sections (never the timed ones)."""
+    from bench.retrieval import DiskCachedEmbedder
+
+    if kind == "hashing":  # fast and only for smoke tests: nothing worth keeping
+        return make_embedder(kind)
+    return DiskCachedEmbedder(make_embedder(kind), EMBEDDING_CACHE)
 
 
 def _say(message: str) -> None:
@@ -121,13 +135,6 @@ async def ack_section(opts: Options) -> dict[str, Any]:
     }
 
 
-def _emanual_dir(data: Path) -> Path:
-    """`DIR/emanual`, or DIR itself when the e-manual files lie directly in it."""
-    if data.is_dir() and any("corpus" in p.name for p in data.iterdir()):
-        return data
-    return data / "emanual"
-
-
 async def recall_section(opts: Options, data: Path, embedder: Embedder) -> tuple[dict[str, Any], dict[str, str]]:
     """hit@1 / hit@5 / MRR per system for each question set, via bench/retrieval.py; absent data is skipped."""
     at1: dict[str, Any] = dict.fromkeys(RECALL_SETS)
@@ -136,6 +143,7 @@ async def recall_section(opts: Options, data: Path, embedder: Embedder) -> tuple
     sizes: dict[str, Any] = dict.fromkeys(RECALL_SETS)
     skipped: dict[str, str] = {}
     by_language: dict[str, Any] = {}
+    by_set: dict[str, Any] = {}
 
     async def measure(name: str, corpus: list[dict[str, Any]], qa: list[dict[str, Any]]) -> None:
         _say(f"recall {name}: {len(corpus)} documents, {len(qa)} questions")
@@ -148,31 +156,45 @@ async def recall_section(opts: Options, data: Path, embedder: Embedder) -> tuple
         if name == "fixture":
             by_language.update({lang: {s: m["hit@1"] for s, m in rows.items()}
                                 for lang, rows in summary["by_language"].items()})  # fmt: skip
+        if name == "emanual":
+            by_set.update(summary["by_group"])
 
     questions = fixture_questions()
     if opts.recall_questions is not None:
         questions = questions[:: max(1, len(questions) // opts.recall_questions)][: opts.recall_questions]
     await measure("fixture", folder_to_seed(FIXTURE_MANUAL), questions)
 
-    emanual = _emanual_dir(data)
-    if emanual.is_dir() and any("corpus" in p.name for p in emanual.iterdir()):
-        from tests.helpers.emanual import load_emanual
-
-        corpus, qa = load_emanual(emanual)
-        await measure("emanual", corpus, qa)
+    missing = emanual.present(data)
+    resolved: dict[str, Any] | None = None
+    if missing is None:
+        manual = emanual.load(data)
+        qa = manual.questions
+        if opts.recall_questions is not None:
+            qa = qa[:: max(1, len(qa) // opts.recall_questions)][: opts.recall_questions]
+        resolved = {"questions": manual.totals, "resolved": manual.resolved()}
+        await measure("emanual", manual.corpus, qa)
     else:
-        skipped["recall.emanual"] = data_missing(emanual)
+        skipped["recall.emanual"] = data_missing(missing)
 
-    squad = data / "squad" / "dev-v1.1.json"
-    if squad.is_file():
-        docs, pairs = evaluation.load_squad(squad, articles=opts.squad_articles, questions=opts.squad_questions)
-        qa = [{"question": p.question, "gold": p.gold_source, "lang": "en"} for p in pairs]
+    path = data / squad.V1
+    if path.is_file():
+        docs, qa = squad.retrieval_sample(path, articles=opts.squad_articles, questions=opts.squad_questions)
         await measure("squad", docs, qa)
+        sizes["squad"]["articles"] = sorted({d["title"] for d in docs})
     else:
-        skipped["recall.squad"] = data_missing(squad)
+        skipped["recall.squad"] = data_missing(path)
     figures = {"recall_at_1": at1, "recall_at_5": at5, "mrr": mrr, "recall_sizes": sizes,
-               "recall_fixture_at_1_by_language": by_language}  # fmt: skip
+               "recall_fixture_at_1_by_language": by_language, "recall_emanual_by_set": by_set or None,
+               "recall_emanual_resolved": resolved}  # fmt: skip
     return figures, skipped
+
+
+async def crosslang_section(data: Path, embedder: Embedder) -> tuple[dict[str, Any], dict[str, str]]:
+    """Translated e-manual questions (ru, es, de, zh, fr) against their English originals, held-out split."""
+    missing = emanual.present(data)
+    if missing is not None:
+        return {"crosslang": None}, {"crosslang": data_missing(missing)}
+    return {"crosslang": await crosslang.run(data, embedder, split="test")}, {}
 
 
 async def _evaluate_on(
@@ -200,9 +222,9 @@ async def eval_section(opts: Options, data: Path, embedder: Embedder) -> tuple[d
         evaluation.write_report(report, RESULTS / "eval-fixture.json", RESULTS / "eval-fixture.md")
     figures: dict[str, Any] = {"eval": report.summary(), "eval_squad_v2": None}
     skipped: dict[str, str] = {}
-    squad2 = data / "squad" / "dev-v2.0.json"
+    squad2 = data / squad.V2
     if squad2.is_file():
-        docs, squad_pairs = evaluation.load_squad(squad2, articles=opts.squad_articles or 10,
+        docs, squad_pairs = evaluation.load_squad(squad2, articles=opts.squad_articles or squad.ARTICLES,
                                                   questions=min(opts.squad_questions, 300))  # fmt: skip
         with tempfile.TemporaryDirectory() as scratch:
             seed = Path(scratch) / "squad-v2.jsonl"
@@ -243,7 +265,9 @@ async def collect(opts: Options, data: Path) -> dict[str, Any]:
     await section("throughput", lambda: throughput_section(opts))
     await section("search", lambda: search_section(opts, embedder))
     await section("ack", lambda: ack_section(opts))
-    await section("recall", lambda: recall_section(opts, data, embedder))
+    quality_embedder = cached_embedder(opts.embedder)  # vectors kept on disk: reruns embed only what is new
+    await section("recall", lambda: recall_section(opts, data, quality_embedder))
+    await section("crosslang", lambda: crosslang_section(data, quality_embedder))
     await section("eval", lambda: eval_section(opts, data, embedder))
     figures["skipped"] = skipped
     figures["meta"] = {

@@ -58,6 +58,9 @@ FIGURE_KEYS: tuple[str, ...] = (
     "recall_at_1",
     "recall_at_5",
     "mrr",
+    "recall_emanual_by_set",
+    "recall_emanual_resolved",
+    "crosslang",
     "eval",
     "eval_squad_v2",
 )
@@ -212,6 +215,33 @@ def rows(figures: Mapping[str, Any]) -> list[Row]:
         beaten = all(at1["ours"] > at1[s] for s in ("bm25", "dense"))
         target = f"{TARGETS['recall_at_1']} ({'met' if beaten else 'missed'})"
         out.append(Row(label, f"ours {cell('ours')}", f"bm25 {cell('bm25')}; dense {cell('dense')}", target))
+    for qa_set, systems in (f.get("recall_emanual_by_set") or {}).items():
+        out.append(
+            Row(
+                f"  e-manual {qa_set} ({systems['ours']['n']} q): @1 / @5 / MRR",
+                "ours " + " / ".join(f"{systems['ours'][m]:.3f}" for m in ("hit@1", "hit@5", "mrr")),
+                "; ".join(
+                    f"{s} " + " / ".join(f"{systems[s][m]:.3f}" for m in ("hit@1", "hit@5", "mrr"))
+                    for s in SYSTEMS[1:]
+                    if s in systems
+                ),
+            )
+        )
+    cross = f.get("crosslang")
+    if cross is None:
+        out.append(Row("cross-language hit@1 / @5", skip.get("crosslang", skipped("not run")), ""))
+    else:
+        for lang, m in cross["languages"].items():
+            out.append(
+                Row(
+                    f"cross-language {lang} ({cross['split']}, {m['n']} q): hit@1 / @5 (ratio to en)",
+                    f"ours {m['ours_hit@1']:.3f} / {m['ours_hit@5']:.3f} ({m['ratio@1']} / {m['ratio@5']})",
+                    f"bm25 {m['bm25_hit@1']:.3f} / {m['bm25_hit@5']:.3f}; "
+                    f"dense {m['dense_hit@1']:.3f} / {m['dense_hit@5']:.3f}",
+                    "" if lang == "en" else ">= 0.90 x en at @1"
+                    + (" (met)" if (m["ratio@1"] or 0) >= 0.9 else " (missed)"),
+                )
+            )
     for key in ("eval", "eval_squad_v2"):
         evaluation = f.get(key)
         if evaluation is None:
@@ -236,7 +266,7 @@ def rows(figures: Mapping[str, Any]) -> list[Row]:
             )
         )
     for key, reason in skip.items():
-        if not key.startswith(("recall.", "eval")):
+        if not key.startswith(("recall.", "eval", "crosslang")):
             out.append(Row(key, reason, ""))
     return out
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import os
 import tempfile
 import time
 from collections import defaultdict
@@ -51,6 +53,63 @@ class QuestionResult:
     rank: int | None  # 1-based rank of the gold section among the top 10, None when absent
     top_score: float
     margin: float
+    group: str = ""  # e.g. the e-manual QA set; "" when the question set has no groups
+
+
+class DiskCachedEmbedder:
+    """An embedder whose vectors are kept on disk (`bench/.cache/`, gitignored), keyed by model, kind and text, so a
+    rerun of a benchmark embeds only what it has not seen. New vectors are appended as one `.npz` shard per call."""
+
+    def __init__(self, inner: Embedder, folder: Path) -> None:
+        self._inner = inner
+        self.model_name = str(getattr(inner, "model_name", type(inner).__name__))
+        self._folder = folder / self.model_name
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+        if self._folder.is_dir():
+            shards = sorted(self._folder.glob("*.npz"))
+            for shard in shards:
+                with np.load(shard) as data:
+                    self._vectors.update({key: data[key] for key in data.files})
+            if len(shards) > 20:  # one file per embed call adds up: merge what was read into one
+                self._write(self._vectors)
+                for shard in shards:
+                    shard.unlink(missing_ok=True)
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def _write(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
+        """One shard, written under a temporary name and renamed, so a reader never sees half of it."""
+        self._folder.mkdir(parents=True, exist_ok=True)
+        name = f"{time.time_ns()}-{os.getpid()}"
+        temporary = self._folder / f"{name}.tmp"
+        with temporary.open("wb") as handle:
+            np.savez(handle, **vectors)  # type: ignore[arg-type]
+        temporary.rename(self._folder / f"{name}.npz")
+
+    @staticmethod
+    def _key(kind: str, text: str) -> str:
+        return f"{kind[0]}{hashlib.sha1(text.encode('utf-8')).hexdigest()}"
+
+    async def _embed(self, texts: Sequence[str], kind: str) -> npt.NDArray[np.float32]:
+        keys = [self._key(kind, t) for t in texts]
+        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._vectors}
+        if missing:
+            embed = self._inner.embed_queries if kind == "query" else self._inner.embed_passages
+            fresh = await embed(list(missing.values()))
+            new = dict(zip(missing, fresh.astype(np.float32), strict=True))
+            self._vectors.update(new)
+            self._write(new)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self._vectors[k] for k in keys])
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._embed(texts, "query")
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._embed(texts, "passage")
 
 
 class CachedQueries:
@@ -74,6 +133,14 @@ class CachedQueries:
 
     async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return await self._inner.embed_passages(texts)
+
+
+def detect_language(text: str) -> str | None:
+    """The language the offline lang agent finds for `text` (lingua over the same languages), None if none."""
+    from pipeline.agents.lang import build_detector
+
+    values = build_detector().compute_language_confidence_values(text)
+    return values[0].language.iso_code_639_1.name.lower() if values and values[0].value > 0 else None
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -144,10 +211,14 @@ async def run_questions(
         results: list[QuestionResult] = []
         for pair in qa_pairs:
             question, gold, lang = str(pair["question"]), pair.get("gold"), str(pair.get("lang", "en"))
+            group = str(pair.get("group", ""))
             for system in systems:
                 top_score = margin = 0.0
-                if system == "ours":
-                    response = await retriever.search(SearchRequest(text=question, top_k=10, collections=(COLLECTION,)))
+                if system == "ours":  # as the pipeline's search agent asks: with the language the lang agent detects
+                    request = SearchRequest(
+                        text=question, language=detect_language(question), top_k=10, collections=(COLLECTION,)
+                    )
+                    response = await retriever.search(request)
                     urls = [h.url for h in response.hits]
                     if response.hits:
                         top_score = response.hits[0].score
@@ -169,13 +240,16 @@ async def run_questions(
                     urls = _dedupe([corpus.chunks[corpus.row_of[m.id]].url for m in matches])
                 else:
                     raise ValueError(f"unknown system {system!r}; use {ALL_SYSTEMS}")
-                results.append(QuestionResult(question, lang, gold, system, _rank(urls, gold), top_score, margin))
+                results.append(
+                    QuestionResult(question, lang, gold, system, _rank(urls, gold), top_score, margin, group)
+                )
         await db.dispose()
     return results
 
 
 def summarise(results: Sequence[QuestionResult]) -> dict[str, Any]:
-    """{"systems": {system: metrics}, "by_language": {lang: {system: metrics}}} over answerable questions."""
+    """{"systems": {system: metrics}, "by_language": {lang: {system: metrics}}, "by_group": {group: {...}}} over
+    answerable questions."""
 
     def metrics(rows: list[QuestionResult]) -> dict[str, float]:
         n = len(rows)
@@ -191,12 +265,16 @@ def summarise(results: Sequence[QuestionResult]) -> dict[str, Any]:
     answerable = [r for r in results if r.gold is not None]
     by_system: dict[str, list[QuestionResult]] = defaultdict(list)
     by_lang: dict[str, dict[str, list[QuestionResult]]] = defaultdict(lambda: defaultdict(list))
+    by_group: dict[str, dict[str, list[QuestionResult]]] = defaultdict(lambda: defaultdict(list))
     for r in answerable:
         by_system[r.system].append(r)
         by_lang[r.lang][r.system].append(r)
+        if r.group:
+            by_group[r.group][r.system].append(r)
     return {
         "systems": {s: metrics(rows) for s, rows in by_system.items()},
         "by_language": {lang: {s: metrics(rows) for s, rows in systems.items()} for lang, systems in by_lang.items()},
+        "by_group": {g: {s: metrics(rows) for s, rows in systems.items()} for g, systems in by_group.items()},
     }
 
 

@@ -13,7 +13,16 @@ import numpy.typing as npt
 from pipeline.types import Embedder, SearchHit, SearchQuality, SearchRequest, SearchResponse
 from storage.doc_tables import SessionFactory
 from storage.search.corpus import SearchCorpus
-from storage.search.fusion import adaptive_weights, dense_to_unit, dispersion, fuse, is_cross_language
+from storage.search.fusion import (
+    MAX_TITLES,
+    adaptive_weights,
+    dense_to_unit,
+    dispersion,
+    fuse,
+    is_cross_language,
+    title_path,
+    with_titles,
+)
 from storage.search.quality import FITTED, QualityThresholds, grade
 from storage.search.tokenize import stopword_share, tokenize
 from storage.vector_index import VectorIndex, VectorIndexUnavailable
@@ -60,14 +69,26 @@ class HybridRetriever:
         self._clock = clock
         self._corpus: SearchCorpus | None = None
         self._reload_lock = asyncio.Lock()
+        self._title_vectors: dict[str, npt.NDArray[np.float32]] = {}  # title path -> passage vector (title level)
 
     async def load(self) -> None:
         """(Re)build the keyword levels from the database, in a worker thread; searches use the old snapshot
         until the new one is ready."""
         async with self._reload_lock:
             chunks, docs = await SearchCorpus.fetch(self._db)
-            self._corpus = await asyncio.to_thread(SearchCorpus, chunks, docs)
+            corpus = await asyncio.to_thread(SearchCorpus, chunks, docs)
+            await self._embed_titles(corpus)
+            self._corpus = corpus
             log.info("search corpus loaded", extra={"chunks": len(chunks), "documents": len(docs)})
+
+    async def _embed_titles(self, corpus: SearchCorpus) -> None:
+        """Embed each section's title path once (kept across reloads); skipped past `MAX_TITLES` distinct paths."""
+        paths = list(dict.fromkeys(title_path(c.crumbs, c.title) for c in corpus.chunks))
+        missing = [p for p in paths if p not in self._title_vectors]
+        if not missing or len(paths) > MAX_TITLES:
+            return
+        vectors = await self._embedder.embed_passages(missing)
+        self._title_vectors.update(zip(missing, vectors, strict=True))
 
     reload = load
 
@@ -115,6 +136,8 @@ class HybridRetriever:
         cross_language = not request.text_eng and is_cross_language(  # an English form restores monolingual scores
             request.language, self._docs_language, stopword_share=stopword_share(request.text), coverage=coverage
         )
+        if dense_hits is not None and cross_language:
+            cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))
         weights = adaptive_weights(
             coverage,
             dispersion(text_scores[mask]),
@@ -176,6 +199,17 @@ class HybridRetriever:
                 for chunk_id, score in scores_for(vector, missing).items():
                     known[chunk_id] = max(score, known.get(chunk_id, -1.0))
         return np.array([known.get(corpus.chunks[r].id, 0.0) for r in candidates], dtype=np.float32)
+
+    def _title_cosines(
+        self, corpus: SearchCorpus, candidates: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32] | None:
+        """Best cosine between the query vectors and each candidate's title path; None when titles are not embedded."""
+        chunks = corpus.chunks
+        titles = [self._title_vectors.get(title_path(chunks[r].crumbs, chunks[r].title)) for r in candidates]
+        if any(t is None for t in titles) or not titles:
+            return None
+        matrix = np.vstack([t for t in titles if t is not None])
+        return np.asarray((matrix @ vectors.T).max(axis=1), dtype=np.float32)
 
 
 class _Timer:

@@ -30,22 +30,25 @@ def _bench(*args: str) -> dict[str, Any]:
 
 
 def _tiny_shared_data(root: Path) -> Path:
-    """An e-manual folder (corpus JSON + QA CSV) and SQuAD v1.1 dev JSON, a few items each, in the real layouts."""
+    """The e-manual (corpus JSON under raw/, QA JSONL) and SQuAD dev JSON, a few items each, in the shared layout."""
     emanual = root / "emanual"
-    emanual.mkdir(parents=True)
+    (emanual / "raw").mkdir(parents=True)
     corpus = {
         "section_0": {"id": "section_0", "title": "Pairing the remote", "text": ["Hold Home and Back for five",
                                                                                  "seconds to pair the remote."]},
         "section_1": {"id": "section_1", "title": "Sleep timer", "text": "The sleep timer turns the TV off later."},
         "section_2": {"id": "section_2", "title": "Picture size", "text": "Picture size fits the image to the screen."},
     }  # fmt: skip
-    (emanual / "emanual_corpus.json").write_text(json.dumps(corpus), encoding="utf-8")
-    (emanual / "qa_test.csv").write_text(
-        "question,section_path,answer\n"
-        "How do I pair my remote?,Remote > Pairing the remote,Hold Home and Back for five seconds\n"
-        "How do I turn the TV off after a while?,General > Sleep timer,The sleep timer turns the TV off\n",
-        encoding="utf-8",
-    )
+    (emanual / "raw" / "smart_tv_remote_manual_corpus.json").write_text(json.dumps(corpus), encoding="utf-8")
+    qa = [
+        {"id": "normal-1", "qa_set": "Normal Q&A", "question": "How do I pair my remote?",
+         "answer": "Hold Home and Back", "section_hierarchy": "Remote>Pairing the remote", "link": ""},
+        {"id": "paraphrased-1", "qa_set": "Paraphrased Q&A", "question": "How do I turn the TV off after a while?",
+         "answer": "The sleep timer", "section_hierarchy": "General>Sleep timer:", "link": ""},
+        {"id": "yes-1", "qa_set": "Yes/No Q&A", "question": "Can it fly?", "answer": "No",
+         "section_hierarchy": "General>Flying", "link": ""},
+    ]  # fmt: skip
+    (emanual / "smart_tv_remote_qa.cleaned.jsonl").write_text("\n".join(json.dumps(r) for r in qa), encoding="utf-8")
     squad = root / "squad"
     squad.mkdir()
     paragraphs = [
@@ -68,7 +71,9 @@ def test_quick_json_run_on_tiny_sizes(tmp_path: Path) -> None:
     figures = _bench("--data", str(absent))
     assert [k for k in FIGURE_KEYS if k not in figures] == []
     assert not any(reason.startswith("error") for reason in figures["skipped"].values()), figures["skipped"]
-    assert figures["skipped"]["recall.emanual"] == f"skipped: data not present at {absent / 'emanual'}"
+    corpus = absent / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json"
+    assert figures["skipped"]["recall.emanual"] == f"skipped: data not present at {corpus}"
+    assert figures["skipped"]["crosslang"] == f"skipped: data not present at {corpus}"
     assert figures["skipped"]["recall.squad"] == f"skipped: data not present at {absent / 'squad' / 'dev-v1.1.json'}"
     assert figures["recall_at_1"]["emanual"] is None and figures["recall_at_1"]["squad"] is None
     assert set(figures["recall_at_1"]["fixture"]) == set(SYSTEMS)
@@ -87,8 +92,12 @@ def test_data_option_adds_the_emanual_and_squad_rows(tmp_path: Path) -> None:
     figures = _bench("--data", str(_tiny_shared_data(tmp_path / "shared")))
     for name in RECALL_SETS:
         assert set(figures["recall_at_1"][name]) == set(SYSTEMS), name
-    assert figures["recall_sizes"]["emanual"] == {"documents": 3, "questions": 2}
-    assert figures["recall_sizes"]["squad"] == {"documents": 2, "questions": 2}
+    assert figures["recall_sizes"]["emanual"] == {"documents": 3, "questions": 2}  # the Yes/No one names no section
+    assert figures["recall_emanual_resolved"] == {"questions": {"Normal": 1, "Paraphrased": 1, "Yes/No": 1},
+                                                  "resolved": {"Normal": 1, "Paraphrased": 1}}  # fmt: skip
+    assert set(figures["recall_emanual_by_set"]) == {"Normal", "Paraphrased"}
+    assert figures["recall_sizes"]["squad"] == {"documents": 2, "questions": 2, "articles": ["Misc"]}
+    assert set(figures["crosslang"]["languages"]) == {"en", "ru", "es", "de", "zh", "fr"}
     assert "recall.emanual" not in figures["skipped"] and "recall.squad" not in figures["skipped"]
     squad_eval = figures["eval_squad_v2"]  # SQuAD v2.0 through the whole pipeline, its impossible question included
     assert squad_eval["questions"] == 3 and squad_eval["unanswerable"] == 1

@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from pipeline.types import SearchQuality
-from storage.search.fusion import adaptive_weights, dense_to_unit, dispersion, fuse, is_cross_language
+from storage.search.fusion import (
+    adaptive_weights,
+    dense_to_unit,
+    dispersion,
+    fuse,
+    is_cross_language,
+    title_path,
+    with_titles,
+)
 from storage.search.keyword import KeywordLevel
 from storage.search.quality import QualityThresholds, grade
 from storage.search.tokenize import stopword_share, tokenize
@@ -72,3 +80,14 @@ def test_grade() -> None:
     assert grade(0.4, 0.3, thresholds) is SearchQuality.POOR
     assert grade(0.8, 0.05, thresholds) is SearchQuality.GOOD
     assert grade(0.8, 0.2, thresholds) is SearchQuality.EXCELLENT
+
+
+def test_title_level_raises_a_passage_cosine_toward_a_higher_title_cosine_and_never_lowers_it() -> None:
+    passage = np.array([0.80, 0.90], dtype=np.float32)
+    title = np.array([0.90, 0.70], dtype=np.float32)
+    assert with_titles(passage, title, weight=1.0) == pytest.approx([0.85, 0.90])
+    assert with_titles(passage, title, weight=3.0) == pytest.approx([0.875, 0.90])
+    assert with_titles(passage, None) is passage  # titles not embedded: the passage cosine alone
+    assert with_titles(passage, title, weight=0.0) is passage
+    assert title_path(("Guide", "Remote"), "Pairing") == "Guide > Remote > Pairing"
+    assert title_path(("Guide", "Pairing"), "Pairing") == "Guide > Pairing"
