@@ -138,9 +138,7 @@ async def test_hanging_agent_times_out_and_the_result_says_so() -> None:
         raise AssertionError("unreachable")
 
     runner, _ = make_runner({Role.SEARCH: hang}, role_timeout_s=0.05)
-    started = time.monotonic()
-    result = await run(runner)
-    assert time.monotonic() - started < 1.0
+    result = await run(runner)  # returns at all only because the hang was cut
     assert result.kind is ResultKind.FAILURE and result.reason == "timeout"
     assert result.text == texts("en").timeout
     error = result.envelope.errors[-1]
