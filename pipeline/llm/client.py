@@ -169,6 +169,10 @@ class OpenAIChat:
         self._admit(role)
         try:
             completion = await self._client.chat.completions.create(**request)
+        except openai.APITimeoutError as exc:  # the server worked on it: count the call, its prompt estimated
+            failure = self._failure(exc, role)
+            cut = LLMUsage(prompt_tokens=estimated_prompt_tokens(messages), calls=1, estimated=True)
+            raise StrategyFailed(failure.reason, cut) from None
         except openai.OpenAIError as exc:
             raise self._failure(exc, role) from None
         except asyncio.CancelledError:

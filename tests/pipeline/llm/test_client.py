@@ -102,9 +102,10 @@ async def test_persistent_server_error_fails(server: ScriptedOpenAI, chat: OpenA
 async def test_hang_past_the_timeout_fails(server: ScriptedOpenAI) -> None:
     client = OpenAIChat(api_key="k", base_url=server.base_url, timeout_s=0.3, max_retries=0)
     server.queue(hang(5))
-    with pytest.raises(StrategyFailed, match="timed out"):
+    with pytest.raises(StrategyFailed, match="timed out") as failed:
         await client.complete(HELLO, role=Role.LANG, schema=SCHEMA)
     assert server.chat_calls == 1  # given up after the HTTP timeout, not retried
+    assert failed.value.usage.calls == 1 and failed.value.usage.estimated  # the server still worked on it
     await client.close()
 
 
