@@ -13,7 +13,7 @@ from bot.doctor import llm_check
 from bot.messages import ReplyKind
 from bot.settings import Settings
 from pipeline.llm.client import MalformedOutput, OpenAIChat
-from pipeline.llm.schemas import LanguageDecision, strict_schema
+from pipeline.llm.schemas import MAX_TOKENS, LanguageDecision, strict_schema
 from pipeline.types import ChatMessage, Role
 from tests.bot.conftest import inbound
 from tests.fakes.llama_server import LlamaServer, LlamaUnavailable, free_port, unavailable
@@ -110,13 +110,12 @@ async def test_structured_modes_against_the_real_server(llama: LlamaServer) -> N
             max_retries=0,
             timeout_s=300,  # a loaded 2-core box; the bound here is max_tokens
             structured_mode=mode,
-            max_tokens={"language_decision": 24},  # enough for this JSON; keeps the test short
         )
         try:
             result = await chat.complete(question, role=Role.LANG, schema=schema)
         except MalformedOutput as bad:
             assert mode == "json_object", bad.reason
-            assert bad.usage.calls == 1 and bad.usage.completion_tokens <= 24
+            assert bad.usage.calls == 1 and bad.usage.completion_tokens <= MAX_TOKENS["language_decision"]
             continue
         finally:
             await chat.close()
