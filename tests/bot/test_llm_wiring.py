@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import generate_latest
 
 from bot.doctor import llm_check
 from bot.messages import ReplyKind
+from bot.output_contract import reply_contract
 from bot.settings import Settings
 from pipeline.llm.client import MalformedOutput, OpenAIChat
 from pipeline.llm.schemas import MAX_TOKENS, LanguageDecision, strict_schema
@@ -46,6 +49,19 @@ async def test_a_failing_endpoint_still_answers_offline_with_a_note(make_app: Ca
         trace = await app.runs.trace(reply.conversation_id)
         assert trace is not None
         assert any(hop.strategy == "llm->offline" for hop in trace.runs[-1].hops)
+        # the breaker opened after three failed calls (each one retry): the later roles skipped the endpoint
+        assert server.chat_calls <= 3 * 2
+        assert any("circuit open" in hop.decision for hop in trace.runs[-1].hops)
+        contract = reply_contract(reply, started=datetime.now(UTC), finished=datetime.now(UTC))
+        assert contract["metadata"]["fallback"]["degraded"] is True
+        assert "response: llm->offline" in contract["metadata"]["fallback"]["notes"]
+        assert contract["metadata"]["fallback"]["note"] == reply.note and reply.note
+        calls = server.chat_calls
+        again = await app.service.handle_message(inbound("How do I reset the hub?"))
+        assert again is not None and again.kind is not ReplyKind.NOTICE
+        assert server.chat_calls == calls  # still open: the next question sends nothing to the failing endpoint
+        metrics = generate_latest(app.metrics.registry).decode()
+        assert "docbot_llm_breaker_open 1.0" in metrics
 
 
 # --- a real model server: llama.cpp (xllamacpp) with SmolLM2-135M-Instruct, on 127.0.0.1 ----------------------------
