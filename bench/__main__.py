@@ -269,7 +269,7 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, argparse.Namespace]:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data folder (emanual/, squad/)")
     parser.add_argument("--out", type=Path, default=None, help="results folder (full runs default to bench/results)")
     parser.add_argument(
-        "--llm-real", action="store_true", help="run only bench.llm_real: the bot against a real llama.cpp server (slow)"
+        "--llm-real", action="store_true", help="only bench.llm_real: the bot against a real llama.cpp server (slow)"
     )
     tiny = parser.add_argument_group("sizes (override the preset; small values are for smoke tests)")
     tiny.add_argument("--messages", type=int)
