@@ -38,7 +38,7 @@ from bot.settings import Settings
 REPO = Path(__file__).resolve().parent.parent
 MANUAL = REPO / "tests" / "fixtures" / "manual"
 RESULTS = REPO / "bench" / "results"
-DEFAULT_DATA = REPO.parent / "shared" / "data"
+DEFAULT_DATA = Path("/work/shared/data") if Path("/work/shared/data").is_dir() else REPO.parent / "shared" / "data"
 
 # (kind, question, thread key: questions with the same key share a thread, the later ones are follow-ups)
 TABLE: tuple[tuple[str, str, str | None], ...] = (
@@ -118,7 +118,12 @@ async def _hops(app: App, reply: Reply) -> list[tuple[str, str, float]]:
     trace = await app.runs.trace(reply.conversation_id)
     if trace is None or not trace.runs:
         return []
-    return [(h.role, h.strategy, h.duration_ms / 1000) for h in trace.runs[-1].hops]
+    # a role "used the model" when its LLM strategy decided (a skipped call, e.g. translating English, does not count)
+    return [
+        (h.role, "llm" if h.strategy == "llm" and h.prompt_tokens else h.strategy, h.duration_ms / 1000)
+        for h in trace.runs[-1].hops
+        if h.strategy != "llm" or h.prompt_tokens
+    ]
 
 
 def _row(kind: str, question: str, reply: Reply | None, latency: float, hops: list[tuple[str, str, float]]) -> Row:
