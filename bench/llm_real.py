@@ -38,7 +38,7 @@ from bot.settings import Settings
 REPO = Path(__file__).resolve().parent.parent
 MANUAL = REPO / "tests" / "fixtures" / "manual"
 RESULTS = REPO / "bench" / "results"
-DEFAULT_DATA = Path("/work/shared/data") if Path("/work/shared/data").is_dir() else REPO.parent / "shared" / "data"
+DEFAULT_DATA = REPO.parent / "shared" / "data"
 
 # (kind, question, thread key: questions with the same key share a thread, the later ones are follow-ups)
 TABLE: tuple[tuple[str, str, str | None], ...] = (
