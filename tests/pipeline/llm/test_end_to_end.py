@@ -79,7 +79,7 @@ async def chat(server: ScriptedOpenAI) -> AsyncIterator[OpenAIChat]:
     await client.close()
 
 
-async def ask(runner: PipelineRunner, text: str, deadline_s: float = 20.0) -> PipelineResult:
+async def ask(runner: PipelineRunner, text: str, deadline_s: float = 60.0) -> PipelineResult:
     context = Context(docs_language="en", deadline=time.monotonic() + deadline_s)
     return await runner.run(conversation_id="c1", message_id="m1", payload=Payload(text=text), context=context)
 
