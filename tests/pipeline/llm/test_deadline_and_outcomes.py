@@ -37,9 +37,9 @@ def test_the_offline_reserve_and_the_role_timeout_bound_every_call() -> None:
     # 60 s deadline, 8 s reserve: lang may use 52/8 = 6.5 s (plus the role's own fallback second)
     lang = call_deadline(now + 60, Role.LANG, role_timeout_s=20, offline_reserve_s=8, now=now)
     assert lang == pytest.approx(now + 6.5 + FALLBACK_RESERVE_S)
-    # quality would get everything left, but never past its role timeout less the fallback's second
+    # quality would get everything left, but it always leaves its role's offline strategy half the reserve (4 s)
     quality = call_deadline(now + 60, Role.QUALITY, role_timeout_s=20, offline_reserve_s=8, now=now)
-    assert quality == pytest.approx(now + 19 + FALLBACK_RESERVE_S)
+    assert quality == pytest.approx(now + 16 + FALLBACK_RESERVE_S)
     # inside the reserve: no time for the model at all
     assert call_deadline(now + 5, Role.RESPONSE, role_timeout_s=20, offline_reserve_s=8, now=now) == now
 
