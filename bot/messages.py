@@ -79,6 +79,8 @@ class RunSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     errors: tuple[str, ...] = ()
+    fallback_notes: tuple[str, ...] = ()  # PipelineResult.fallback_notes: e.g. "response: llm->offline"
+    tokens_estimated: bool = False  # some LLM tokens are our estimate (calls cut before the server reported usage)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from pipeline.envelope import Envelope
+from pipeline.llm.breaker import BreakerState, BreakerStatus
 
 _ROLE_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -31,6 +32,29 @@ class Metrics:
         self.llm_tokens = Counter(
             "docbot_llm_tokens", "LLM tokens by role and kind", ["role", "kind"], registry=self.registry
         )
+        self.llm_calls = Counter(
+            "docbot_llm_calls", "LLM calls by role (cut calls included)", ["role"], registry=self.registry
+        )
+        self.llm_estimated_tokens = Counter(
+            "docbot_llm_estimated_tokens",
+            "Tokens of calls cut before the server reported usage (our estimate; also in docbot_llm_tokens)",
+            ["role"],
+            registry=self.registry,
+        )
+        self.llm_fallbacks = Counter(
+            "docbot_llm_fallbacks", "Roles whose LLM strategy failed and the offline one answered", ["role"],
+            registry=self.registry,
+        )
+        self.llm_breaker_open = Gauge(
+            "docbot_llm_breaker_open", "1 while the LLM endpoint's circuit breaker skips it", registry=self.registry
+        )
+        self.llm_breaker_skipped = Gauge(
+            "docbot_llm_breaker_skipped_calls", "LLM calls skipped by the open breaker since start",
+            registry=self.registry,
+        )
+        self.llm_breaker_opened = Gauge(
+            "docbot_llm_breaker_opened", "Times the LLM endpoint's breaker opened since start", registry=self.registry
+        )
         self.role_queue = Gauge(
             "docbot_role_queue_depth", "Requests waiting for each role", ["role"], registry=self.registry
         )
@@ -48,11 +72,22 @@ class Metrics:
             self.role_seconds.labels(role=hop.role.value).observe(hop.duration_ms / 1000)
             self.role_wait_seconds.labels(role=hop.role.value).observe(hop.wait_ms / 1000)
             if hop.usage.calls:
+                self.llm_calls.labels(role=hop.role.value).inc(hop.usage.calls)
                 self.llm_tokens.labels(role=hop.role.value, kind="prompt").inc(hop.usage.prompt_tokens)
                 self.llm_tokens.labels(role=hop.role.value, kind="completion").inc(hop.usage.completion_tokens)
+                if hop.usage.estimated:
+                    self.llm_estimated_tokens.labels(role=hop.role.value).inc(hop.usage.total_tokens)
+            if hop.strategy == "llm->offline":
+                self.llm_fallbacks.labels(role=hop.role.value).inc()
 
     def observe_notice(self) -> None:
         self.replies.labels(kind="notice").inc()
+
+    def watch_llm_breaker(self, status: Callable[[], BreakerStatus]) -> None:
+        """The endpoint's breaker, read at scrape time."""
+        self.llm_breaker_open.set_function(lambda: float(status().state is not BreakerState.CLOSED))
+        self.llm_breaker_skipped.set_function(lambda: float(status().skipped))
+        self.llm_breaker_opened.set_function(lambda: float(status().opened))
 
     def watch_roles(self, counts: Callable[[], Mapping[str, tuple[int, int]]]) -> None:
         """Queue depth and running counts are read at scrape time: `counts()` gives role -> (running, waiting)."""

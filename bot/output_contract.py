@@ -51,6 +51,13 @@ def reply_contract(reply: Reply | None, *, started: datetime, finished: datetime
                 "calls": summary.llm_calls if summary else 0,
                 "prompt_tokens": summary.prompt_tokens if summary else 0,
                 "completion_tokens": summary.completion_tokens if summary else 0,
+                "tokens_estimated": summary.tokens_estimated if summary else False,
+            },
+            # how the answer fell short of the configuration (an LLM role answered offline, keyword-only search)
+            "fallback": {
+                "note": reply.note,
+                "notes": list(summary.fallback_notes) if summary else [],
+                "degraded": bool(summary.fallback_notes) if summary else False,
             },
             "cached": reply.cached,
             "suggested_actions": [{"label": a.label, "kind": a.kind.value} for a in reply.actions],

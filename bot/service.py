@@ -466,4 +466,6 @@ def summarize(result: PipelineResult) -> RunSummary:
         prompt_tokens=sum(h.usage.prompt_tokens for h in envelope.hops),
         completion_tokens=sum(h.usage.completion_tokens for h in envelope.hops),
         errors=tuple(f"{e.role.value}: {e.kind}" for e in envelope.errors),
+        fallback_notes=result.fallback_notes,
+        tokens_estimated=any(h.usage.estimated for h in envelope.hops),
     )

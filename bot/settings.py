@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -119,6 +119,15 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(default=30.0, gt=0)
     llm_fast_mode: bool = False  # one "understand" call for lang + translation + essence + guardrails
     llm_streaming: bool = False
+    # json_schema: the endpoint enforces the schema (OpenAI, llama.cpp, vLLM, Ollama); json_object: for servers
+    # without it, the schema goes into the prompt and the reply is validated (and repaired once) here
+    llm_structured_mode: Literal["json_schema", "json_object"] = "json_schema"
+    llm_max_retries: int = Field(default=1, ge=0, le=5)  # the SDK's retries of one call (429/5xx/timeouts)
+    # kept of the question's deadline for the offline rest of the pipeline; each LLM call gets a share of the rest
+    llm_offline_reserve_s: float = Field(default=8.0, ge=0)
+    llm_breaker_failures: int = Field(default=3, ge=1)  # endpoint failures in a row that open its circuit breaker
+    llm_breaker_cooldown_s: float = Field(default=30.0, gt=0)  # how long the endpoint is then skipped
+    llm_max_tokens: dict[str, int] = Field(default_factory=dict)  # per decision (schema title), over the defaults
     daily_token_budget: int = Field(default=0, ge=0)  # 0: unlimited
     cache_similarity: float = Field(default=0.95, gt=0, le=1)
 

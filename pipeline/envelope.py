@@ -50,6 +50,9 @@ class Payload:
     suggested_actions: tuple[SuggestedAction, ...] = ()
     refusal_reason: str | None = None  # set when the question is out of scope or beyond the bot's capabilities
     chosen_action: SuggestedAction | None = None  # set when a conversation resumes from a button press
+    # "the docs don't cover this", typed: why the response is the localized not-covered text (e.g. "no_sources",
+    # "poor_search", "model_says_insufficient"); None for a real answer. The runner makes it a no_coverage refusal.
+    docs_insufficient: str | None = None
 
     def evolve(self, **changes: Any) -> Payload:
         """A copy with `changes` applied (the payload itself is immutable)."""

@@ -25,6 +25,10 @@ class PipelineResult:
     `text` uses the neutral markup of `bot.messages.Reply`; its `[n]` markers refer to `sources`, which holds only
     the cited sources, renumbered 1..n. `reason` is machine-readable (refusal and failure kinds, clarification
     reason); `note` is a short user-facing remark (e.g. answered without the language model).
+
+    `fallback_notes` say, per role, where the run fell short of its configuration: an LLM strategy that fell
+    back to offline (`"response: llm->offline"`; the reason is in the trace), a search that ran on keywords only.
+    A result with any is `degraded`: shown to the person, but never cached (the model may be back for the next asker).
     """
 
     kind: ResultKind
@@ -35,6 +39,12 @@ class PipelineResult:
     suggested_actions: tuple[SuggestedAction, ...] = ()
     reason: str | None = None
     note: str | None = None
+    fallback_notes: tuple[str, ...] = ()
+
+    @property
+    def degraded(self) -> bool:
+        """A fallback shaped this result (see `fallback_notes`): do not cache it."""
+        return bool(self.fallback_notes)
 
 
 def cited_sources(text: str, sources: tuple[SourceReference, ...]) -> tuple[str, tuple[SourceReference, ...]]:

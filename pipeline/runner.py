@@ -262,13 +262,23 @@ class PipelineRunner:
         language = payload.language or DEFAULT
         words = texts(language)
         note = _note(envelope, words)
+        fallbacks = fallback_notes(envelope)
         if outcome is Outcome.ANSWER:
             body, sources = cited_sources(payload.response or words.no_coverage, payload.source_references)
-            if body.startswith(words.no_coverage):  # "the docs don't cover this": a refusal, and a docs gap
+            if payload.docs_insufficient or not payload.response:  # "the docs don't cover this", typed: a docs gap
                 return PipelineResult(
-                    ResultKind.REFUSAL, body, language, envelope, sources=sources, reason="no_coverage", note=note
+                    ResultKind.REFUSAL,
+                    body,
+                    language,
+                    envelope,
+                    sources=sources,
+                    reason="no_coverage",
+                    note=note,
+                    fallback_notes=fallbacks,
                 )
-            return PipelineResult(ResultKind.ANSWER, body, language, envelope, sources=sources, note=note)
+            return PipelineResult(
+                ResultKind.ANSWER, body, language, envelope, sources=sources, note=note, fallback_notes=fallbacks
+            )
         if outcome is Outcome.CLARIFICATION:
             return PipelineResult(
                 ResultKind.CLARIFICATION,
@@ -278,17 +288,22 @@ class PipelineRunner:
                 suggested_actions=payload.suggested_actions,
                 reason=payload.clarification_reason,
                 note=note,
+                fallback_notes=fallbacks,
             )
         raw = payload.refusal_reason or ("out_of_scope" if payload.within_scope is False else "capability")
         reason = "out_of_scope" if raw == "out_of_scope" else "capability"  # e.g. an LLM's "beyond_capabilities"
         text = words.refusal[reason]
-        return PipelineResult(ResultKind.REFUSAL, text, language, envelope, reason=reason, note=note)
+        return PipelineResult(
+            ResultKind.REFUSAL, text, language, envelope, reason=reason, note=note, fallback_notes=fallbacks
+        )
 
     def _busy(self, envelope: Envelope, busy: RoleBusy) -> PipelineResult:
         envelope.errors.append(EnvelopeError(busy.role, "busy", str(busy)))
         envelope.update_ts = self._clock.now()
         language = envelope.payload.language or DEFAULT
-        return PipelineResult(ResultKind.BUSY, texts(language).busy, language, envelope, reason="busy")
+        return PipelineResult(
+            ResultKind.BUSY, texts(language).busy, language, envelope, reason="busy", fallback_notes=("busy",)
+        )
 
     def _fail(self, envelope: Envelope, role: Role, kind: str, message: str) -> PipelineResult:
         envelope.errors.append(EnvelopeError(role, kind, message))
@@ -297,7 +312,8 @@ class PipelineRunner:
         words = texts(language)
         text = words.timeout if kind == "timeout" else words.failure
         log.warning("pipeline.failure", conversation_id=envelope.conversation_id, role=role.value, kind=kind)
-        return PipelineResult(ResultKind.FAILURE, text, language, envelope, reason=kind)
+        notes = (*fallback_notes(envelope), f"{role.value}: {kind}")
+        return PipelineResult(ResultKind.FAILURE, text, language, envelope, reason=kind, fallback_notes=notes)
 
 
 def _describe(exc: Exception) -> str:
@@ -305,6 +321,17 @@ def _describe(exc: Exception) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
     return f"{type(exc).__name__}{where}"
+
+
+def fallback_notes(envelope: Envelope) -> tuple[str, ...]:
+    """Where this run fell short of its configuration, per role (operator-facing, no user text)."""
+    notes: list[str] = []
+    for hop in envelope.hops:
+        if hop.strategy == "llm->offline":  # the reason is in the hop's decision, in the trace
+            notes.append(f"{hop.role.value}: llm->offline")
+        elif hop.strategy == KEYWORD_ONLY:
+            notes.append(f"{hop.role.value}: keyword search only")
+    return tuple(dict.fromkeys(notes))
 
 
 def _note(envelope: Envelope, words: Texts) -> str | None:

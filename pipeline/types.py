@@ -129,15 +129,20 @@ class SearchResponse:
 
 @dataclass(frozen=True, slots=True)
 class LLMUsage:
+    """Calls and tokens. `estimated`: some of the tokens are our estimate (a call cut before the server reported
+    its usage still cost the server its prompt), not the server's own count."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    estimated: bool = False
 
     def __add__(self, other: LLMUsage) -> LLMUsage:
         return LLMUsage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.calls + other.calls,
+            self.estimated or other.estimated,
         )
 
     @property

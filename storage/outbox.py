@@ -79,6 +79,7 @@ def _summary_from_json(data: dict[str, Any]) -> RunSummary:
             **data,
             "role_ms": tuple((str(role), float(ms)) for role, ms in data.get("role_ms", ())),
             "errors": tuple(data.get("errors", ())),
+            "fallback_notes": tuple(data.get("fallback_notes", ())),
         }
     )
 

@@ -75,7 +75,7 @@ class QualityAgent:
         answer = (payload.response or "").strip()
         if not answer:
             return self._decide(payload, QualityDecision.REGENERATE, ("there is no answer",))
-        if answer.startswith(texts(payload.language).no_coverage):
+        if payload.docs_insufficient:  # typed "the docs don't cover this", set by the response role
             if payload.quality_decision is QualityDecision.RESEARCH:
                 return self._decide(payload, QualityDecision.APPROVE, ("docs do not cover it, after a research round",))
             return self._decide(payload, QualityDecision.RESEARCH, ("the docs found do not cover the question",))

@@ -69,17 +69,20 @@ class ResponseAgent:
         sources = payload.source_references
         if not sources or payload.search_quality is SearchQuality.POOR:
             answer = no_coverage_answer(payload.language, sources)
-            return AgentResult(payload.evolve(response=answer), "documents insufficient")
+            reason = "no_sources" if not sources else "poor_search"
+            return AgentResult(payload.evolve(response=answer, docs_insufficient=reason), "documents insufficient")
         question = payload.canonical_question or payload.text
         candidates = await self._scored(question, payload.language, context.docs_language, sources)
         quotes = self._pick(candidates)
         if not quotes:
             answer = no_coverage_answer(payload.language, sources)
-            return AgentResult(payload.evolve(response=answer), "no quotable sentence")
+            uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_sentence")
+            return AgentResult(uncovered, "no quotable sentence")
         body = "\n\n".join(f"> {quote} [{number}]" for number, quote in quotes)
         answer = f"{texts(payload.language).answer_lead_in}\n\n{body}"
         cited = sorted({n for n, _ in quotes})
-        return AgentResult(payload.evolve(response=answer), f"extractive, {len(quotes)} quotes citing {cited}")
+        answered = payload.evolve(response=answer, docs_insufficient=None)
+        return AgentResult(answered, f"extractive, {len(quotes)} quotes citing {cited}")
 
     async def _scored(
         self, question: str, language: str | None, docs_language: str, sources: tuple[SourceReference, ...]

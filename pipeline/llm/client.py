@@ -3,10 +3,14 @@
 Every failure ends in `StrategyFailed` (so the role's offline strategy answers): 429 / 5xx / timeouts / refused
 connections after the SDK's own retries (which honour Retry-After), an invalid key at once, a refusal, and output
 that is not a JSON object (`MalformedOutput`, which `pipeline.llm.structured.ask` repairs once).
+
+Every request carries `max_tokens` (by decision, `pipeline.llm.schemas.MAX_TOKENS`). The endpoint's failures feed a
+`CircuitBreaker`: while it is open, calls fail at once with `EndpointSkipped` and send nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +22,9 @@ import structlog
 from pydantic import SecretStr
 
 from pipeline.agents.base import StrategyFailed
+from pipeline.llm.breaker import CircuitBreaker
 from pipeline.llm.leak_guard import repeats_system_prompt
+from pipeline.llm.schemas import max_tokens_for
 from pipeline.types import ChatMessage, LLMResult, LLMUsage, Role
 
 log = structlog.get_logger(__name__)
@@ -34,6 +40,19 @@ class MalformedOutput(StrategyFailed):
     def __init__(self, reason: str, raw: str, usage: LLMUsage) -> None:
         super().__init__(reason, usage)
         self.raw = raw
+
+
+class EndpointSkipped(StrategyFailed):
+    """The endpoint's circuit breaker is open: no request was sent."""
+
+
+class CutOff(MalformedOutput):
+    """The reply hit `max_tokens` (a runaway generation): not worth a repair attempt."""
+
+
+def estimated_prompt_tokens(messages: Sequence[ChatMessage]) -> int:
+    """About four characters per token, plus a few per message for the chat template."""
+    return sum(len(m.content) // 4 + 4 for m in messages)
 
 
 @dataclass(slots=True)
@@ -64,6 +83,8 @@ class OpenAIChat:
         max_retries: int = 2,
         structured_mode: StructuredMode = "json_schema",
         default_headers: Mapping[str, str] | None = None,
+        breaker: CircuitBreaker | None = None,
+        max_tokens: Mapping[str, int] | None = None,
     ) -> None:
         key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
         self.base_url = base_url or OPENAI_BASE_URL
@@ -73,6 +94,8 @@ class OpenAIChat:
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.structured_mode: StructuredMode = structured_mode
+        self.breaker = breaker or CircuitBreaker()
+        self.max_tokens = dict(max_tokens or {})  # overrides of MAX_TOKENS, by schema title
         self._client = openai.AsyncOpenAI(
             api_key=key or NO_KEY,
             base_url=self.base_url,
@@ -95,6 +118,38 @@ class OpenAIChat:
     async def close(self) -> None:
         await self._client.close()
 
+    def cap(self, schema: dict[str, Any] | None) -> int:
+        title = "answer" if schema is None else str(schema.get("title") or "")
+        return self.max_tokens.get(title) or max_tokens_for(schema)
+
+    def _admit(self, role: Role) -> None:
+        if not self.breaker.allow():
+            status = self.breaker.status()
+            log.info("llm.skipped_breaker_open", host=self._host, role=str(role), retry_in_s=round(status.retry_in_s))
+            raise EndpointSkipped(f"llm endpoint skipped: circuit open for {status.retry_in_s:.0f}s more")
+
+    async def probe(self, role: Role = Role.RESPONSE) -> LLMUsage:
+        """One one-token completion with `role`'s model: proves the endpoint, the key and the model name work."""
+        try:
+            completion = await self._client.chat.completions.create(
+                model=self.model_for(role), messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=1
+            )
+        except openai.OpenAIError as exc:
+            raise self._failure(exc, role) from None
+        except Exception as exc:
+            raise self._unexpected(exc, role) from None
+        return _usage(completion.usage)
+
+    async def list_models(self) -> list[str]:
+        """The model ids the endpoint lists (`GET /models`), for `docbot doctor`."""
+        try:
+            page = await self._client.models.list()
+        except openai.OpenAIError as exc:
+            raise self._failure(exc, Role.MANAGER) from None
+        except Exception as exc:
+            raise self._unexpected(exc, Role.MANAGER) from None
+        return [model.id for model in page.data]
+
     async def complete(
         self,
         messages: Sequence[ChatMessage],
@@ -107,15 +162,25 @@ class OpenAIChat:
             "model": self.model_for(role),
             "messages": self._wire_messages(messages, schema),
             "temperature": self.temperature if temperature is None else temperature,
+            "max_tokens": self.cap(schema),
         }
         if schema is not None:
             request["response_format"] = self._response_format(schema)
+        self._admit(role)
         try:
             completion = await self._client.chat.completions.create(**request)
+        except openai.APITimeoutError as exc:  # the server worked on it: count the call, its prompt estimated
+            failure = self._failure(exc, role)
+            cut = LLMUsage(prompt_tokens=estimated_prompt_tokens(messages), calls=1, estimated=True)
+            raise StrategyFailed(failure.reason, cut) from None
         except openai.OpenAIError as exc:
             raise self._failure(exc, role) from None
+        except asyncio.CancelledError:
+            self.breaker.abandoned()  # cut at the pipeline's deadline: no verdict on the endpoint
+            raise
         except Exception as exc:  # anything else from the HTTP stack still ends in the offline fallback
             raise self._unexpected(exc, role) from None
+        self.breaker.succeeded()
         usage = _usage(completion.usage)
         if not completion.choices:
             raise StrategyFailed("llm returned no choices")
@@ -132,7 +197,7 @@ class OpenAIChat:
         if schema is None:
             return LLMResult(text=text, data=None, usage=usage)
         if choice.finish_reason == "length":
-            raise MalformedOutput("structured output cut off at the token limit", text, usage)
+            raise CutOff(f"structured output cut off at max_tokens={self.cap(schema)}", text, usage)
         try:
             data = json.loads(text)
         except ValueError:
@@ -151,14 +216,19 @@ class OpenAIChat:
     ) -> AsyncIterator[str]:
         """Text deltas of a plain completion; `stats` receives the usage when the endpoint reports it."""
         stats = stats if stats is not None else StreamStats()
+        self._admit(role)
+        verdict = False
         try:
             chunks = await self._client.chat.completions.create(
                 model=self.model_for(role),
                 messages=cast(Any, self._wire_messages(messages, None)),
                 temperature=self.temperature if temperature is None else temperature,
+                max_tokens=self.cap(None),
                 stream=True,
                 stream_options={"include_usage": True},
             )
+            self.breaker.succeeded()
+            verdict = True
             async for chunk in chunks:
                 if chunk.usage is not None:
                     stats.usage = stats.usage + _usage(chunk.usage)
@@ -174,8 +244,17 @@ class OpenAIChat:
             raise
         except Exception as exc:
             raise self._unexpected(exc, role) from None
-        if stats.usage.calls == 0:  # the endpoint sent no usage chunk
-            stats.usage = stats.usage + LLMUsage(calls=1)
+        finally:
+            if stats.usage.calls == 0:  # no usage chunk (the endpoint sent none, or the stream was cut): estimate
+                estimate = LLMUsage(
+                    prompt_tokens=estimated_prompt_tokens(messages),
+                    completion_tokens=len(stats.text) // 4,
+                    calls=1,
+                    estimated=True,
+                )
+                stats.usage = stats.usage + estimate
+            if not verdict:
+                self.breaker.abandoned()
 
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.structured_mode == "json_object":
@@ -191,7 +270,12 @@ class OpenAIChat:
         return wire
 
     def _failure(self, exc: openai.OpenAIError, role: Role) -> StrategyFailed:
-        """Map an SDK error to an operator-facing reason (no user text, no secrets)."""
+        """Map an SDK error to an operator-facing reason (no user text, no secrets); the endpoint's own failures
+        (unreachable, timeouts, 429, 5xx, rejected key) count towards its circuit breaker."""
+        if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+            self.breaker.abandoned()  # this request was wrong, not the endpoint
+        else:
+            self.breaker.failed()
         model = self.model_for(role)
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             log.error(
@@ -218,6 +302,7 @@ class OpenAIChat:
         return StrategyFailed(reason)
 
     def _unexpected(self, exc: Exception, role: Role) -> StrategyFailed:
+        self.breaker.failed()
         errors = _error_types(exc)
         log.error("llm.client_error", host=self._host, role=str(role), errors=errors)
         return StrategyFailed(f"llm client error ({errors})")

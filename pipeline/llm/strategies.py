@@ -27,11 +27,11 @@ from pipeline.llm.schemas import (
     QualityVerdict,
     ScopeVerdict,
     Translation,
+    Understanding,
 )
 from pipeline.llm.streaming import StreamingLLM, stream_answer
-from pipeline.llm.structured import M, ask, remaining_s, role_deadline
+from pipeline.llm.structured import OFFLINE_RESERVE_S, M, ask, call_deadline, remaining_s
 from pipeline.llm.understand import Understander
-from pipeline.locales import texts
 from pipeline.types import (
     LLM,
     ActionKind,
@@ -50,6 +50,22 @@ MAX_OPTIONS = 4
 MAX_OPTION_CHARS = 75  # Slack button labels
 _CITATION = re.compile(r"\[(\d+)\]")
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}$")
+MIN_CONFIDENCE = 0.3  # below it a model's language guess is not trusted; the detector decides
+MIN_QUESTION_WORDS = 2  # a "canonical question" of one word ("en") is no understanding
+
+
+def weak_question(question: str) -> bool:
+    """An empty or one-word canonical question (a small model's "en", "?"): the offline reading is better."""
+    return len(re.findall(r"\w+", question)) < MIN_QUESTION_WORDS
+
+
+def weak_understanding(found: Understanding) -> str | None:
+    """Why the shared understanding is too weak to act on (each role then falls back offline), or None."""
+    if found.confidence < MIN_CONFIDENCE:
+        return f"weak understanding (confidence {found.confidence:.2f})"
+    if weak_question(found.canonical_question):
+        return "weak understanding (no usable canonical question)"
+    return None
 
 
 def language_code(raw: str) -> str:
@@ -79,26 +95,33 @@ def _scope_fields(verdict: ScopeVerdict, reason: str) -> dict[str, object]:
 
 
 class _LLMRole:
-    """An LLM strategy: its calls end before the role's timeout (less the fallback's reserve) and the question's
-    deadline, so the offline strategy can still answer in time."""
+    """An LLM strategy: its calls end within the role's share of the question's time (`call_deadline`), so the
+    offline strategy and the rest of the pipeline can still answer in time."""
 
-    def __init__(self, llm: LLM, *, role_timeout_s: float | None = None) -> None:
+    def __init__(
+        self, llm: LLM, *, role_timeout_s: float | None = None, offline_reserve_s: float = OFFLINE_RESERVE_S
+    ) -> None:
         self.llm = llm
         self.role_timeout_s = role_timeout_s
+        self.offline_reserve_s = offline_reserve_s
 
-    def deadline(self, context: Context) -> float | None:
-        return role_deadline(context.deadline, self.role_timeout_s)
+    def deadline(self, context: Context, role: Role) -> float | None:
+        return call_deadline(
+            context.deadline, role, role_timeout_s=self.role_timeout_s, offline_reserve_s=self.offline_reserve_s
+        )
 
     async def decide(
         self, messages: Sequence[ChatMessage], output: type[M], role: Role, context: Context
     ) -> tuple[M, LLMUsage]:
-        """One structured decision of `role`, within the role's deadline."""
-        return await ask(self.llm, messages, output, role=role, deadline=self.deadline(context))
+        """One structured decision of `role`, within its share of the question's time."""
+        return await ask(self.llm, messages, output, role=role, deadline=self.deadline(context, role))
 
 
 class LanguageStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.decide(prompts.language(payload, context), LanguageDecision, Role.LANG, context)
+        if found.confidence < MIN_CONFIDENCE:
+            raise StrategyFailed(f"llm unsure of the language ({found.confidence:.2f})", usage)
         code = language_code(found.language)
         result = payload.evolve(language=code, confidence=found.confidence)
         return _llm(result, f"language={code} ({found.confidence:.2f})", usage)
@@ -132,8 +155,8 @@ def _essence_decision(fields: dict[str, object]) -> str:
 class EssenceStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.decide(prompts.essence(payload, context), EssenceDecision, Role.ESSENCE, context)
-        if not found.canonical_question.strip():
-            raise StrategyFailed("llm gave an empty canonical question")
+        if weak_question(found.canonical_question):
+            raise StrategyFailed("llm gave no usable canonical question", usage)
         fields = _essence_fields(
             found.canonical_question,
             found.context_type,
@@ -147,8 +170,15 @@ class EssenceStrategy(_LLMRole):
 class GuardrailsStrategy(_LLMRole):
     """Capability and topic, before search (the agent judges the evidence after search without a model)."""
 
-    def __init__(self, llm: LLM, scope: str = DEFAULT_SCOPE, *, role_timeout_s: float | None = None) -> None:
-        super().__init__(llm, role_timeout_s=role_timeout_s)
+    def __init__(
+        self,
+        llm: LLM,
+        scope: str = DEFAULT_SCOPE,
+        *,
+        role_timeout_s: float | None = None,
+        offline_reserve_s: float = OFFLINE_RESERVE_S,
+    ) -> None:
+        super().__init__(llm, role_timeout_s=role_timeout_s, offline_reserve_s=offline_reserve_s)
         self.scope = scope
 
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
@@ -171,7 +201,8 @@ class ResponseStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if not payload.source_references:  # nothing to ground on: the localized "not covered" text, no call
             answer = no_coverage_answer(payload.language, ())
-            return _llm(payload.evolve(response=answer), "no sources; no call", LLMUsage())
+            uncovered = payload.evolve(response=answer, docs_insufficient="no_sources")
+            return _llm(uncovered, "no sources; no call", LLMUsage())
         if context.stream is not None and payload.response is None and isinstance(self.llm, StreamingLLM):
             return await self._streamed(payload, context, self.llm, context.stream)
         language = payload.language or context.docs_language
@@ -182,11 +213,15 @@ class ResponseStrategy(_LLMRole):
             Role.RESPONSE,
             context,
         )
+        if found.insufficient:  # typed: the localized "not covered" text with the closest sections, never the model's
+            answer = no_coverage_answer(payload.language, payload.source_references)
+            uncovered = payload.evolve(response=answer, docs_insufficient="model_says_insufficient")
+            return _llm(uncovered, "documents insufficient", usage)
         if not found.answer.strip():
-            raise StrategyFailed("llm gave an empty answer")
+            raise StrategyFailed("llm gave an empty answer", usage)
         cites = sorted(set(cited_numbers(found.answer)))
-        decision = "documents insufficient" if found.insufficient else f"answer citing {cites}"
-        return _llm(payload.evolve(response=found.answer.strip()), decision, usage)
+        answered = payload.evolve(response=found.answer.strip(), docs_insufficient=None)
+        return _llm(answered, f"answer citing {cites}", usage)
 
     async def _streamed(
         self, payload: Payload, context: Context, llm: StreamingLLM, show: StreamCallback
@@ -194,7 +229,7 @@ class ResponseStrategy(_LLMRole):
         """The answer through `stream_answer`; `show` sees the text so far. Any failure (the connection, the
         deadline, a reply quoting the system prompt) raises `StrategyFailed`, so the offline answer replaces
         whatever was shown."""
-        deadline = self.deadline(context)
+        deadline = self.deadline(context, Role.RESPONSE)
         language = payload.language or context.docs_language
         system = prompts.answer_plain(payload, context, language=language)[0].content
         stats = StreamStats()
@@ -215,7 +250,8 @@ class ResponseStrategy(_LLMRole):
         if not answer:
             raise StrategyFailed("llm gave an empty answer", usage=stats.usage)
         cites = sorted(set(cited_numbers(answer)))
-        return _llm(payload.evolve(response=answer), f"answer citing {cites} (streamed)", stats.usage)
+        answered = payload.evolve(response=answer, docs_insufficient=None)
+        return _llm(answered, f"answer citing {cites} (streamed)", stats.usage)
 
 
 async def _show(show: StreamCallback, text: str) -> bool:
@@ -235,7 +271,7 @@ class QualityStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if not payload.response:
             raise StrategyFailed("no answer to review")
-        if payload.response.startswith(texts(payload.language).no_coverage):  # as offline: research once, then accept
+        if payload.docs_insufficient:  # as offline: research once, then accept
             searched_again = payload.quality_decision is QualityDecision.RESEARCH
             decision = QualityDecision.APPROVE if searched_again else QualityDecision.RESEARCH
             uncovered = ("the documents found do not cover the question",)
@@ -299,6 +335,8 @@ class _Understood:
 class UnderstoodLanguage(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.LANG)
+        if found.confidence < MIN_CONFIDENCE:
+            raise StrategyFailed(f"llm unsure of the language ({found.confidence:.2f})", usage)
         code = language_code(found.language)
         result = payload.evolve(language=code, confidence=found.confidence)
         return _llm(result, f"language={code} ({found.confidence:.2f}) [understand]", usage)
@@ -307,6 +345,9 @@ class UnderstoodLanguage(_Understood):
 class UnderstoodTranslation(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.TRANSLATION)
+        weak = weak_understanding(found)
+        if weak is not None:
+            raise StrategyFailed(weak, usage)
         if same_language(found.language, context.docs_language):
             return _llm(payload.evolve(text_eng=payload.text), f"already {context.docs_language} [understand]", usage)
         return _llm(payload.evolve(text_eng=found.text_eng), f"translated {found.language}->en [understand]", usage)
@@ -315,8 +356,9 @@ class UnderstoodTranslation(_Understood):
 class UnderstoodEssence(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.ESSENCE)
-        if not found.canonical_question.strip():
-            raise StrategyFailed("llm gave an empty canonical question")
+        weak = weak_understanding(found)
+        if weak is not None:
+            raise StrategyFailed(weak, usage)
         fields = _essence_fields(
             found.canonical_question,
             found.context_type,
@@ -330,23 +372,35 @@ class UnderstoodEssence(_Understood):
 class UnderstoodGuardrails(_Understood):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         found, usage = await self.understander.understand(payload, context, Role.GUARDRAILS)
+        weak = weak_understanding(found)
+        if weak is not None:  # never refuse on a reading the model itself was unsure of
+            raise StrategyFailed(weak, usage)
         fields = _scope_fields(found.scope_verdict, found.scope_reason)
         return _llm(payload.evolve(**fields), f"{found.scope_verdict} [understand]", usage)
 
 
 def build_strategies(
-    llm: LLM, *, fast: bool, scope: str = DEFAULT_SCOPE, role_timeout_s: float | None = None
+    llm: LLM,
+    *,
+    fast: bool,
+    scope: str = DEFAULT_SCOPE,
+    role_timeout_s: float | None = None,
+    offline_reserve_s: float = OFFLINE_RESERVE_S,
 ) -> dict[Role, Strategy]:
     """The LLM strategy of every role that has one. `fast`: one shared "understand" call for lang, translation,
     essence and guardrails. `scope` tells guardrails what the documentation covers. `role_timeout_s` (the runner's
-    per-role timeout) bounds each role's LLM time so a slow model still leaves time for the offline answer."""
+    per-role timeout) caps each role's LLM time; `offline_reserve_s` of the question's deadline is always kept for
+    the offline rest of the pipeline (see `pipeline.llm.structured.call_deadline`)."""
+    timeout, reserve = role_timeout_s, offline_reserve_s
     strategies: dict[Role, Strategy] = {
-        Role.RESPONSE: ResponseStrategy(llm, role_timeout_s=role_timeout_s),
-        Role.QUALITY: QualityStrategy(llm, role_timeout_s=role_timeout_s),
-        Role.CLARIFICATION: ClarificationStrategy(llm, role_timeout_s=role_timeout_s),
+        Role.RESPONSE: ResponseStrategy(llm, role_timeout_s=timeout, offline_reserve_s=reserve),
+        Role.QUALITY: QualityStrategy(llm, role_timeout_s=timeout, offline_reserve_s=reserve),
+        Role.CLARIFICATION: ClarificationStrategy(llm, role_timeout_s=timeout, offline_reserve_s=reserve),
     }
     if fast:
-        understander = Understander(llm, scope=scope, role_timeout_s=role_timeout_s)
+        understander = Understander(
+            llm, scope=scope, role_timeout_s=role_timeout_s, offline_reserve_s=offline_reserve_s
+        )
         strategies |= {
             Role.LANG: UnderstoodLanguage(understander),
             Role.TRANSLATION: UnderstoodTranslation(understander),
@@ -355,9 +409,9 @@ def build_strategies(
         }
     else:
         strategies |= {
-            Role.LANG: LanguageStrategy(llm, role_timeout_s=role_timeout_s),
-            Role.TRANSLATION: TranslationStrategy(llm, role_timeout_s=role_timeout_s),
-            Role.ESSENCE: EssenceStrategy(llm, role_timeout_s=role_timeout_s),
-            Role.GUARDRAILS: GuardrailsStrategy(llm, scope, role_timeout_s=role_timeout_s),
+            Role.LANG: LanguageStrategy(llm, role_timeout_s=timeout, offline_reserve_s=reserve),
+            Role.TRANSLATION: TranslationStrategy(llm, role_timeout_s=timeout, offline_reserve_s=reserve),
+            Role.ESSENCE: EssenceStrategy(llm, role_timeout_s=timeout, offline_reserve_s=reserve),
+            Role.GUARDRAILS: GuardrailsStrategy(llm, scope, role_timeout_s=timeout, offline_reserve_s=reserve),
         }
     return strategies

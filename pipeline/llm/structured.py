@@ -1,5 +1,11 @@
 """Ask any `LLM` for one structured decision: schema in, validated pydantic model out, one repair attempt,
-everything bounded by the question's deadline."""
+everything bounded by the question's deadline.
+
+One deadline per question, shared by the roles (`call_deadline`): before each LLM call, `offline_reserve_s` is set
+aside for the offline steps still to come (search, augmentation, every fallback), and the call may use its role's
+share of the rest: its weight over the weights of the LLM calls still ahead on the answer path. A slow model thus
+slows each role by a bounded amount, and the offline pipeline always keeps the time to answer.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +17,65 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from pipeline.agents.base import StrategyFailed
-from pipeline.llm.client import MalformedOutput
+from pipeline.llm.client import CutOff, MalformedOutput, estimated_prompt_tokens
 from pipeline.llm.schemas import strict_schema
 from pipeline.types import LLM, ChatMessage, LLMResult, LLMUsage, Role
 
 M = TypeVar("M", bound=BaseModel)
 
-FALLBACK_RESERVE_S = 1.0  # left for the offline strategy when the LLM uses up the deadline
+FALLBACK_RESERVE_S = 1.0  # left in the role's own slot for its offline strategy when the LLM uses up its time
+OFFLINE_RESERVE_S = 8.0  # left of the question's deadline for the offline rest of the pipeline (the default)
+
+# the LLM calls of the answer path, in order, with their weights (the response writes the most)
+ANSWER_PATH: tuple[tuple[Role, float], ...] = (
+    (Role.LANG, 1.0),
+    (Role.TRANSLATION, 1.0),
+    (Role.ESSENCE, 1.0),
+    (Role.GUARDRAILS, 1.0),
+    (Role.RESPONSE, 3.0),
+    (Role.QUALITY, 1.0),
+)
+FAST_PATH: tuple[tuple[Role, float], ...] = ((Role.LANG, 4.0), (Role.RESPONSE, 3.0), (Role.QUALITY, 1.0))
+
+
+def share(role: Role, *, fast: bool = False) -> float:
+    """The part of the spendable time the LLM call of `role` may use: its weight over the weights from it to the end
+    of the path (the last call, and any role off the path such as clarification, gets all of it)."""
+    path = FAST_PATH if fast else ANSWER_PATH
+    roles = [r for r, _ in path]
+    if role not in roles:
+        return 1.0
+    ahead = path[roles.index(role) :]
+    return ahead[0][1] / sum(weight for _, weight in ahead)
+
+
+def role_fallback_s(role_timeout_s: float, offline_reserve_s: float = OFFLINE_RESERVE_S) -> float:
+    """What an LLM call always leaves of its role's timeout for the role's offline strategy: half the offline
+    reserve (4 s by default; a loaded machine's offline answer, embeddings included, takes seconds), at most half the
+    role's timeout, at least `FALLBACK_RESERVE_S`."""
+    return max(FALLBACK_RESERVE_S, min(offline_reserve_s, role_timeout_s) / 2)
+
+
+def call_deadline(
+    question_deadline: float | None,
+    role: Role,
+    *,
+    role_timeout_s: float | None,
+    offline_reserve_s: float = OFFLINE_RESERVE_S,
+    fast: bool = False,
+    now: float | None = None,
+) -> float | None:
+    """When the LLM call of `role` must end (monotonic): its share of the question's time after the offline reserve,
+    and never past the role's own timeout."""
+    now = time.monotonic() if now is None else now
+    if question_deadline is None:
+        return None if role_timeout_s is None else now + role_timeout_s
+    spendable = max(0.0, question_deadline - offline_reserve_s - now)
+    own = spendable * share(role, fast=fast)
+    if role_timeout_s is not None:
+        own = min(own, role_timeout_s - role_fallback_s(role_timeout_s, offline_reserve_s))
+    # remaining_s keeps FALLBACK_RESERVE_S of it for the role's own fallback
+    return now + own + FALLBACK_RESERVE_S if own > 0 else now
 
 
 class LLMFailed(StrategyFailed):
@@ -31,14 +89,6 @@ def remaining_s(deadline: float | None, reserve_s: float = FALLBACK_RESERVE_S) -
     return deadline - reserve_s - time.monotonic()
 
 
-def role_deadline(question_deadline: float | None, role_timeout_s: float | None) -> float | None:
-    """The earlier of the question's deadline and the end of this role's time slot (monotonic seconds)."""
-    if role_timeout_s is None:
-        return question_deadline
-    own = time.monotonic() + role_timeout_s
-    return own if question_deadline is None else min(question_deadline, own)
-
-
 async def complete_within(
     llm: LLM,
     messages: Sequence[ChatMessage],
@@ -50,12 +100,14 @@ async def complete_within(
 ) -> LLMResult:
     left = remaining_s(deadline)
     if left is not None and left <= 0:
-        raise StrategyFailed("no time left before the question's deadline")
+        raise StrategyFailed("no time left for the llm before the question's deadline")
     try:
         async with asyncio.timeout(left):
             return await llm.complete(messages, role=role, schema=schema, temperature=temperature)
     except TimeoutError:
-        raise StrategyFailed("llm did not answer before the question's deadline") from None
+        # the request was sent and the server worked on it: count the call and its prompt, marked as an estimate
+        cut = LLMUsage(prompt_tokens=estimated_prompt_tokens(messages), calls=1, estimated=True)
+        raise StrategyFailed(f"llm cut at its {left:.1f}s share of the question's time", cut) from None
 
 
 def _repair_request(raw: str, problem: str) -> list[ChatMessage]:
@@ -92,13 +144,15 @@ async def ask(
             result = await complete_within(
                 llm, conversation, role=role, deadline=deadline, schema=schema, temperature=temperature
             )
+        except CutOff as cut:  # a runaway generation: a repair would run away again
+            raise LLMFailed(cut.reason, usage + cut.usage) from None
         except MalformedOutput as bad:
             usage = usage + bad.usage
             raw, problem = bad.raw, bad.reason
         except LLMFailed:
             raise
         except StrategyFailed as failure:
-            raise LLMFailed(failure.reason, usage) from None
+            raise LLMFailed(failure.reason, usage + failure.usage) from None
         else:
             usage = usage + result.usage
             if result.data is None:

@@ -17,7 +17,7 @@ from pipeline.agents.base import StrategyFailed
 from pipeline.envelope import Context, Payload
 from pipeline.llm import prompts
 from pipeline.llm.schemas import Understanding
-from pipeline.llm.structured import ask, role_deadline
+from pipeline.llm.structured import OFFLINE_RESERVE_S, ask, call_deadline
 from pipeline.text import one_line, strip_mentions
 from pipeline.types import LLM, LLMUsage, Role
 
@@ -50,6 +50,7 @@ class Understander:
         *,
         scope: str,
         role_timeout_s: float | None = None,
+        offline_reserve_s: float = OFFLINE_RESERVE_S,
         ttl_s: float = 300.0,
         max_entries: int = 512,
         clock: Callable[[], float] = time.monotonic,
@@ -57,6 +58,7 @@ class Understander:
         self.llm = llm
         self.scope = scope
         self.role_timeout_s = role_timeout_s
+        self.offline_reserve_s = offline_reserve_s
         self.ttl_s = ttl_s
         self.max_entries = max_entries
         self.clock = clock
@@ -98,7 +100,13 @@ class Understander:
     async def _call(self, payload: Payload, context: Context) -> tuple[Understanding, LLMUsage]:
         self.calls_started += 1
         messages = prompts.understand(payload.evolve(text=_plain(payload.text)), context, self.scope)
-        deadline = role_deadline(context.deadline, self.role_timeout_s)
+        deadline = call_deadline(
+            context.deadline,
+            Role.LANG,
+            role_timeout_s=self.role_timeout_s,
+            offline_reserve_s=self.offline_reserve_s,
+            fast=True,
+        )
         return await ask(self.llm, messages, Understanding, role=Role.LANG, deadline=deadline)
 
 

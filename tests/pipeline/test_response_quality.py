@@ -126,9 +126,10 @@ async def test_quality_accepts_supported_prose_with_citations() -> None:
 
 async def test_no_coverage_asks_for_one_research_round_then_approves() -> None:
     answer = texts("en").no_coverage
-    first, _ = await quality_of(answer)
+    uncovered = (await answered("pair remote")).evolve(docs_insufficient="poor_search")  # typed, never by prefix
+    first, _ = await quality_of(answer, uncovered)
     assert first is QualityDecision.RESEARCH
-    base = (await answered("pair remote")).evolve(quality_decision=QualityDecision.RESEARCH)
+    base = uncovered.evolve(quality_decision=QualityDecision.RESEARCH)
     second, _ = await quality_of(answer, base)
     assert second is QualityDecision.APPROVE
 

@@ -79,7 +79,7 @@ async def chat(server: ScriptedOpenAI) -> AsyncIterator[OpenAIChat]:
     await client.close()
 
 
-async def ask(runner: PipelineRunner, text: str, deadline_s: float = 20.0) -> PipelineResult:
+async def ask(runner: PipelineRunner, text: str, deadline_s: float = 60.0) -> PipelineResult:
     context = Context(docs_language="en", deadline=time.monotonic() + deadline_s)
     return await runner.run(conversation_id="c1", message_id="m1", payload=Payload(text=text), context=context)
 
@@ -110,10 +110,10 @@ async def test_every_failure_ends_in_the_offline_answer_with_a_note(
     server: ScriptedOpenAI, chat: OpenAIChat, failure: str
 ) -> None:
     server.responder = lambda _request: FAILURES[failure]()
-    started = time.monotonic()
     result = await ask(build_runner(chat, fast=False), "how do I pair the remote?")
-    assert time.monotonic() - started < 15
     assert result.kind is ResultKind.ANSWER and result.sources
+    assert not result.envelope.errors  # no role timed out: each fell back within its own time
+    assert result.degraded and "response: llm->offline" in result.fallback_notes
     assert result.note == texts("en").offline_note
     fallen = {h.role for h in result.envelope.hops if h.strategy == "llm->offline"}
     assert fallen >= LLM_ROLES
