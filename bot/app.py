@@ -150,7 +150,7 @@ class App:
             if self.settings.slack_client_id is not None:  # multi-workspace OAuth: installations in our database
                 installations, states = await database_oauth_stores(self.db.engine, self.settings.slack_client_id)
                 stores = {"installation_store": installations, "oauth_state_store": states}
-            slack = SlackAdapter(self.settings, self.service, **stores)
+            slack = SlackAdapter(self.settings, **stores)
             slack.add_routes(web_app)
             adapters["slack"] = slack
         if self.settings.discord_enabled:

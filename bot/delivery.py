@@ -28,6 +28,7 @@ from bot.messages import (
     ConversationHandler,
     Inbound,
     InboundKind,
+    ProgressSink,
     Reply,
     ReplyAction,
     ReplyKind,
@@ -72,6 +73,8 @@ class DeliveryConfig:
     sweep_s: float = 5.0  # how often the worker also sweeps the outbox and exhausted events
     outbox_lease_s: float = 30.0  # longer than any sink call takes
     post_action_notices: bool = True  # post a button press's notice (e.g. "already used") in the thread
+    progress_delay_s: float = 1.0  # a follow-up (no mention) shows progress only when its answer takes this long
+    progress_timeout_s: float = 5.0  # a progress sign that takes longer is given up (the answer does not wait)
     # stream answers into the thread while the LLM writes them (needs a handler that takes `stream=`, i.e.
     # `ConversationService`, and sinks with `open_stream`); the final reply replaces the streamed message
     stream_answers: bool = False
@@ -245,34 +248,83 @@ class Delivery:
 
     async def _produce(self, item: InboxItem) -> list[OutgoingReply]:
         inbound, ref = item.inbound, item.ref
+        sink = self._sinks.get(ref.platform)
+        signs = sink if isinstance(sink, ProgressSink) else None
+        if signs is not None:
+            inbound, ref = await signs.prepare(inbound, ref)
         if inbound.kind is InboundKind.ACTION:
-            action_id = inbound.action_id or ""
-            if action_id.startswith(RETRY_PREFIX):
-                queued = await self.inbox.unpark(action_id.removeprefix(RETRY_PREFIX))
-                log.info("retry button", extra={"key": item.key, "queued": queued})
-                if queued:
-                    self._wake.set()
-                return []
-            outcome = await self._handler.handle_action(inbound)
-            if outcome.reply is not None:
-                return [OutgoingReply(ref, outcome.reply, item.key)]
-            if outcome.notice and self.config.post_action_notices:
-                language = await self._language(inbound)
-                notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
-                return [OutgoingReply(ref, notice, item.key)]
-            return []
+            return await self._press(item, inbound, ref, signs)
         # a retried question's thread was read on its first attempt, and its message id is not the platform's
         fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for and not is_retry(inbound) else None
-        sink = self._sinks.get(ref.platform)
         if self.config.stream_answers and isinstance(sink, StreamingSink):
             reply, ref = await self._streamed(inbound, ref, fetcher, sink)
         else:
-            reply = await self._handler.handle_message(inbound, fetcher)
+            reply, ref = await self._with_progress(
+                self._handler.handle_message(inbound, fetcher), inbound, ref, signs
+            )
         if reply is None:
+            if signs is not None and ref.placeholder_id:
+                await signs.clear_progress(ref)
             if item.attempts > 1 and inbound.mentioned:
                 raise AnswerLost(item.key)
             return []
         return [OutgoingReply(ref, reply, item.key)]
+
+    async def _press(
+        self, item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
+    ) -> list[OutgoingReply]:
+        """A button: the handler checks it (exists, unexpired, this thread, this workspace) before anything on the
+        platform changes; only an accepted choice is shown on its message, rebuilt from the stored action."""
+        action_id = inbound.action_id or ""
+        if action_id.startswith(RETRY_PREFIX):
+            queued = await self.inbox.unpark(action_id.removeprefix(RETRY_PREFIX))
+            log.info("retry button", extra={"key": item.key, "queued": queued})
+            if queued:
+                self._wake.set()
+            return []
+        outcome = await self._handler.handle_action(inbound)
+        language = (outcome.reply.language if outcome.reply else None) or await self._language(inbound)
+        if outcome.accepted and outcome.marks_message and signs is not None:
+            await self._best_effort(
+                "choice sign", signs.show_choice(ref, inbound.message_id, action_id, outcome.chosen_label, language)
+            )
+        if outcome.reply is not None:
+            return [OutgoingReply(ref, outcome.reply, item.key)]
+        if outcome.notice and self.config.post_action_notices:
+            notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
+            return [OutgoingReply(ref, notice, item.key)]
+        return []
+
+    async def _with_progress(
+        self, work: Awaitable[T], inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
+    ) -> tuple[T, ThreadRef]:
+        """Run `work`; show progress at once for a message addressed to the bot, after `progress_delay_s` for a
+        follow-up. Only this worker (the claim's holder) shows it, so replicas never race to post placeholders."""
+        task = asyncio.ensure_future(work)
+        if signs is None:
+            return await task, ref
+        if not inbound.mentioned:
+            await asyncio.wait({task}, timeout=self.config.progress_delay_s)
+        if not task.done():
+            language = await self._known_language(inbound)  # None: the sink picks (e.g. the asker's locale)
+            shown = await self._best_effort("progress sign", signs.show_progress(ref, language))
+            ref = shown or ref
+        try:
+            return await task, ref
+        except Exception:
+            if ref.placeholder_id:  # no reply will replace it in this attempt
+                await self._best_effort("clearing progress", signs.clear_progress(ref))
+            raise
+
+    async def _best_effort(self, what: str, step: Awaitable[T]) -> T | None:
+        """A platform nicety: bounded by `progress_timeout_s`; a failure is logged by type and ignored."""
+        try:
+            return await asyncio.wait_for(step, timeout=self.config.progress_timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning(f"{what} failed", extra={"worker": self.worker_id, "error": _error_name(exc)})
+            return None
 
     async def _streamed(
         self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, sink: StreamingSink
@@ -317,12 +369,15 @@ class Delivery:
         return True
 
     async def _language(self, inbound: Inbound) -> str:
+        return (await self._known_language(inbound)) or "en"
+
+    async def _known_language(self, inbound: Inbound) -> str | None:
         if self._language_for is None:
-            return "en"
+            return None
         try:
-            return (await self._language_for(inbound)) or "en"
+            return await self._language_for(inbound)
         except Exception:
-            return "en"
+            return None
 
     # -- sending ------------------------------------------------------------------------------------------------
 
@@ -387,6 +442,15 @@ class Delivery:
             log.warning("delivery step failed", extra={"worker": self.worker_id, "error": type(exc).__name__})
             await asyncio.sleep(self.config.poll_s)
             return None
+
+
+def _error_name(exc: BaseException) -> str:
+    """A platform error's short code when the exception carries one (Slack's `error`), else its type."""
+    response = getattr(exc, "response", None)
+    data = getattr(response, "data", None)
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return str(data["error"])
+    return type(exc).__name__
 
 
 def default_worker_id() -> str:

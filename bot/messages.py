@@ -43,9 +43,13 @@ class Inbound:
 
     @property
     def dedup_key(self) -> str:
-        """Platform-stable id of this event: the same user message or button press always maps to one key."""
+        """Platform-stable id of this event: the same user message or button press always maps to one key.
+        A press is keyed by who pressed and when (the platform's action time): three people pressing "Helpful" are
+        three votes, and a second press is a second event (refused with a notice), while a redelivery is not."""
         base = f"{self.platform}:{self.workspace_id}:{self.channel_id}:{self.message_id}"
-        return f"{base}:action:{self.action_id}" if self.kind is InboundKind.ACTION else base
+        if self.kind is InboundKind.ACTION:
+            return f"{base}:action:{self.action_id}:{self.user_id}:{self.ts.timestamp():.6f}"
+        return base
 
 
 class ReplyKind(StrEnum):
@@ -119,7 +123,8 @@ class ActionOutcome:
     accepted: bool
     chosen_label: str
     reply: Reply | None = None
-    notice: str | None = None  # why a press was refused (already used, other thread, expired)
+    notice: str | None = None  # why a press was refused (already used, other thread, expired), or a thank-you
+    marks_message: bool = True  # show the choice on the message and take its buttons away (not for feedback)
 
 
 class ThreadFetcher(Protocol):
@@ -193,3 +198,29 @@ class StreamingSink(Protocol):
     """A `ReplySink` that can also stream an answer into the thread before the reply is posted."""
 
     def open_stream(self, ref: ThreadRef) -> ReplyStream: ...
+
+
+@runtime_checkable
+class ProgressSink(Protocol):
+    """What the worker that claimed an event may do on the platform besides posting replies. Only that worker calls
+    these, never the acknowledgement path; progress signs are best effort and never decide whether an event is kept.
+    """
+
+    async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
+        """Anything the platform needs before the event can be handled (post a /ask question, resolve the asker's
+        name); returns the event and ref to use. Raising counts as a transient failure of the event."""
+        ...
+
+    async def show_progress(self, ref: ThreadRef, language: str | None) -> ThreadRef:
+        """A sign that work started (status, placeholder, typing); the ref a reply should replace it through."""
+        ...
+
+    async def clear_progress(self, ref: ThreadRef) -> None:
+        """Remove the sign when no reply follows."""
+        ...
+
+    async def show_choice(
+        self, ref: ThreadRef, message_id: str, action_id: str, chosen_label: str, language: str | None
+    ) -> bool:
+        """Show an accepted button choice on the message carrying `action_id`; False when it carries none."""
+        ...

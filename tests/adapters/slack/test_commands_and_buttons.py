@@ -23,11 +23,9 @@ def ask_form(text: str, channel: str = "C1", user: str = "UALICE") -> dict[str, 
 
 async def test_ask_posts_the_question_and_answers_in_its_thread(make_harness: MakeHarness) -> None:
     h = await make_harness(handler_delay_s=2.0)
-    started = time.perf_counter()
     status, body = await h.post_form(ask_form("how do I pair <the> remote @here?"))
-    acked_in = time.perf_counter() - started
+    assert status == 200 and body == "" and h.api.calls == []  # stored and acknowledged; nothing posted yet
     await h.settle()
-    assert status == 200 and body == "" and acked_in < 1.0  # acknowledged well before the 2 s handler finished
     question, answer_msg = h.api.bot_messages("C1")
     assert question.thread_ts is None
     assert question.text == "<@UALICE> asked: how do I pair &lt;the&gt; remote @\u2060here?"

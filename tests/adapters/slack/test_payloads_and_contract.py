@@ -43,7 +43,7 @@ def test_action_inbound_takes_the_thread_of_the_pressed_message() -> None:
                          "text": {"type": "plain_text", "text": "Remote"}}]}  # fmt: skip
     inbound, ref = action_inbound(body)
     assert (inbound.kind, inbound.action_id, inbound.thread_key) == (InboundKind.ACTION, "opaque-1", "slack:T9:C5:5.0")
-    assert inbound.dedup_key == "slack:T9:C5:5.5:action:opaque-1" and ref_extra(ref, "asker") == "U1"
+    assert inbound.dedup_key == "slack:T9:C5:5.5:action:opaque-1:U1:6.000000" and ref_extra(ref, "asker") == "U1"
     assert delivery_key(body) == "act:T9:C5:5.5:6.0"
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from adapters.slack.app import SlackAdapter
-from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event
+from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event, wire
 from tests.fakes.slack_api import FakeSlackAPI
 
 pytestmark = pytest.mark.integration
@@ -49,23 +50,25 @@ def envelope(envelope_id: str, payload: dict[str, Any], attempt: int) -> dict[st
             "retry_attempt": attempt, "retry_reason": "timeout" if attempt else "", "payload": payload}
 
 
-async def test_redelivered_envelope_gets_one_answer(slack_api: FakeSlackAPI,
-                                                    socket_server: FakeSocketModeServer) -> None:
+async def test_redelivered_envelope_gets_one_answer(slack_api: FakeSlackAPI, socket_server: FakeSocketModeServer,
+                                                    tmp_path: Path) -> None:
     slack_api.socket_url = f"ws://127.0.0.1:{socket_server.port}/link/?ticket=t1"
     ts = slack_api.seed("C1", "<@UBOT0001> how do I pair the remote?", user="UALICE")
     payload = mention_event(ts)
     socket_server.envelopes = [envelope("env-1", payload, 0), envelope("env-2", payload, 1)]
     settings = make_settings(slack_api, slack_signing_secret=None)
     handler = FakeHandler(settings)
-    adapter = SlackAdapter(settings, handler)
+    adapter = SlackAdapter(settings)
+    wired = await wire(adapter, handler, tmp_path)
     try:
         await adapter.start_socket_mode()
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(30):
             while sorted(socket_server.acks) != ["env-1", "env-2"]:
                 await asyncio.sleep(0.02)
-        await adapter.drain()
+        await wired.settle(adapter)
     finally:
         await adapter.close()
+        await wired.close()
     [opened] = slack_api.calls_to("apps.connections.open")
     assert opened.token == "xapp-test-token"
     assert len(handler.messages) == 1
@@ -74,7 +77,7 @@ async def test_redelivered_envelope_gets_one_answer(slack_api: FakeSlackAPI,
 
 async def test_socket_mode_needs_an_app_token(slack_api: FakeSlackAPI) -> None:
     settings = make_settings(slack_api, slack_app_token=None)
-    adapter = SlackAdapter(settings, FakeHandler(settings))
+    adapter = SlackAdapter(settings)
     with pytest.raises(ValueError, match="SLACK_APP_TOKEN"):
         await adapter.start_socket_mode()
     await adapter.close()
