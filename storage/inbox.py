@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, delete, func, or_, select, update
+from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from bot.messages import Inbound, InboundKind, ThreadRef
@@ -98,6 +98,8 @@ class Inbox:
                 status=InboxStatus.PENDING.value,
                 attempts=0,
                 created_at=self._now(),
+                thread_key=inbound.thread_key,
+                sent_at=inbound.ts,
             )
             .on_conflict_do_nothing(index_elements=[INBOX.c.dedup_key])
         )
@@ -108,6 +110,24 @@ class Inbox:
     def _claimable(self, now: datetime) -> ColumnElement[bool]:
         return (INBOX.c.status.in_(_LIVE)) & or_(INBOX.c.lease_until.is_(None), INBOX.c.lease_until <= now)
 
+    @staticmethod
+    def _next_in_its_conversation(now: datetime) -> ColumnElement[bool]:
+        """No other event of the same conversation runs (a live claim) or comes before it (an earlier message
+        not yet done, pending or backing off): the messages of one thread run one at a time, in the platform's
+        order, on every replica. A follow-up stored before the thread's first message still waits for it."""
+        other = INBOX.alias("other")
+        earlier = or_(
+            other.c.sent_at < INBOX.c.sent_at,
+            and_(other.c.sent_at == INBOX.c.sent_at, other.c.dedup_key < INBOX.c.dedup_key),
+        )
+        running = and_(other.c.status == InboxStatus.CLAIMED.value, other.c.lease_until > now)
+        return ~exists().where(
+            other.c.thread_key == INBOX.c.thread_key,
+            other.c.dedup_key != INBOX.c.dedup_key,
+            other.c.status.in_(_LIVE),
+            or_(earlier, running),
+        )
+
     async def claim(self, worker_id: str, lease_s: float, *, limit: int = 1) -> list[InboxItem]:
         """Up to `limit` events that are pending or whose lease lapsed, oldest first, leased to `worker_id`.
 
@@ -115,7 +135,7 @@ class Inbox:
         now = self._now()
         candidates = (
             select(INBOX.c.dedup_key)
-            .where(self._claimable(now), INBOX.c.attempts < self.max_attempts)
+            .where(self._claimable(now), INBOX.c.attempts < self.max_attempts, self._next_in_its_conversation(now))
             .order_by(INBOX.c.created_at)
             .limit(limit)
         )
@@ -206,6 +226,8 @@ class Inbox:
                         status=PARKED,
                         attempts=0,
                         created_at=now,
+                        thread_key=parked.thread_key,
+                        sent_at=now,
                     )
                 )
             return await insert_replies(session, replies, now)
