@@ -32,8 +32,8 @@ from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
 from bot.delivery import Delivery, DeliveryConfig
-from bot.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher
 from bot.settings import Settings
+from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher
 from storage.db import Database
 from tests.fakes.slack_api import FakeSlackAPI
 

@@ -19,13 +19,13 @@ from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_b
 from bot.http import build_http_app, start_http
 from bot.jobs import standard_jobs
 from bot.jobs.retention import RetentionPolicy
-from bot.messages import ThreadRef
 from bot.metrics import Metrics
 from bot.scheduler import JobSpec, LeasedScheduler
 from bot.service import ConversationService
 from bot.settings import Settings
 from pipeline.agents.base import Strategy
 from pipeline.assembly import build_agents
+from pipeline.messages import ThreadRef
 from pipeline.runner import PipelineRunner
 from pipeline.types import Embedder, Role
 from storage.actions import ActionStore

@@ -24,8 +24,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from bot.messages import (
+from pipeline.locales import texts
+from pipeline.messages import (
     ConversationHandler,
+    DeliveryRejected,
     Inbound,
     InboundKind,
     ProgressSink,
@@ -38,7 +40,6 @@ from bot.messages import (
     ThreadFetcher,
     ThreadRef,
 )
-from pipeline.locales import texts
 from pipeline.types import ActionKind
 from storage.db import Database
 from storage.inbox import RETRY_PREFIX, Inbox, InboxItem, is_retry, new_retry_token
@@ -49,15 +50,6 @@ T = TypeVar("T")
 
 FetcherFactory = Callable[[Inbound, ThreadRef], ThreadFetcher | None]
 LanguageLookup = Callable[[Inbound], Awaitable[str | None]]
-
-
-class DeliveryRejected(Exception):
-    """Raised by a `ReplySink` when the platform refused a reply for good (channel gone, bot removed):
-    the outbox stops retrying it. Any other exception counts as transient and is retried with backoff."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class AnswerLost(Exception):

@@ -14,7 +14,13 @@ from typing import Protocol
 
 from bot.budget import Denial
 from bot.input_check import check_question
-from bot.messages import (
+from bot.metrics import Metrics
+from bot.settings import Settings
+from bot.thread_locks import ThreadLocks
+from pipeline.codec import envelope_from_json, envelope_to_json
+from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
+from pipeline.locales import texts
+from pipeline.messages import (
     ActionOutcome,
     Citation,
     Inbound,
@@ -25,12 +31,6 @@ from bot.messages import (
     RunSummary,
     ThreadFetcher,
 )
-from bot.metrics import Metrics
-from bot.settings import Settings
-from bot.thread_locks import ThreadLocks
-from pipeline.codec import envelope_from_json, envelope_to_json
-from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
-from pipeline.locales import texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import ActionKind, QualityDecision, Role, SuggestedAction

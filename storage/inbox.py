@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
-from bot.messages import Inbound, InboundKind, ThreadRef
+from pipeline.messages import Inbound, InboundKind, ThreadRef
 from storage.db import Database, utc_now
 from storage.outbox import OutgoingReply, insert_replies, ref_from_json, ref_to_json
 from storage.tables import InboxRow, InboxStatus

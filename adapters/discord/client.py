@@ -26,8 +26,8 @@ from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention, thread_name
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, discord_thread_ref
-from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from bot.settings import ClickPolicy, Settings
+from pipeline.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,7 @@ import discord
 from adapters.discord.render import OutgoingMessage, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
-from bot.delivery import DeliveryRejected
-from bot.messages import Reply, ThreadRef
+from pipeline.messages import DeliveryRejected, Reply, ThreadRef
 
 ASKER_KEY = "asker"  # ThreadRef.extra: the Discord user id of the person who asked
 SUPPORT_KEY = "mention_support"  # ThreadRef.extra: "1" to mention the support role (after "ask a human")

@@ -28,11 +28,11 @@ from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, slac
 from adapters.slack.events import team_of
 from adapters.slack.fetcher import SlackThreadFetcher
 from adapters.slack.inbound import PLATFORM
-from adapters.slack.middleware import Intake, StoreThenAck
+from adapters.slack.middleware import StoreThenAck
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
 from adapters.slack.wording import wording
-from bot.messages import Inbound, ThreadFetcher, ThreadRef
 from bot.settings import Settings
+from pipeline.messages import Inbound, Intake, ThreadFetcher, ThreadRef
 from pipeline.types import HistoryMessage
 
 log = logging.getLogger(__name__)

@@ -29,8 +29,8 @@ from aiohttp import web
 
 from adapters.slack.app import EVENTS_PATH, SlackAdapter
 from bot.delivery import Delivery, DeliveryConfig
-from bot.messages import ConversationHandler
 from bot.settings import Settings
+from pipeline.messages import ConversationHandler
 from storage.db import Database
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlackAPI, Message
 

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from adapters.slack.events import MessageEvent, mentions, strip_mention, team_of, to_datetime
 from adapters.slack.sink import ASK_COMMAND, slack_thread_ref
-from bot.messages import Inbound, InboundKind, ThreadRef
+from pipeline.messages import Inbound, InboundKind, ThreadRef
 
 PLATFORM = "slack"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any
 
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -22,19 +22,13 @@ from adapters.slack.events import ignorable
 from adapters.slack.inbound import Refusal, action_inbound, command_inbound, message_inbound
 from adapters.slack.wording import wording
 from bot.input_check import check_question
-from bot.messages import Inbound, ThreadRef
 from bot.settings import Settings
 from pipeline.locales import texts
+from pipeline.messages import Inbound, Intake, ThreadRef
 
 log = logging.getLogger(__name__)
 
 PASS_ON_EVENTS = frozenset({"assistant_thread_started", "assistant_thread_context_changed"})  # bolt listeners
-
-
-class Intake(Protocol):
-    """A durable inbox (`bot.delivery.Delivery`): stores the event; its worker answers through the adapter's sink."""
-
-    async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
 
 
 class StoreThenAck(AsyncMiddleware):

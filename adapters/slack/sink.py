@@ -27,9 +27,8 @@ from adapters.slack.events import to_datetime
 from adapters.slack.mrkdwn import inert
 from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
-from bot.delivery import DeliveryRejected
-from bot.messages import Inbound, Reply, ReplyKind, ThreadRef
 from pipeline.locales import texts
+from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
 
 log = logging.getLogger(__name__)
 

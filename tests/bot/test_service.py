@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.messages import Reply, ReplyKind
 from bot.settings import ChannelPolicy, FollowMode
+from pipeline.messages import Reply, ReplyKind
 from pipeline.types import ActionKind, HistoryMessage
 from tests.bot.conftest import inbound
 

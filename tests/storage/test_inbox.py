@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
+from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
 from storage.db import Database
 from storage.inbox import PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
 from storage.outbox import Outbox, OutgoingReply

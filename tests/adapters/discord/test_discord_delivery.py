@@ -6,7 +6,7 @@ import pytest
 
 from adapters.discord.client import DocbotClient
 from bot.delivery import Delivery
-from bot.messages import Inbound, Reply, ReplyKind, ThreadFetcher
+from pipeline.messages import Inbound, Reply, ReplyKind, ThreadFetcher
 from storage.db import Database
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.fakes import discord_payloads as p

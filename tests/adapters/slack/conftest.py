@@ -19,8 +19,8 @@ from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
 from bot.delivery import Delivery, DeliveryConfig
-from bot.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
 from bot.settings import Settings
+from pipeline.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
 from pipeline.types import ActionKind, HistoryMessage
 from storage.db import Database
 from tests.adapters.slack.contract import assert_calls_valid, load_spec

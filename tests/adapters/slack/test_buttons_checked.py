@@ -13,8 +13,8 @@ import pytest
 
 from adapters.slack.sink import slack_thread_ref
 from bot.delivery import Delivery, DeliveryConfig
-from bot.messages import Reply, ReplyAction, ReplyKind
 from bot.service import ConversationService
+from pipeline.messages import Reply, ReplyAction, ReplyKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import ActionKind
 from storage.actions import ActionStore

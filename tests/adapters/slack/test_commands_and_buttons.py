@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from bot.messages import Inbound, Reply, ReplyAction, ReplyKind
+from pipeline.messages import Inbound, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, mention_event
 from tests.fakes.slack_api import Message
@@ -115,7 +115,7 @@ async def test_ask_a_human_pings_the_configured_support_group(make_harness: Make
                      actions=(ReplyAction("human-1", "Ask a human", ActionKind.HUMAN),))
 
     async def hand_over(inbound: Inbound) -> object:
-        from bot.messages import ActionOutcome
+        from pipeline.messages import ActionOutcome
 
         reply = Reply(kind=ReplyKind.NOTICE, text="I've asked a person to look.", language="en",
                       conversation_id=inbound.thread_key, reason="human_requested")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.logs import configure_logging
-from bot.messages import Inbound
+from pipeline.messages import Inbound
 from tests.adapters.slack.conftest import SECRET, MakeHarness, mention_event, signed_headers
 from tests.adapters.slack.test_store_then_ack import BrokenDatabase
 

@@ -11,7 +11,7 @@ import pytest
 from adapters.slack.events import delivery_key, ignorable, team_of
 from adapters.slack.inbound import action_inbound, message_inbound
 from adapters.slack.sink import SlackReplySink, is_assistant, ref_extra, slack_thread_ref
-from bot.messages import InboundKind, Reply, ReplyAction, ReplyKind
+from pipeline.messages import InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.slack.conftest import USERS, mention_event, message_event
 from tests.adapters.slack.contract import assert_calls_valid, load_spec, problems_with
