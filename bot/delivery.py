@@ -109,6 +109,7 @@ class Delivery:
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task[None]] = {}
         self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
+        self._refs: dict[str, ThreadRef] = {}  # where this attempt showed progress (the apology replaces it)
 
     # -- intake -------------------------------------------------------------------------------------------------
 
@@ -220,8 +221,9 @@ class Delivery:
                 return
         finally:
             self._holding.discard(item.key)  # from here on the claim is settled, not extended
+            ref = self._refs.pop(item.key, item.ref)
         if failure is not None:
-            await self._give_up(item, failure)
+            await self._give_up(dataclasses.replace(item, ref=ref), failure)
             return
         row_ids = await self.inbox.complete(item, replies)
         if row_ids is None:
@@ -243,7 +245,10 @@ class Delivery:
         sink = self._sinks.get(ref.platform)
         signs = sink if isinstance(sink, ProgressSink) else None
         if signs is not None:
-            inbound, ref = await signs.prepare(inbound, ref)
+            prepared = await signs.prepare(inbound, ref)
+            if prepared != (inbound, ref):  # e.g. a /ask question now posted: a takeover must not post it again
+                inbound, ref = prepared
+                await self.inbox.remember(item, inbound, ref)
         if inbound.kind is InboundKind.ACTION:
             return await self._press(item, inbound, ref, signs)
         # a retried question's thread was read on its first attempt, and its message id is not the platform's
@@ -252,7 +257,7 @@ class Delivery:
             reply, ref = await self._streamed(inbound, ref, fetcher, sink)
         else:
             reply, ref = await self._with_progress(
-                self._handler.handle_message(inbound, fetcher), inbound, ref, signs
+                self._handler.handle_message(inbound, fetcher), item, inbound, ref, signs
             )
         if reply is None:
             if signs is not None and ref.placeholder_id:
@@ -288,25 +293,24 @@ class Delivery:
         return []
 
     async def _with_progress(
-        self, work: Awaitable[T], inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
+        self, work: Awaitable[T], item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
     ) -> tuple[T, ThreadRef]:
         """Run `work`; show progress at once for a message addressed to the bot, after `progress_delay_s` for a
-        follow-up. Only this worker (the claim's holder) shows it, so replicas never race to post placeholders."""
+        follow-up. Only this worker (the claim's holder) shows it, so replicas never race to post placeholders;
+        the placeholder is stored with the event, so a worker taking over after a crash reuses it."""
         task = asyncio.ensure_future(work)
-        if signs is None:
+        if signs is None or ref.placeholder_id:  # no signs here, or an earlier attempt's placeholder is up
             return await task, ref
         if not inbound.mentioned:
             await asyncio.wait({task}, timeout=self.config.progress_delay_s)
         if not task.done():
             language = await self._known_language(inbound)  # None: the sink picks (e.g. the asker's locale)
             shown = await self._best_effort("progress sign", signs.show_progress(ref, language))
-            ref = shown or ref
-        try:
-            return await task, ref
-        except Exception:
-            if ref.placeholder_id:  # no reply will replace it in this attempt
-                await self._best_effort("clearing progress", signs.clear_progress(ref))
-            raise
+            if shown is not None and shown != ref:
+                ref = shown
+                self._refs[item.key] = ref
+                await self._best_effort("remembering progress", self.inbox.remember(item, inbound, ref))
+        return await task, ref  # on failure the placeholder stays: the retry or the apology replaces it
 
     async def _best_effort(self, what: str, step: Awaitable[T]) -> T | None:
         """A platform nicety: bounded by `progress_timeout_s`; a failure is logged by type and ignored."""

@@ -174,6 +174,17 @@ class Inbox:
         async with self._db.session() as session:
             return set((await session.execute(statement)).scalars())
 
+    async def remember(self, item: InboxItem, inbound: Inbound, ref: ThreadRef) -> bool:
+        """Store what the claim's holder did on the platform (a posted /ask question, a placeholder) with the event,
+        so a worker taking it over after a crash replaces that placeholder instead of posting a second one."""
+        statement = (
+            update(INBOX)
+            .where(*self._held(item))
+            .values(payload={"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)})
+        )
+        async with self._db.session() as session:
+            return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
+
     async def complete(self, item: InboxItem, replies: Sequence[OutgoingReply] = ()) -> list[int] | None:
         """Mark the event done and store its replies in one transaction; None when the claim was lost."""
         return await self._settle(item, InboxStatus.DONE.value, replies, error=None)
