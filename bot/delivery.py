@@ -110,6 +110,7 @@ class Delivery:
         self._in_flight: dict[str, asyncio.Task[None]] = {}
         self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
         self._refs: dict[str, ThreadRef] = {}  # where this attempt showed progress (the apology replaces it)
+        self._orphans: dict[str, tuple[ThreadRef, ProgressSink]] = {}  # progress the inbox could not record
 
     # -- intake -------------------------------------------------------------------------------------------------
 
@@ -193,14 +194,21 @@ class Delivery:
 
     async def handle(self, item: InboxItem) -> None:
         """Run the handler for one claimed event, store its reply with the event's completion, then post it."""
+        handed_on = False
         try:
-            await self._handle(item)
+            handed_on = await self._handle(item)
         except asyncio.CancelledError:
+            self._orphans.pop(item.key, None)
             raise
         except Exception as exc:  # the database failed under us: the lease lapses and the event is retried
             log.error("event handling broke off", extra={"key": item.key, "error": type(exc).__name__})
+        orphan = self._orphans.pop(item.key, None)
+        if orphan is not None and not handed_on:  # a placeholder no later attempt knows about: take it down
+            ref, signs = orphan
+            await self._best_effort("clearing progress", signs.clear_progress(ref))
 
-    async def _handle(self, item: InboxItem) -> None:
+    async def _handle(self, item: InboxItem) -> bool:
+        """True when the event was settled with a reply (or an apology) that replaces any progress shown."""
         started = time.monotonic()
         self._holding.add(item.key)
         failure: str | None = None
@@ -218,17 +226,16 @@ class Delivery:
             replies, failure = [], f"{type(exc).__name__}: {exc}"
             if item.attempts < self.inbox.max_attempts:
                 await self.inbox.fail(item, failure)
-                return
+                return False
         finally:
             self._holding.discard(item.key)  # from here on the claim is settled, not extended
             ref = self._refs.pop(item.key, item.ref)
         if failure is not None:
-            await self._give_up(dataclasses.replace(item, ref=ref), failure)
-            return
+            return await self._give_up(dataclasses.replace(item, ref=ref), failure)
         row_ids = await self.inbox.complete(item, replies)
         if row_ids is None:
             log.warning("claim lost before completion; another worker answers", extra={"key": item.key})
-            return
+            return False
         log.info(
             "event handled",
             extra={
@@ -238,7 +245,11 @@ class Delivery:
                 "ms": round((time.monotonic() - started) * 1000, 1),
             },
         )
-        await self._send_rows(row_ids)
+        try:
+            await self._send_rows(row_ids)
+        except Exception as exc:  # the reply is stored: the sweep posts it once the database answers again
+            log.warning("sending left to the sweep", extra={"key": item.key, "error": type(exc).__name__})
+        return True
 
     async def _produce(self, item: InboxItem) -> list[OutgoingReply]:
         inbound, ref = item.inbound, item.ref
@@ -301,16 +312,23 @@ class Delivery:
         task = asyncio.ensure_future(work)
         if signs is None or ref.placeholder_id:  # no signs here, or an earlier attempt's placeholder is up
             return await task, ref
+        uncertain = item.attempts > 1  # an earlier attempt may have posted a placeholder and died
         if not inbound.mentioned:
             await asyncio.wait({task}, timeout=self.config.progress_delay_s)
-        if not task.done():
+        if not task.done() and not uncertain:
             language = await self._known_language(inbound)  # None: the sink picks (e.g. the asker's locale)
             shown = await self._best_effort("progress sign", signs.show_progress(ref, language))
+            uncertain = shown is None  # failed or timed out: the post may still have landed
             if shown is not None and shown != ref:
                 ref = shown
                 self._refs[item.key] = ref
-                await self._best_effort("remembering progress", self.inbox.remember(item, inbound, ref))
-        return await task, ref  # on failure the placeholder stays: the retry or the apology replaces it
+                remembered = await self._best_effort("remembering progress", self.inbox.remember(item, inbound, ref))
+                if not remembered:  # the next attempt would not know it: it must not outlive this attempt
+                    self._orphans[item.key] = (ref, signs)
+        result = await task  # on failure a remembered placeholder stays: the retry or the apology replaces it
+        if uncertain:
+            ref = await self._best_effort("finding progress", signs.find_progress(ref)) or ref
+        return result, ref
 
     async def _best_effort(self, what: str, step: Awaitable[T]) -> T | None:
         """A platform nicety: bounded by `progress_timeout_s`; a failure is logged by type and ignored."""
@@ -361,7 +379,10 @@ class Delivery:
         if row_ids is None:
             return False
         log.warning("event given up, apology queued", extra={"key": item.key, "attempts": item.attempts})
-        await self._send_rows(row_ids)
+        try:
+            await self._send_rows(row_ids)
+        except Exception as exc:  # the reply is stored: the sweep posts it once the database answers again
+            log.warning("sending left to the sweep", extra={"key": item.key, "error": type(exc).__name__})
         return True
 
     async def _language(self, inbound: Inbound) -> str:

@@ -258,6 +258,11 @@ class ProgressSink(Protocol):
         """Remove the sign when no reply follows."""
         ...
 
+    async def find_progress(self, ref: ThreadRef) -> ThreadRef:
+        """A sign an earlier or interrupted attempt left in the thread, for the reply to replace (ref unchanged
+        when there is none)."""
+        ...
+
     async def show_choice(
         self, ref: ThreadRef, message_id: str, action_id: str, chosen_label: str, language: str | None
     ) -> bool:

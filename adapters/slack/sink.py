@@ -39,6 +39,7 @@ HANDOVER_REASON = "human_requested"
 ASKER = "asker"  # ThreadRef.extra: the Slack user id replies concern (ephemerals, hand-over mentions)
 ASSISTANT = "assistant"  # ThreadRef.extra: "1" in an assistant thread (progress is the thread status)
 BOT_USER = "bot_user"  # ThreadRef.extra: the bot's own user id in that workspace (for reading threads)
+PROGRESS_BLOCK = "docbot_progress"  # the block id that marks our placeholder in a thread
 NAME_TIMEOUT_S = 3.0  # users.info for the asker's display name, before handling without it
 ASK_COMMAND = "ask_command"  # ThreadRef.extra: "1" for a stored /ask whose question is not posted yet
 
@@ -194,8 +195,23 @@ class SlackReplySink:
             except SlackApiError as exc:
                 log.info("assistant status unavailable", extra={"error": slack_error(exc)})
                 ref = dataclasses.replace(ref, extra=tuple(e for e in ref.extra if e[0] != ASSISTANT))
-        ts = await self._post(client, ref, render_placeholder(language))
+        placeholder = render_placeholder(language)
+        marked = [{**block, "block_id": PROGRESS_BLOCK} for block in placeholder.blocks[:1]] + placeholder.blocks[1:]
+        ts = await self._post(client, ref, SlackMessage(placeholder.text, marked))
         return dataclasses.replace(ref, placeholder_id=ts)
+
+    async def find_progress(self, ref: ThreadRef) -> ThreadRef:
+        """A placeholder of ours already in the thread that no reply replaced (an attempt that crashed, or whose
+        post succeeded after we stopped waiting): the reply should replace it rather than add a second post."""
+        if ref.placeholder_id or not ref.thread_id:
+            return ref
+        client = await self._client_for(ref.workspace_id)
+        response = await client.conversations_replies(channel=ref.channel_id, ts=ref.thread_id, limit=100)
+        for message in response.get("messages") or []:
+            ours = message.get("bot_id") or message.get("user") == ref_extra(ref, BOT_USER)
+            if ours and any(b.get("block_id") == PROGRESS_BLOCK for b in message.get("blocks") or []):
+                return dataclasses.replace(ref, placeholder_id=str(message["ts"]))
+        return ref
 
     async def clear_progress(self, ref: ThreadRef) -> None:
         """Remove the progress sign when no answer follows (the message was not for the bot)."""

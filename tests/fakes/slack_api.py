@@ -84,6 +84,7 @@ class FakeSlackAPI:
         self.failures: dict[str, list[Failure]] = defaultdict(list)
         self._clock = itertools.count(1)
         self._released = asyncio.Event()
+        self.chaos: Callable[[str], Failure | None] | None = None  # a fault for any call, chosen by the test
         self._base_ts = 1_790_000_000
         self._runner: web.AppRunner | None = None
         self._changed = asyncio.Event()
@@ -162,11 +163,15 @@ class FakeSlackAPI:
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") if auth else args.pop("token", None)
         scripted = self.failures.get(method)
+        failure: Failure | None = None
         if scripted:
             failure = scripted[0]
             failure.times -= 1
             if failure.times <= 0:
                 scripted.pop(0)
+        elif self.chaos is not None:
+            failure = self.chaos(method)
+        if failure is not None:
             self.calls.append(Call(method, args, token, failure.status))
             if failure.mode == "hang":
                 await self._released.wait()  # until the fake closes
