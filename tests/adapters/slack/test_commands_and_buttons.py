@@ -45,6 +45,15 @@ async def test_ask_without_question_or_in_refused_channel_answers_ephemerally(ma
     assert h.handler.messages == [] and h.api.bot_messages() == []
 
 
+async def test_ask_that_is_too_long_is_refused_privately_before_anything_is_posted(make_harness: MakeHarness) -> None:
+    """Issue 12 item 9: /ask with 5,000 characters posted the whole text publicly, then said it was too long."""
+    h = await make_harness()
+    status, body = await h.post_form(ask_form("why " * 1250))
+    await h.settle()
+    assert status == 200 and "too long" in body and "4000" in body  # the ephemeral command response
+    assert h.api.calls == [] and await h.delivery.inbox.counts() == {}  # nothing posted, nothing stored
+
+
 def _buttons(message: Message, block_id: str) -> list[dict[str, object]]:
     [block] = [b for b in message.blocks if b.get("block_id") == block_id]
     return list(block["elements"])
