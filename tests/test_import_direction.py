@@ -53,3 +53,10 @@ def test_packages_import_only_downwards(package: str) -> None:
 def test_the_neutral_messages_import_nothing_above_them() -> None:
     assert imported_packages(ROOT / "pipeline" / "messages.py") <= {"__future__", "dataclasses", "datetime", "enum",
                                                                     "typing", "pipeline"}  # fmt: skip
+
+
+def test_the_image_holds_what_the_known_exceptions_import() -> None:
+    """`docbot eval` and the Slack demo are documented commands: the image must carry bench/ and the fake Web API."""
+    copied = {line.split()[-1] for line in (ROOT / "deploy" / "Dockerfile").read_text().splitlines()
+              if line.startswith("COPY") and "--from" not in line}  # fmt: skip
+    assert {"bench", "tests/fakes", "tests/__init__.py", "tests/fixtures/manual", "storage"} <= copied
