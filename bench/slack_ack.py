@@ -20,17 +20,21 @@ import itertools
 import json
 import multiprocessing
 import statistics
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 import aiohttp
 from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
-from bot.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher
+from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
+from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher
+from storage.db import Database
 from tests.fakes.slack_api import FakeSlackAPI
 
 SECRET = "bench-signing-secret"
@@ -151,7 +155,15 @@ async def run(concurrency: int = 50, rounds: int = 10, pipeline_s: float = 2.0) 
     settings = Settings(_env_file=None, slack_bot_token="xoxb-bench", slack_signing_secret=SECRET,
                         slack_api_url=api_url)  # fmt: skip
     handler = SlowHandler(pipeline_s)
-    adapter = SlackAdapter(settings, handler)
+    adapter = SlackAdapter(settings)
+    # the production path: every ack waits for the inbox write (SQLite, the default database); the worker answers
+    folder = tempfile.TemporaryDirectory(prefix="docbot-ack-bench-")
+    db = Database(f"sqlite+aiosqlite:///{Path(folder.name) / 'bench.db'}")
+    await db.migrate()
+    delivery = Delivery(db, handler, {"slack": adapter.sink}, "bench", config=DeliveryConfig(concurrency=concurrency))
+    adapter.intake = delivery
+    stop = asyncio.Event()
+    worker = asyncio.create_task(delivery.run_worker(stop))
     web_app = web.Application()
     adapter.add_routes(web_app)
     web_app.router.add_post("/baseline", _baseline)
@@ -162,11 +174,14 @@ async def run(concurrency: int = 50, rounds: int = 10, pipeline_s: float = 2.0) 
     try:
         to_child.send(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
         timings, non_200 = await asyncio.to_thread(from_child.recv)
-        await adapter.drain(timeout_s=pipeline_s * 4 + 10)
     finally:
+        stop.set()
+        await asyncio.wait({worker}, timeout=pipeline_s * 2 + 10)
         to_child.send(None)
         await adapter.close()
         await runner.cleanup()
+        await db.dispose()
+        folder.cleanup()
         await asyncio.to_thread(child.join, 10)
     return AckResult(Latencies.of(timings["adapter"]), Latencies.of(timings["baseline"]), non_200, handler.answered)
 

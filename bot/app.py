@@ -19,13 +19,13 @@ from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_b
 from bot.http import build_http_app, start_http
 from bot.jobs import standard_jobs
 from bot.jobs.retention import RetentionPolicy
-from bot.messages import ThreadRef
 from bot.metrics import Metrics
 from bot.scheduler import JobSpec, LeasedScheduler
 from bot.service import ConversationService
 from bot.settings import Settings
 from pipeline.agents.base import Strategy
 from pipeline.assembly import build_agents
+from pipeline.messages import ThreadRef
 from pipeline.runner import PipelineRunner
 from pipeline.types import Embedder, Role
 from storage.actions import ActionStore
@@ -153,7 +153,7 @@ class App:
             if self.settings.slack_client_id is not None:  # multi-workspace OAuth: installations in our database
                 installations, states = await database_oauth_stores(self.db.engine, self.settings.slack_client_id)
                 stores = {"installation_store": installations, "oauth_state_store": states}
-            slack = SlackAdapter(self.settings, self.service, **stores)
+            slack = SlackAdapter(self.settings, **stores)
             slack.add_routes(web_app)
             adapters["slack"] = slack
         if self.settings.discord_enabled:

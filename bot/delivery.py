@@ -24,10 +24,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from bot.messages import (
+from pipeline.locales import texts
+from pipeline.messages import (
     ConversationHandler,
+    DeliveryRejected,
     Inbound,
     InboundKind,
+    ProgressSink,
     Reply,
     ReplyAction,
     ReplyKind,
@@ -37,7 +40,6 @@ from bot.messages import (
     ThreadFetcher,
     ThreadRef,
 )
-from pipeline.locales import texts
 from pipeline.types import ActionKind
 from storage.db import Database
 from storage.inbox import RETRY_PREFIX, Inbox, InboxItem, is_retry, new_retry_token
@@ -48,15 +50,6 @@ T = TypeVar("T")
 
 FetcherFactory = Callable[[Inbound, ThreadRef], ThreadFetcher | None]
 LanguageLookup = Callable[[Inbound], Awaitable[str | None]]
-
-
-class DeliveryRejected(Exception):
-    """Raised by a `ReplySink` when the platform refused a reply for good (channel gone, bot removed):
-    the outbox stops retrying it. Any other exception counts as transient and is retried with backoff."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class AnswerLost(Exception):
@@ -72,6 +65,8 @@ class DeliveryConfig:
     sweep_s: float = 5.0  # how often the worker also sweeps the outbox and exhausted events
     outbox_lease_s: float = 30.0  # longer than any sink call takes
     post_action_notices: bool = True  # post a button press's notice (e.g. "already used") in the thread
+    progress_delay_s: float = 1.0  # a follow-up (no mention) shows progress only when its answer takes this long
+    progress_timeout_s: float = 5.0  # a progress sign that takes longer is given up (the answer does not wait)
     # stream answers into the thread while the LLM writes them (needs a handler that takes `stream=`, i.e.
     # `ConversationService`, and sinks with `open_stream`); the final reply replaces the streamed message
     stream_answers: bool = False
@@ -114,6 +109,8 @@ class Delivery:
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task[None]] = {}
         self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
+        self._refs: dict[str, ThreadRef] = {}  # where this attempt showed progress (the apology replaces it)
+        self._orphans: dict[str, tuple[ThreadRef, ProgressSink]] = {}  # progress the inbox could not record
 
     # -- intake -------------------------------------------------------------------------------------------------
 
@@ -197,14 +194,21 @@ class Delivery:
 
     async def handle(self, item: InboxItem) -> None:
         """Run the handler for one claimed event, store its reply with the event's completion, then post it."""
+        handed_on = False
         try:
-            await self._handle(item)
+            handed_on = await self._handle(item)
         except asyncio.CancelledError:
+            self._orphans.pop(item.key, None)
             raise
         except Exception as exc:  # the database failed under us: the lease lapses and the event is retried
             log.error("event handling broke off", extra={"key": item.key, "error": type(exc).__name__})
+        orphan = self._orphans.pop(item.key, None)
+        if orphan is not None and not handed_on:  # a placeholder no later attempt knows about: take it down
+            ref, signs = orphan
+            await self._best_effort("clearing progress", signs.clear_progress(ref))
 
-    async def _handle(self, item: InboxItem) -> None:
+    async def _handle(self, item: InboxItem) -> bool:
+        """True when the event was settled with a reply (or an apology) that replaces any progress shown."""
         started = time.monotonic()
         self._holding.add(item.key)
         failure: str | None = None
@@ -222,16 +226,16 @@ class Delivery:
             replies, failure = [], f"{type(exc).__name__}: {exc}"
             if item.attempts < self.inbox.max_attempts:
                 await self.inbox.fail(item, failure)
-                return
+                return False
         finally:
             self._holding.discard(item.key)  # from here on the claim is settled, not extended
+            ref = self._refs.pop(item.key, item.ref)
         if failure is not None:
-            await self._give_up(item, failure)
-            return
+            return await self._give_up(dataclasses.replace(item, ref=ref), failure)
         row_ids = await self.inbox.complete(item, replies)
         if row_ids is None:
             log.warning("claim lost before completion; another worker answers", extra={"key": item.key})
-            return
+            return False
         log.info(
             "event handled",
             extra={
@@ -241,38 +245,100 @@ class Delivery:
                 "ms": round((time.monotonic() - started) * 1000, 1),
             },
         )
-        await self._send_rows(row_ids)
+        try:
+            await self._send_rows(row_ids)
+        except Exception as exc:  # the reply is stored: the sweep posts it once the database answers again
+            log.warning("sending left to the sweep", extra={"key": item.key, "error": type(exc).__name__})
+        return True
 
     async def _produce(self, item: InboxItem) -> list[OutgoingReply]:
         inbound, ref = item.inbound, item.ref
+        sink = self._sinks.get(ref.platform)
+        signs = sink if isinstance(sink, ProgressSink) else None
+        if signs is not None:
+            prepared = await signs.prepare(inbound, ref)
+            if prepared != (inbound, ref):  # e.g. a /ask question now posted: a takeover must not post it again
+                inbound, ref = prepared
+                await self.inbox.remember(item, inbound, ref)
         if inbound.kind is InboundKind.ACTION:
-            action_id = inbound.action_id or ""
-            if action_id.startswith(RETRY_PREFIX):
-                queued = await self.inbox.unpark(action_id.removeprefix(RETRY_PREFIX))
-                log.info("retry button", extra={"key": item.key, "queued": queued})
-                if queued:
-                    self._wake.set()
-                return []
-            outcome = await self._handler.handle_action(inbound)
-            if outcome.reply is not None:
-                return [OutgoingReply(ref, outcome.reply, item.key)]
-            if outcome.notice and self.config.post_action_notices:
-                language = await self._language(inbound)
-                notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
-                return [OutgoingReply(ref, notice, item.key)]
-            return []
+            return await self._press(item, inbound, ref, signs)
         # a retried question's thread was read on its first attempt, and its message id is not the platform's
         fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for and not is_retry(inbound) else None
-        sink = self._sinks.get(ref.platform)
         if self.config.stream_answers and isinstance(sink, StreamingSink):
             reply, ref = await self._streamed(inbound, ref, fetcher, sink)
         else:
-            reply = await self._handler.handle_message(inbound, fetcher)
+            reply, ref = await self._with_progress(
+                self._handler.handle_message(inbound, fetcher), item, inbound, ref, signs
+            )
         if reply is None:
+            if signs is not None and ref.placeholder_id:
+                await signs.clear_progress(ref)
             if item.attempts > 1 and inbound.mentioned:
                 raise AnswerLost(item.key)
             return []
         return [OutgoingReply(ref, reply, item.key)]
+
+    async def _press(
+        self, item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
+    ) -> list[OutgoingReply]:
+        """A button: the handler checks it (exists, unexpired, this thread, this workspace) before anything on the
+        platform changes; only an accepted choice is shown on its message, rebuilt from the stored action."""
+        action_id = inbound.action_id or ""
+        if action_id.startswith(RETRY_PREFIX):
+            queued = await self.inbox.unpark(action_id.removeprefix(RETRY_PREFIX))
+            log.info("retry button", extra={"key": item.key, "queued": queued})
+            if queued:
+                self._wake.set()
+            return []
+        outcome = await self._handler.handle_action(inbound)
+        language = (outcome.reply.language if outcome.reply else None) or await self._language(inbound)
+        if outcome.accepted and outcome.marks_message and signs is not None:
+            await self._best_effort(
+                "choice sign", signs.show_choice(ref, inbound.message_id, action_id, outcome.chosen_label, language)
+            )
+        if outcome.reply is not None:
+            return [OutgoingReply(ref, outcome.reply, item.key)]
+        if outcome.notice and self.config.post_action_notices:
+            notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
+            return [OutgoingReply(ref, notice, item.key)]
+        return []
+
+    async def _with_progress(
+        self, work: Awaitable[T], item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
+    ) -> tuple[T, ThreadRef]:
+        """Run `work`; show progress at once for a message addressed to the bot, after `progress_delay_s` for a
+        follow-up. Only this worker (the claim's holder) shows it, so replicas never race to post placeholders;
+        the placeholder is stored with the event, so a worker taking over after a crash reuses it."""
+        task = asyncio.ensure_future(work)
+        if signs is None or ref.placeholder_id:  # no signs here, or an earlier attempt's placeholder is up
+            return await task, ref
+        uncertain = item.attempts > 1  # an earlier attempt may have posted a placeholder and died
+        if not inbound.mentioned:
+            await asyncio.wait({task}, timeout=self.config.progress_delay_s)
+        if not task.done() and not uncertain:
+            language = await self._known_language(inbound)  # None: the sink picks (e.g. the asker's locale)
+            shown = await self._best_effort("progress sign", signs.show_progress(ref, language))
+            uncertain = shown is None  # failed or timed out: the post may still have landed
+            if shown is not None and shown != ref:
+                ref = shown
+                self._refs[item.key] = ref
+                remembered = await self._best_effort("remembering progress", self.inbox.remember(item, inbound, ref))
+                if not remembered:  # the next attempt would not know it: it must not outlive this attempt
+                    self._orphans[item.key] = (ref, signs)
+        result = await task  # on failure a remembered placeholder stays: the retry or the apology replaces it
+        if uncertain:
+            ref = await self._best_effort("finding progress", signs.find_progress(ref)) or ref
+        return result, ref
+
+    async def _best_effort(self, what: str, step: Awaitable[T]) -> T | None:
+        """A platform nicety: bounded by `progress_timeout_s`; a failure is logged by type and ignored."""
+        try:
+            return await asyncio.wait_for(step, timeout=self.config.progress_timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning(f"{what} failed", extra={"worker": self.worker_id, "error": _error_name(exc)})
+            return None
 
     async def _streamed(
         self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, sink: StreamingSink
@@ -313,16 +379,22 @@ class Delivery:
         if row_ids is None:
             return False
         log.warning("event given up, apology queued", extra={"key": item.key, "attempts": item.attempts})
-        await self._send_rows(row_ids)
+        try:
+            await self._send_rows(row_ids)
+        except Exception as exc:  # the reply is stored: the sweep posts it once the database answers again
+            log.warning("sending left to the sweep", extra={"key": item.key, "error": type(exc).__name__})
         return True
 
     async def _language(self, inbound: Inbound) -> str:
+        return (await self._known_language(inbound)) or "en"
+
+    async def _known_language(self, inbound: Inbound) -> str | None:
         if self._language_for is None:
-            return "en"
+            return None
         try:
-            return (await self._language_for(inbound)) or "en"
+            return await self._language_for(inbound)
         except Exception:
-            return "en"
+            return None
 
     # -- sending ------------------------------------------------------------------------------------------------
 
@@ -387,6 +459,15 @@ class Delivery:
             log.warning("delivery step failed", extra={"worker": self.worker_id, "error": type(exc).__name__})
             await asyncio.sleep(self.config.poll_s)
             return None
+
+
+def _error_name(exc: BaseException) -> str:
+    """A platform error's short code when the exception carries one (Slack's `error`), else its type."""
+    response = getattr(exc, "response", None)
+    data = getattr(response, "data", None)
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return str(data["error"])
+    return type(exc).__name__
 
 
 def default_worker_id() -> str:

@@ -14,7 +14,13 @@ from typing import Protocol
 
 from bot.budget import Denial
 from bot.input_check import check_question
-from bot.messages import (
+from bot.metrics import Metrics
+from bot.settings import Settings
+from bot.thread_locks import ThreadLocks
+from pipeline.codec import envelope_from_json, envelope_to_json
+from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
+from pipeline.locales import texts
+from pipeline.messages import (
     ActionOutcome,
     Citation,
     Inbound,
@@ -25,12 +31,6 @@ from bot.messages import (
     RunSummary,
     ThreadFetcher,
 )
-from bot.metrics import Metrics
-from bot.settings import Settings
-from bot.thread_locks import ThreadLocks
-from pipeline.codec import envelope_from_json, envelope_to_json
-from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
-from pipeline.locales import texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import ActionKind, QualityDecision, Role, SuggestedAction
@@ -317,8 +317,8 @@ class ConversationService:
                 (ActionKind.HELPFUL.value, t.feedback_helpful, run_id),
                 (ActionKind.NOT_HELPFUL.value, t.feedback_not_helpful, run_id),
             ]
-        if kind is not ReplyKind.NOTICE:
-            wanted.append((ActionKind.HUMAN.value, t.ask_human, run_id))
+        if kind is not ReplyKind.NOTICE and self._support_configured(conversation.platform):
+            wanted.append((ActionKind.HUMAN.value, t.ask_human, run_id))  # only when someone is there to ask
         stored = await self._actions.create(conversation.id, wanted, expires_at=self._now() + CLARIFICATION_TTL)
         citations = tuple(
             Citation(
@@ -345,6 +345,14 @@ class ConversationService:
             cached=cached,
             summary=summarize(result),
         )
+
+    def _support_configured(self, platform: str) -> bool:
+        """Whether "Ask a human" can reach someone: a support mention (Slack) or role (Discord) is configured."""
+        if platform == "slack":
+            return self._settings.slack_support_mention is not None
+        if platform == "discord":
+            return self._settings.discord_support_role_id is not None
+        return False
 
     def _notice(self, language: str, reason: str, *, conversation_id: str) -> Reply:
         self._metrics.observe_notice()
@@ -379,8 +387,13 @@ class ConversationService:
             first_vote = await self._feedback.record(
                 action.conversation_id, action.value or None, inbound.user_id, helpful=kind is ActionKind.HELPFUL
             )
-            return ActionOutcome(accepted=first_vote, chosen_label=action.label, notice=t.feedback_thanks)
+            log.info("feedback", extra={"first_vote": first_vote, "helpful": kind is ActionKind.HELPFUL})
+            return ActionOutcome(
+                accepted=first_vote, chosen_label=action.label, notice=t.feedback_thanks, marks_message=False
+            )
         if kind is ActionKind.HUMAN:
+            if not self._support_configured(inbound.platform):  # a button from before support was unset
+                return ActionOutcome(accepted=False, chosen_label="", notice=t.button_expired)
             reply = Reply(kind=ReplyKind.NOTICE, text=t.human_handoff, language=language,
                           conversation_id=action.conversation_id, reason="human_requested")
             return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)

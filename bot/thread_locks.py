@@ -1,5 +1,7 @@
-"""One lock per conversation thread, so the messages of one thread are handled one after another in this process
-(across replicas the inbox's claims do the same job)."""
+"""One lock per conversation thread for callers of the service that do not come through the inbox (the console,
+`docbot ask`, tests calling the service directly). Events from the platforms are already ordered by the inbox: it
+hands out one event per conversation at a time, in the platform's order, across every replica
+(`storage.inbox.Inbox.claim`)."""
 
 from __future__ import annotations
 

@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, delete, func, or_, select, update
+from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
-from bot.messages import Inbound, InboundKind, ThreadRef
+from pipeline.messages import Inbound, InboundKind, ThreadRef
 from storage.db import Database, utc_now
 from storage.outbox import OutgoingReply, insert_replies, ref_from_json, ref_to_json
 from storage.tables import InboxRow, InboxStatus
@@ -98,6 +98,8 @@ class Inbox:
                 status=InboxStatus.PENDING.value,
                 attempts=0,
                 created_at=self._now(),
+                thread_key=inbound.thread_key,
+                sent_at=inbound.ts,
             )
             .on_conflict_do_nothing(index_elements=[INBOX.c.dedup_key])
         )
@@ -108,6 +110,24 @@ class Inbox:
     def _claimable(self, now: datetime) -> ColumnElement[bool]:
         return (INBOX.c.status.in_(_LIVE)) & or_(INBOX.c.lease_until.is_(None), INBOX.c.lease_until <= now)
 
+    @staticmethod
+    def _next_in_its_conversation(now: datetime) -> ColumnElement[bool]:
+        """No other event of the same conversation runs (a live claim) or comes before it (an earlier message
+        not yet done, pending or backing off): the messages of one thread run one at a time, in the platform's
+        order, on every replica. A follow-up stored before the thread's first message still waits for it."""
+        other = INBOX.alias("other")
+        earlier = or_(
+            other.c.sent_at < INBOX.c.sent_at,
+            and_(other.c.sent_at == INBOX.c.sent_at, other.c.dedup_key < INBOX.c.dedup_key),
+        )
+        running = and_(other.c.status == InboxStatus.CLAIMED.value, other.c.lease_until > now)
+        return ~exists().where(
+            other.c.thread_key == INBOX.c.thread_key,
+            other.c.dedup_key != INBOX.c.dedup_key,
+            other.c.status.in_(_LIVE),
+            or_(earlier, running),
+        )
+
     async def claim(self, worker_id: str, lease_s: float, *, limit: int = 1) -> list[InboxItem]:
         """Up to `limit` events that are pending or whose lease lapsed, oldest first, leased to `worker_id`.
 
@@ -115,7 +135,7 @@ class Inbox:
         now = self._now()
         candidates = (
             select(INBOX.c.dedup_key)
-            .where(self._claimable(now), INBOX.c.attempts < self.max_attempts)
+            .where(self._claimable(now), INBOX.c.attempts < self.max_attempts, self._next_in_its_conversation(now))
             .order_by(INBOX.c.created_at)
             .limit(limit)
         )
@@ -153,6 +173,17 @@ class Inbox:
         )
         async with self._db.session() as session:
             return set((await session.execute(statement)).scalars())
+
+    async def remember(self, item: InboxItem, inbound: Inbound, ref: ThreadRef) -> bool:
+        """Store what the claim's holder did on the platform (a posted /ask question, a placeholder) with the event,
+        so a worker taking it over after a crash replaces that placeholder instead of posting a second one."""
+        statement = (
+            update(INBOX)
+            .where(*self._held(item))
+            .values(payload={"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)})
+        )
+        async with self._db.session() as session:
+            return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
     async def complete(self, item: InboxItem, replies: Sequence[OutgoingReply] = ()) -> list[int] | None:
         """Mark the event done and store its replies in one transaction; None when the claim was lost."""
@@ -206,6 +237,8 @@ class Inbox:
                         status=PARKED,
                         attempts=0,
                         created_at=now,
+                        thread_key=parked.thread_key,
+                        sent_at=now,
                     )
                 )
             return await insert_replies(session, replies, now)

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
+from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
 from pipeline.types import ActionKind
 from storage.db import Database, utc_now
 from storage.tables import OutboxRow, OutboxStatus

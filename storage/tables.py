@@ -192,8 +192,14 @@ class InboxRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now, index=True)
     done_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # the conversation and the platform's time of the message: one event per conversation runs at a time, in order
+    thread_key: Mapped[str | None] = mapped_column(String(KEY), nullable=True)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
-    __table_args__ = (Index("ix_inbox_status_lease", "status", "lease_until"),)
+    __table_args__ = (
+        Index("ix_inbox_status_lease", "status", "lease_until"),
+        Index("ix_inbox_thread_status", "thread_key", "status"),
+    )
 
 
 class OutboxRow(Base):

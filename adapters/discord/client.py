@@ -25,9 +25,9 @@ from adapters.discord.buttons import ActionButton, ButtonRef
 from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention, thread_name
 from adapters.discord.render import no_mentions
-from adapters.discord.sink import DiscordReplySink, discord_thread_ref
-from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
+from adapters.discord.sink import DiscordReplySink, chosen_view, discord_thread_ref
 from bot.settings import ClickPolicy, Settings
+from pipeline.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 
 log = logging.getLogger(__name__)
 
@@ -226,10 +226,15 @@ class DocbotClient(discord.Client):
     async def _respond(
         self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, *, typing: bool = True
     ) -> None:
-        """Answer now, or hand the event to the durable intake, which answers through the sink later."""
+        """Hand the event to the durable intake (its worker shows typing and answers through the sink); without one
+        (tests of the adapter alone) answer now."""
         if self.intake is not None:
-            async with self._typing(int(ref.thread_id), enabled=typing):
+            try:
                 await self.intake.accept(inbound, ref)
+            except Exception as exc:  # a gateway event is not redelivered: say so rather than stay silent
+                log.error("discord event not stored", extra={"message_id": inbound.message_id,
+                                                             "error": type(exc).__name__})  # fmt: skip
+                await self._post(ref, _failure_notice())
             return
         async with self._typing(int(ref.thread_id), enabled=typing):
             reply = await self._safely_handle(inbound, fetcher)
@@ -247,13 +252,7 @@ class DocbotClient(discord.Client):
             return await self._handler.handle_message(inbound, fetcher)
         except Exception:
             log.exception("discord message handling failed", extra={"message_id": inbound.message_id})
-            return Reply(
-                kind=ReplyKind.NOTICE,
-                text=wording.texts_for("en").failure,
-                language="en",
-                conversation_id="",
-                reason="failure",
-            )
+            return _failure_notice()
 
     # -- /ask ------------------------------------------------------------------------------------------------
 
@@ -319,7 +318,6 @@ class DocbotClient(discord.Client):
         if not self._recent.first_time(f"interaction:{interaction.id}") or interaction.message is None:
             return
         message = interaction.message
-        await interaction.response.edit_message(view=chosen_view(message, ref.custom_id))
         workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
         channel_id, thread_id = conversation_ids(interaction.channel)
         post_in = thread_id or channel_id
@@ -340,9 +338,17 @@ class DocbotClient(discord.Client):
         target = discord_thread_ref(
             workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human
         )
-        if self.intake is not None:
-            await self.intake.accept(inbound, target)
+        if self.intake is not None:  # stored first; the worker checks the press and only then shows the choice
+            try:
+                await self.intake.accept(inbound, target)
+            except Exception as exc:
+                log.error("discord press not stored", extra={"error": type(exc).__name__})
+                failure = wording.texts_for(interaction.locale.value).failure
+                await interaction.response.send_message(failure, ephemeral=True)
+                return
+            await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
             return
+        await interaction.response.edit_message(view=chosen_view(message, ref.custom_id))
         async with self._typing(int(post_in)):
             outcome = await self._handler.handle_action(inbound)
         if outcome.reply is None:
@@ -414,22 +420,7 @@ def guild_id_of(message: discord.Message) -> int | None:
     return guild_id
 
 
-def chosen_view(message: discord.Message, chosen_custom_id: str) -> discord.ui.View:
-    """The message's buttons, all disabled, the pressed one marked."""
-    view = discord.ui.View(timeout=None)
-    for row_index, row in enumerate(message.components):
-        for component in getattr(row, "children", ()):
-            if not isinstance(component, discord.Button):
-                continue
-            chosen = component.custom_id == chosen_custom_id
-            label = component.label or ""
-            view.add_item(
-                discord.ui.Button(
-                    label=f"{wording.CHOSEN_MARK}{label}" if chosen else label,
-                    style=discord.ButtonStyle.success if chosen else discord.ButtonStyle.secondary,
-                    custom_id=component.custom_id,
-                    disabled=True,
-                    row=min(row_index, 4),
-                )
-            )
-    return view
+def _failure_notice() -> Reply:
+    return Reply(
+        kind=ReplyKind.NOTICE, text=wording.texts_for("en").failure, language="en", conversation_id="", reason="failure"
+    )

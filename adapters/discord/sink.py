@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import discord
 
+from adapters.discord import wording
+from adapters.discord.buttons import ButtonRef
 from adapters.discord.render import OutgoingMessage, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
-from bot.delivery import DeliveryRejected
-from bot.messages import Reply, ThreadRef
+from pipeline.messages import DeliveryRejected, Inbound, Reply, ThreadRef
 
 ASKER_KEY = "asker"  # ThreadRef.extra: the Discord user id of the person who asked
 SUPPORT_KEY = "mention_support"  # ThreadRef.extra: "1" to mention the support role (after "ask a human")
@@ -53,6 +54,38 @@ class DiscordReplySink:
         the message id that `post` then edits into the final reply."""
         return DiscordAnswerStream(self._client, ref, min_interval_s=self._stream_interval_s)
 
+    # -- what the worker that claimed an event does besides replying (`pipeline.messages.ProgressSink`) ---------
+
+    async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
+        return inbound, ref
+
+    async def show_progress(self, ref: ThreadRef, language: str | None) -> ThreadRef:
+        """The typing indicator (Discord shows it for about 10 s)."""
+        await self._client.http.send_typing(int(ref.thread_id))
+        return ref
+
+    async def clear_progress(self, ref: ThreadRef) -> None:
+        return None  # typing ends by itself
+
+    async def find_progress(self, ref: ThreadRef) -> ThreadRef:
+        return ref  # typing leaves nothing in the thread
+
+    async def show_choice(
+        self, ref: ThreadRef, message_id: str, action_id: str, chosen_label: str, language: str | None
+    ) -> bool:
+        """Disable the buttons of the message carrying `action_id` and mark that one; False when the message Discord
+        holds carries no such button (a forged or misrouted press changes nothing)."""
+        channel = self._client.get_partial_messageable(int(ref.thread_id))
+        message = await channel.fetch_message(int(message_id))
+        for row in message.components:
+            for component in getattr(row, "children", ()):
+                custom_id = component.custom_id if isinstance(component, discord.Button) else None
+                parsed = ButtonRef.parse(custom_id) if custom_id else None
+                if parsed is not None and parsed.action_id == action_id:
+                    await message.edit(view=chosen_view(message, parsed.custom_id))
+                    return True
+        return False
+
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         extra = dict(ref.extra)
         mention = self._support_role_id if extra.get(SUPPORT_KEY) == "1" else None
@@ -85,3 +118,24 @@ async def _replace(channel: discord.PartialMessageable, message_id: int, message
     except discord.NotFound:
         return None
     return str(message_id)
+
+
+def chosen_view(message: discord.Message, chosen_custom_id: str) -> discord.ui.View:
+    """The message's buttons, all disabled, the pressed one marked."""
+    view = discord.ui.View(timeout=None)
+    for row_index, row in enumerate(message.components):
+        for component in getattr(row, "children", ()):
+            if not isinstance(component, discord.Button):
+                continue
+            chosen = component.custom_id == chosen_custom_id
+            label = component.label or ""
+            view.add_item(
+                discord.ui.Button(
+                    label=f"{wording.CHOSEN_MARK}{label}" if chosen else label,
+                    style=discord.ButtonStyle.success if chosen else discord.ButtonStyle.secondary,
+                    custom_id=component.custom_id,
+                    disabled=True,
+                    row=min(row_index, 4),
+                )
+            )
+    return view

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import discord
 
 from adapters.discord.render import MESSAGE_LIMIT, no_mentions
-from bot.messages import ThreadRef
+from pipeline.messages import ThreadRef
 
 log = logging.getLogger(__name__)
 

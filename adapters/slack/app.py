@@ -1,49 +1,42 @@
 """`SlackAdapter`: slack-bolt's AsyncApp for /ask, mentions, thread follow-ups, DMs, assistant threads and buttons.
 
-Every listener acknowledges at once and hands the work to a background task; the conversation service decides what
-to answer, `SlackReplySink` posts it.
+One way in: the `StoreThenAck` middleware writes each event to the durable inbox (`intake`, a
+`bot.delivery.Delivery`) and only then acknowledges; a failed write is not acknowledged, so Slack delivers again.
+The delivery worker that claims the event answers through `SlackAdapter.sink`. The HTTP route checks the request's
+signature on the raw bytes before anything parses the body.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
-import re
-import time
-from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.websockets import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
-from slack_bolt.context.ack.async_ack import AsyncAck
-from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
-from slack_sdk.errors import SlackApiError
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import ACTION_PREFIX
-from adapters.slack.client import UserDirectory, retry_handlers, web_client
-from adapters.slack.dedupe import RecentKeys
-from adapters.slack.events import team_of, to_datetime
+from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, slack_error, web_client
+from adapters.slack.events import team_of
 from adapters.slack.fetcher import SlackThreadFetcher
-from adapters.slack.inbound import PLATFORM, action_inbound, message_inbound
-from adapters.slack.middleware import IgnoreAndDedupe
-from adapters.slack.mrkdwn import inert
-from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra, slack_thread_ref
+from adapters.slack.inbound import PLATFORM
+from adapters.slack.middleware import StoreThenAck
+from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
 from adapters.slack.unhandled import acknowledge_the_rest
 from adapters.slack.wording import wording
-from bot.messages import ActionOutcome, ConversationHandler, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from bot.settings import Settings
-from pipeline.locales import texts
+from pipeline.messages import Inbound, Intake, ThreadFetcher, ThreadRef
 from pipeline.types import HistoryMessage
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 EVENTS_PATH = "/slack/events"
 BOT_SCOPES = (
@@ -59,38 +52,20 @@ BOT_SCOPES = (
 )
 
 
-class Intake(Protocol):
-    """A durable inbox (`bot.delivery.Delivery`): stores the event; its worker answers through `adapter.sink`."""
-
-    async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
-
-
-class WorkFailed(Exception):
-    """The handler failed after a progress sign was shown; `ref` says where (so the apology replaces it)."""
-
-    def __init__(self, ref: ThreadRef) -> None:
-        super().__init__("conversation handler failed")
-        self.ref = ref
-
-
 class SlackAdapter:
     """Slack in HTTP mode (`add_routes`) or Socket Mode (`start_socket_mode`), single- or multi-workspace."""
 
     def __init__(
         self,
         settings: Settings,
-        handler: ConversationHandler,
+        intake: Intake | None = None,
         *,
         installation_store: AsyncInstallationStore | None = None,
         oauth_state_store: AsyncOAuthStateStore | None = None,
-        clock: Callable[[], float] | None = None,
-        progress_delay_s: float = 1.0,
-        intake: Intake | None = None,
     ) -> None:
+        """`intake` may also be assigned later (`adapter.intake = delivery`); until then events are refused (503)."""
         self._settings = settings
         self.intake = intake
-        self._handler = handler
-        self._progress_delay_s = progress_delay_s
         self._base_url = settings.slack_api_url
         multi = settings.slack_client_id is not None
         token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token and not multi else None
@@ -110,19 +85,24 @@ class SlackAdapter:
         signing = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         self.bolt = AsyncApp(
             name="docbot",
-            client=self._client,
+            client=web_client(None, self._base_url) if token else self._client,
+            # single workspace: the token is known, so no auth.test call on the first request's acknowledgement
+            authorize=_static_authorize(token) if token else None,
             signing_secret=signing,
-            process_before_response=False,
+            process_before_response=True,  # the response (the ack) waits for the inbox write
             installation_store=installation_store if not multi else None,
             oauth_settings=oauth_settings,
         )
+        self._verifier = SignatureVerifier(signing) if signing else None
         self._team_clients: dict[str, AsyncWebClient] = {}
         self.users = UserDirectory(self.client_for)
-        self.sink = SlackReplySink(self.client_for, support_mention=settings.slack_support_mention)
-        self._seen = RecentKeys(clock=clock or time.monotonic)
+        self.sink = SlackReplySink(
+            self.client_for, support_mention=settings.slack_support_mention, users=self.users,
+            progress_allowed=lambda ref: settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed,
+        )  # fmt: skip
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket: AsyncSocketModeHandler | None = None
-        self.bolt.use(IgnoreAndDedupe(self._seen))
+        self.bolt.use(StoreThenAck(settings, lambda: self.intake))
         self._register_listeners()
 
     # -- wiring -----------------------------------------------------------------------------------------------
@@ -169,14 +149,26 @@ class SlackAdapter:
         bot = await self._installations.async_find_bot(enterprise_id=None, team_id=team_id)
         if bot is None:
             raise LookupError(f"no Slack installation for workspace {team_id}")
-        client = AsyncWebClient(token=bot.bot_token, base_url=self._client.base_url, retry_handlers=retry_handlers())
+        client = AsyncWebClient(
+            token=bot.bot_token, base_url=self._client.base_url, timeout=TIMEOUT_S, retry_handlers=retry_handlers()
+        )
         self._team_clients[team_id] = client
         return client
 
     # -- HTTP -------------------------------------------------------------------------------------------------
 
     async def _handle_post(self, request: web.Request) -> web.Response:
-        return await to_aiohttp_response(await self.bolt.async_dispatch(await to_bolt_request(request)))
+        """Check the signature on the raw bytes first: an unsigned or forged request costs one short log line."""
+        raw = await request.read()
+        if self._verifier is not None and not self._verifier.is_valid_request(raw, dict(request.headers)):
+            log.warning("slack request refused: bad signature", extra={"bytes": len(raw)})
+            return web.Response(status=401, text="invalid signature")
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError:
+            log.warning("slack request refused: unreadable body", extra={"bytes": len(raw)})
+            return web.Response(status=400, text="unreadable body")
+        return await to_aiohttp_response(await self.bolt.async_dispatch(bolt_request))
 
     async def _handle_install(self, request: web.Request) -> web.Response:
         assert self.bolt.oauth_flow is not None
@@ -189,15 +181,7 @@ class SlackAdapter:
     # -- listeners (plain functions: bolt injects arguments by parameter name) --------------------------------
 
     def _register_listeners(self) -> None:
-        async def on_event(body: dict[str, Any], context: AsyncBoltContext) -> None:
-            self._on_event(body, context)
-
-        async def on_ask(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
-            await self._on_ask(ack, body, context)
-
-        async def on_action(ack: AsyncAck, body: dict[str, Any]) -> None:
-            await ack()
-            self._spawn(self._press(body))
+        """Only what `StoreThenAck` passes on arrives here: assistant threads (prompt suggestions, best effort)."""
 
         async def on_assistant_thread_started(body: dict[str, Any]) -> None:
             self._spawn(self._suggest_prompts(body))
@@ -205,12 +189,8 @@ class SlackAdapter:
         async def ignore() -> None:
             return None
 
-        self.bolt.event("app_mention")(on_event)
-        self.bolt.event("message")(on_event)
         self.bolt.event("assistant_thread_started")(on_assistant_thread_started)
         self.bolt.event("assistant_thread_context_changed")(ignore)
-        self.bolt.command(self._settings.slack_ask_command)(on_ask)
-        self.bolt.action(re.compile(rf"^{re.escape(ACTION_PREFIX)}"))(on_action)
         acknowledge_the_rest(self.bolt)  # last: everything else is acknowledged and dropped, not answered 404
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -218,142 +198,12 @@ class SlackAdapter:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _on_event(self, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        parsed = message_inbound(body, context.bot_user_id)
-        if parsed is not None:
-            self._spawn(self._answer(*parsed))
-
-    async def _on_ask(self, ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
-        question = str(body.get("text") or "").strip()
-        team, channel = team_of(body), str(body.get("channel_id") or "")
-        if not question:
-            await ack(text=wording(None).usage_ask.format(command=self._settings.slack_ask_command))
-            return
-        if not self._settings.channel_policy(PLATFORM, team, channel).allowed:
-            await ack(text=texts(None).channel_not_allowed)
-            return
-        await ack()
-        self._spawn(self._ask(team, channel, str(body.get("user_id") or ""), question, context.bot_user_id))
-
     def fetcher_for(self, inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
         """Reads an existing thread's earlier messages; None when the message starts the thread.
         (Register it as the delivery's fetcher factory.)"""
         if inbound.thread_id is None or inbound.thread_id == inbound.message_id:
             return None
         return LazyThreadFetcher(self, inbound, ref)
-
-    # -- background work --------------------------------------------------------------------------------------
-
-    async def _ask(self, team: str, channel: str, user_id: str, question: str, bot_user: str | None) -> None:
-        """/ask: post the question in the channel, then answer in that message's thread."""
-        try:
-            user = await self.users.get(team, user_id)
-            client = await self.client_for(team)
-            asked = texts(user.locale).user_asked.format(user=f"<@{user_id}>")
-            text = f"{asked} {inert(question)}"
-            posted = await client.chat_postMessage(channel=channel, text=text, unfurl_links=False)
-        except (SlackApiError, LookupError) as exc:
-            log.warning("could not post the /ask question", extra={"channel": channel, "error": _error(exc)})
-            return
-        ts = str(posted["ts"])
-        inbound = Inbound(
-            platform=PLATFORM, workspace_id=team, channel_id=channel, thread_id=None, message_id=ts,
-            user_id=user_id, user_name=user.name, text=question, ts=to_datetime(ts), mentioned=True,
-        )  # fmt: skip
-        await self._answer(inbound, slack_thread_ref(team, channel, ts, user_id, bot_user_id=bot_user))
-
-    async def _answer(self, inbound: Inbound, ref: ThreadRef) -> None:
-        try:
-            user = await self.users.get(ref.workspace_id, inbound.user_id)
-            if not inbound.user_name:
-                inbound = dataclasses.replace(inbound, user_name=user.name)
-            allowed = self._settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed
-            if self.intake is not None:
-                await self._hand_to_intake(inbound, ref, user.locale, show_progress=allowed and inbound.mentioned)
-                return
-            delay = 0.0 if inbound.mentioned else self._progress_delay_s
-            reply, ref = await self._with_progress(
-                self._handler.handle_message(inbound, self.fetcher_for(inbound, ref)),
-                ref, user.locale, delay if allowed else None,
-            )  # fmt: skip
-            if reply is None:
-                await self.sink.clear_progress(ref)
-                return
-            await self.sink.post(ref, reply)
-        except Exception as exc:
-            ref = exc.ref if isinstance(exc, WorkFailed) else ref
-            log.exception("answering failed", extra={"channel": ref.channel_id, "error": _error(exc)})
-            await self._apologise(ref)
-
-    async def _hand_to_intake(self, inbound: Inbound, ref: ThreadRef, language: str | None, *,
-                              show_progress: bool) -> None:  # fmt: skip
-        """Durable mode: show progress now, store the event; the delivery worker answers through `self.sink`."""
-        assert self.intake is not None
-        if show_progress:
-            try:
-                ref = await self.sink.show_progress(ref, language)
-            except SlackApiError as exc:
-                log.warning("progress sign failed", extra={"error": _error(exc)})
-        if not await self.intake.accept(inbound, ref):
-            await self.sink.clear_progress(ref)
-
-    async def _press(self, body: dict[str, Any]) -> None:
-        """A button: the service checks and consumes the stored action; we echo the choice and post any reply."""
-        inbound, ref = action_inbound(body)
-        action = (body.get("actions") or [{}])[0]
-        message = body.get("message") or {}
-        try:
-            if self.intake is not None:  # durable mode: show the choice at once, the worker posts what follows
-                await self.sink.mark_choice(ref, inbound.message_id, inbound.text, block_id=action.get("block_id"),
-                                            original_blocks=message.get("blocks"))  # fmt: skip
-                await self.intake.accept(inbound, ref)
-                return
-            outcome, ref = await self._with_progress(
-                self._handler.handle_action(inbound), ref, None, self._progress_delay_s
-            )
-            await self._show_outcome(outcome, ref, inbound.message_id, action, message)
-        except Exception as exc:
-            ref = exc.ref if isinstance(exc, WorkFailed) else ref
-            log.exception("button handling failed", extra={"channel": ref.channel_id, "error": _error(exc)})
-            await self._apologise(ref)
-
-    async def _show_outcome(
-        self, outcome: ActionOutcome, ref: ThreadRef, message_ts: str, action: dict[str, Any],
-        message: dict[str, Any],
-    ) -> None:  # fmt: skip
-        language = outcome.reply.language if outcome.reply else None
-        if not outcome.accepted:
-            await self.sink.clear_progress(ref)
-            await self.sink.notify(ref, inert(outcome.notice or texts(language).button_used))
-            return
-        await self.sink.mark_choice(
-            ref, message_ts, outcome.chosen_label, block_id=action.get("block_id"),
-            original_blocks=message.get("blocks"), language=language,
-        )  # fmt: skip
-        if outcome.reply is not None:
-            await self.sink.post(ref, outcome.reply)
-        else:
-            await self.sink.clear_progress(ref)
-        if outcome.notice and outcome.reply is None:
-            await self.sink.notify(ref, inert(outcome.notice))
-
-    async def _with_progress(
-        self, work: Coroutine[Any, Any, T], ref: ThreadRef, language: str | None, delay_s: float | None
-    ) -> tuple[T, ThreadRef]:
-        """Run `work`; show progress right away (delay 0), after `delay_s` if still running, or never (None)."""
-        task = asyncio.ensure_future(work)
-        if delay_s is not None:
-            if delay_s > 0:
-                await asyncio.wait({task}, timeout=delay_s)
-            if not task.done():
-                try:
-                    ref = await self.sink.show_progress(ref, language)
-                except SlackApiError as exc:
-                    log.warning("progress sign failed", extra={"error": _error(exc)})
-        try:
-            return await task, ref
-        except Exception as exc:
-            raise WorkFailed(ref) from exc
 
     async def _suggest_prompts(self, body: dict[str, Any]) -> None:
         thread = (body.get("event") or {}).get("assistant_thread") or {}
@@ -368,18 +218,18 @@ class SlackAdapter:
                 title=words.suggested_prompts_title,
                 prompts=[{"title": p, "message": p} for p in words.suggested_prompts],
             )
-        except (SlackApiError, LookupError) as exc:
-            log.warning("suggested prompts failed", extra={"error": _error(exc)})
-
-    async def _apologise(self, ref: ThreadRef) -> None:
-        try:
-            await self.sink.post(ref, _failure_reply())
         except Exception as exc:
-            log.error("could not even apologise", extra={"channel": ref.channel_id, "error": _error(exc)})
+            log.warning("suggested prompts failed", extra={"error": slack_error(exc)})
 
 
-def _failure_reply() -> Reply:
-    return Reply(kind=ReplyKind.NOTICE, text=texts(None).failure, language="en", conversation_id="", reason="failed")
+def _static_authorize(token: str) -> Callable[..., Awaitable[AuthorizeResult]]:
+    """Bolt's authorization for one workspace without a Web API call (bolt's default calls auth.test lazily, on
+    the first request's acknowledgement path); the bot's user id comes from each event's `authorizations`."""
+
+    async def authorize(enterprise_id: str | None, team_id: str | None) -> AuthorizeResult:
+        return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id, bot_token=token)
+
+    return authorize
 
 
 class LazyThreadFetcher:
@@ -398,11 +248,3 @@ class LazyThreadFetcher:
             before_ts=self._inbound.message_id, bot_user_id=ref_extra(self._ref, BOT_USER),
         )  # fmt: skip
         return await fetcher.fetch_thread()
-
-
-def _error(exc: BaseException) -> str:
-    if isinstance(exc, WorkFailed) and exc.__cause__ is not None:
-        exc = exc.__cause__
-    if isinstance(exc, SlackApiError):
-        return str(exc.response.get("error"))
-    return type(exc).__name__

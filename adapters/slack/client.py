@@ -29,8 +29,24 @@ def retry_handlers(max_rate_limit_retries: int = 3) -> list[AsyncRetryHandler]:
     ]
 
 
+TIMEOUT_S = 10  # per Web API request (slack_sdk's default is 30 s); the caller's deadline decides what follows
+
+
 def web_client(token: str | None, base_url: str) -> AsyncWebClient:
-    return AsyncWebClient(token=token, base_url=_with_slash(base_url), retry_handlers=retry_handlers())
+    return AsyncWebClient(
+        token=token, base_url=_with_slash(base_url), timeout=TIMEOUT_S, retry_handlers=retry_handlers()
+    )
+
+
+def slack_error(exc: BaseException) -> str:
+    """A short, safe name for a failed Web API call: Slack's error code, `http_<status>` when the body was not
+    Slack's JSON (a proxy's HTML error page), or the exception's type. Never the token or the message text."""
+    if isinstance(exc, SlackApiError):
+        data = getattr(exc.response, "data", None)
+        if isinstance(data, dict) and data.get("error"):
+            return str(data["error"])
+        return f"http_{getattr(exc.response, 'status_code', 0)}"
+    return type(exc).__name__
 
 
 def _with_slash(url: str) -> str:
@@ -64,8 +80,8 @@ class UserDirectory:
             profile = raw.get("profile") or {}
             name = profile.get("display_name") or profile.get("real_name") or raw.get("real_name") or raw.get("name")
             user = SlackUser(id=user_id, name=str(name or user_id), locale=raw.get("locale"))
-        except SlackApiError as exc:
-            log.warning("users.info failed", extra={"error": exc.response.get("error"), "team": team_id})
+        except Exception as exc:  # a name is a nicety: any failure falls back to the user id
+            log.warning("users.info failed", extra={"error": slack_error(exc), "team": team_id})
             return user
         if len(self._users) >= self._max:
             self._users.clear()

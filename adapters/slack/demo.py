@@ -28,8 +28,10 @@ import aiohttp
 from aiohttp import web
 
 from adapters.slack.app import EVENTS_PATH, SlackAdapter
-from bot.messages import ConversationHandler
+from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
+from pipeline.messages import ConversationHandler
+from storage.db import Database
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlackAPI, Message
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,9 +53,14 @@ def demo_settings(api: FakeSlackAPI, data_dir: Path, **overrides: Any) -> Settin
 class SlackScenario:
     """People talking to the adapter through signed HTTP requests; the fake Web API keeps what the bot posted."""
 
-    def __init__(self, api: FakeSlackAPI, settings: Settings, handler: ConversationHandler) -> None:
+    def __init__(self, api: FakeSlackAPI, settings: Settings, handler: ConversationHandler, db: Database) -> None:
         self.api = api
-        self.adapter = SlackAdapter(settings, handler)
+        self.adapter = SlackAdapter(settings)
+        self.delivery = Delivery(  # the production path: inbox → worker → outbox → the adapter's sink
+            db, handler, {"slack": self.adapter.sink}, "demo", fetcher_for=self.adapter.fetcher_for,
+            config=DeliveryConfig(poll_s=0.05),
+        )  # fmt: skip
+        self.adapter.intake = self.delivery
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self._url = ""
@@ -91,12 +98,19 @@ class SlackScenario:
         await self.deliver(event)
         if mention:
             await self.deliver({**event, "type": "app_mention"})
-        await self.adapter.drain(120)
+        await self.settle()
         return ts, event
+
+    async def settle(self) -> None:
+        """Let the delivery worker answer everything stored so far."""
+        await self.adapter.drain(120)
+        while await self.delivery.process_once():
+            pass
 
     async def deliver(self, event: dict[str, Any]) -> int:
         body = json.dumps({"team_id": TEAM, "api_app_id": "A0001", "type": "event_callback",
                            "event_id": f"Ev{next(self._events):06d}", "event_time": int(time.time()),
+                           "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
                            "event": event})  # fmt: skip
         return await self._post(body, "application/json")
 
@@ -116,7 +130,7 @@ class SlackScenario:
                     }  # fmt: skip
                     form = urllib.parse.urlencode({"payload": json.dumps(payload)})
                     await self._post(form, "application/x-www-form-urlencoded")
-                    await self.adapter.drain(120)
+                    await self.settle()
                     return
         raise LookupError(f"no button {label!r} on message {message.ts}")
 
@@ -168,7 +182,7 @@ async def run_demo(data_dir: Path, *, use_e5: bool = True, out: Callable[[str], 
                        page_size=100)  # fmt: skip
     await api.start()
     app = await build_app(demo_settings(api, data_dir), embedder=None if use_e5 else HashingEmbedder())
-    scenario = SlackScenario(api, app.settings, app.service)
+    scenario = SlackScenario(api, app.settings, app.service, app.db)
     try:
         await app.ingest([str(MANUAL)], base_url=DOCS_URL)
         await scenario.start()

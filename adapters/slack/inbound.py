@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Any, cast
 
 from adapters.slack.events import MessageEvent, mentions, strip_mention, team_of, to_datetime
-from adapters.slack.sink import slack_thread_ref
-from bot.messages import Inbound, InboundKind, ThreadRef
+from adapters.slack.sink import ASK_COMMAND, slack_thread_ref
+from pipeline.messages import Inbound, InboundKind, ThreadRef
 
 PLATFORM = "slack"
 
@@ -73,3 +75,25 @@ def action_inbound(body: dict[str, Any]) -> tuple[Inbound, ThreadRef]:
         mentioned=True,
     )
     return inbound, slack_thread_ref(team, channel, thread_ts, inbound.user_id)
+
+
+class Refusal(Enum):
+    """Why a /ask is answered at once, privately, instead of being stored."""
+
+    EMPTY = "empty"
+
+
+def command_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbound, ThreadRef] | Refusal:
+    """A `/ask question` command. The question is not posted yet (the worker that claims it posts it and answers
+    in its thread), so the message id is the command's `trigger_id` until then and the ref is marked `ASK_COMMAND`."""
+    question = str(body.get("text") or "").strip()
+    if not question:
+        return Refusal.EMPTY
+    team, channel, user = team_of(body), str(body.get("channel_id") or ""), str(body.get("user_id") or "")
+    inbound = Inbound(
+        platform=PLATFORM, workspace_id=team, channel_id=channel, thread_id=None,
+        message_id=f"ask-{body.get('trigger_id') or ''}", user_id=user, user_name="",
+        text=question, ts=datetime.now(UTC), mentioned=True,
+    )  # fmt: skip
+    ref = slack_thread_ref(team, channel, "", user, bot_user_id=bot_user_id)
+    return inbound, replace(ref, extra=(*ref.extra, (ASK_COMMAND, "1")))

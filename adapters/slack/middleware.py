@@ -1,36 +1,106 @@
-"""The adapter's one global middleware: drop what is not a person talking, and drop repeat deliveries."""
+"""The adapter's one global middleware: ignore what is not a person talking, store the rest, then acknowledge.
+
+    person's message / press of our button / /ask  →  `Inbound` → intake.accept (the durable inbox) → 200
+    the write fails                                   →  500 (not acknowledged: Slack delivers again)
+
+No Slack Web API call happens on this path: the worker that claims the event shows progress and answers.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
-from adapters.slack.dedupe import RecentKeys
-from adapters.slack.events import delivery_key, ignorable
+from adapters.slack.blocks import ACTION_PREFIX
+from adapters.slack.events import ignorable
+from adapters.slack.inbound import Refusal, action_inbound, command_inbound, message_inbound
+from adapters.slack.wording import wording
+from bot.input_check import check_question
+from bot.settings import Settings
+from pipeline.locales import texts
+from pipeline.messages import Inbound, Intake, ThreadRef
 
 log = logging.getLogger(__name__)
 
+PASS_ON_EVENTS = frozenset({"assistant_thread_started", "assistant_thread_context_changed"})  # bolt listeners
 
-class IgnoreAndDedupe(AsyncMiddleware):
-    """Acknowledges and stops bots' messages, edits/deletions and any delivery seen before (Slack retries,
-    Socket Mode redelivery with a new envelope id, the `app_mention` + `message` pair for one message)."""
 
-    def __init__(self, seen: RecentKeys) -> None:
-        self._seen = seen
+class StoreThenAck(AsyncMiddleware):
+    """Acknowledges only what is stored (or what is not for the bot at all); bolt has verified the signature."""
+
+    def __init__(self, settings: Settings, intake: Callable[[], Intake | None]) -> None:
+        self._settings = settings
+        self._intake = intake
 
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
     ) -> BoltResponse:
-        body = req.body
-        if ignorable(body, req.context.bot_user_id, req.context.bot_id):
-            return BoltResponse(status=200, body="")
-        key = delivery_key(body)
-        if key is not None and not self._seen.first_time(key):
-            retry = req.headers.get("x-slack-retry-num", [None])[0]
-            log.info("duplicate delivery dropped", extra={"kind": key.split(":", 1)[0], "retry_num": retry})
-            return BoltResponse(status=200, body="")
+        body: dict[str, Any] = req.body
+        bot_user = req.context.bot_user_id or _bot_user_of(body)
+        if ignorable(body, bot_user, req.context.bot_id):
+            return _ok()
+        event = body.get("event")
+        if isinstance(event, dict):
+            if event.get("type") in PASS_ON_EVENTS:
+                return await next()
+            parsed = message_inbound(body, bot_user)
+            return await self._store(parsed, kind="message") if parsed is not None else _ok()
+        if body.get("type") == "block_actions":
+            action = (body.get("actions") or [{}])[0]
+            if not str(action.get("action_id") or "").startswith(ACTION_PREFIX):
+                return _ok()
+            return await self._store(action_inbound(body), kind="action")
+        if body.get("command") == self._settings.slack_ask_command:
+            return await self._ask(body, bot_user)
         return await next()
+
+    async def _ask(self, body: dict[str, Any], bot_user: str | None) -> BoltResponse:
+        """/ask: refuse what cannot be asked right away, privately, before anything is posted in the channel."""
+        parsed = command_inbound(body, bot_user)
+        if isinstance(parsed, Refusal):
+            return _ephemeral(wording(None).usage_ask.format(command=self._settings.slack_ask_command))
+        inbound = parsed[0]
+        if not self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id).allowed:
+            return _ephemeral(texts(None).channel_not_allowed)
+        checked = check_question(parsed[0].text, max_chars=self._settings.max_question_chars)
+        if checked.problem is not None:
+            limit = self._settings.max_question_chars
+            return _ephemeral(getattr(texts(None), checked.problem.value).format(limit=limit))
+        return await self._store(parsed, kind="command")
+
+    async def _store(self, parsed: tuple[Inbound, ThreadRef], *, kind: str) -> BoltResponse:
+        intake = self._intake()
+        if intake is None:  # not wired yet: refuse, so Slack delivers again
+            log.warning("slack event refused: no intake", extra={"kind": kind})
+            return BoltResponse(status=503, body="")
+        try:
+            await intake.accept(*parsed)
+        except Exception as exc:
+            log.error("slack event not stored; not acknowledged", extra={"kind": kind, "error": type(exc).__name__})
+            return BoltResponse(status=500, body="")
+        return _ok()
+
+
+def _bot_user_of(body: dict[str, Any]) -> str | None:
+    """The bot's user id as the Events API states it (`authorizations[0].user_id` of the bot installation)."""
+    authorizations = body.get("authorizations") or []
+    first = authorizations[0] if authorizations and isinstance(authorizations[0], dict) else {}
+    user = first.get("user_id") if first.get("is_bot", True) else None
+    return str(user) if user else None
+
+
+def _ok() -> BoltResponse:
+    return BoltResponse(status=200, body="")
+
+
+def _ephemeral(text: str) -> BoltResponse:
+    """A command's answer only the person who typed it sees (slash command responses are ephemeral by default)."""
+    return BoltResponse(
+        status=200, body=json.dumps({"text": text}), headers={"content-type": "application/json;charset=utf-8"}
+    )

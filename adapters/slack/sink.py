@@ -1,24 +1,34 @@
 """Posting replies into Slack threads: `SlackReplySink.post(ref, reply)` implements `bot.messages.ReplySink`, so the
-durable outbox (`bot.delivery.Delivery`) can drive it; `mark_choice` shows a pressed button's choice."""
+durable outbox (`bot.delivery.Delivery`) can drive it. The worker that claimed an event also calls `prepare` (post
+a /ask question, resolve the asker's name), `show_progress` / `clear_progress` and, after an accepted press,
+`show_choice` — which rebuilds the message from what Slack holds, never from the press's payload."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage, render_chosen, render_placeholder, render_reply, render_text
-from adapters.slack.client import ClientFor
+from adapters.slack.blocks import (
+    ACTION_PREFIX,
+    SlackMessage,
+    render_chosen,
+    render_placeholder,
+    render_reply,
+    render_text,
+)
+from adapters.slack.client import ClientFor, SlackUser, UserDirectory, slack_error
+from adapters.slack.events import to_datetime
 from adapters.slack.mrkdwn import inert
 from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
-from bot.delivery import DeliveryRejected
-from bot.messages import Reply, ReplyKind, ThreadRef
 from pipeline.locales import texts
+from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +39,9 @@ HANDOVER_REASON = "human_requested"
 ASKER = "asker"  # ThreadRef.extra: the Slack user id replies concern (ephemerals, hand-over mentions)
 ASSISTANT = "assistant"  # ThreadRef.extra: "1" in an assistant thread (progress is the thread status)
 BOT_USER = "bot_user"  # ThreadRef.extra: the bot's own user id in that workspace (for reading threads)
+PROGRESS_BLOCK = "docbot_progress"  # the block id that marks our placeholder in a thread
+NAME_TIMEOUT_S = 3.0  # users.info for the asker's display name, before handling without it
+ASK_COMMAND = "ask_command"  # ThreadRef.extra: "1" for a stored /ask whose question is not posted yet
 
 # Slack errors that no retry will fix: the outbox stops trying (DeliveryRejected).
 PERMANENT_ERRORS = frozenset({
@@ -74,10 +87,35 @@ class SlackReplySink:
         *,
         support_mention: str | None = None,
         stream_interval_s: float = MIN_INTERVAL_S,
+        users: UserDirectory | None = None,
+        progress_allowed: Callable[[ThreadRef], bool] = lambda ref: True,
     ) -> None:
         self._client_for = client_for
         self._support = support_mention
         self._stream_interval_s = stream_interval_s
+        self._users = users or UserDirectory(client_for)
+        self._progress_allowed = progress_allowed
+
+    async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
+        """Before a claimed event is handled: post a /ask question in the channel (its thread is where the answer
+        goes) and fill in the asker's display name. Raises when the question cannot be posted (retried)."""
+        try:  # the name is a nicety; the question must not wait long for it
+            user = await asyncio.wait_for(self._users.get(ref.workspace_id, inbound.user_id), NAME_TIMEOUT_S)
+        except TimeoutError:
+            user = SlackUser(id=inbound.user_id, name=inbound.user_id)
+        if not inbound.user_name or inbound.user_name == inbound.user_id:
+            inbound = dataclasses.replace(inbound, user_name=user.name)
+        if ref_extra(ref, ASK_COMMAND) != "1":
+            return inbound, ref
+        client = await self._client_for(ref.workspace_id)
+        asked = texts(user.locale).user_asked.format(user=f"<@{inbound.user_id}>")
+        posted = await client.chat_postMessage(
+            channel=ref.channel_id, text=f"{asked} {inert(inbound.text)}", unfurl_links=False
+        )
+        ts = str(posted["ts"])
+        inbound = dataclasses.replace(inbound, thread_id=None, message_id=ts, ts=to_datetime(ts))
+        extra = tuple(e for e in ref.extra if e[0] != ASK_COMMAND)
+        return inbound, dataclasses.replace(ref, thread_id=ts, extra=extra)
 
     def open_stream(self, ref: ThreadRef) -> SlackAnswerStream:
         """A stream of the answer into the thread (chat.startStream/appendStream/stopStream), appends throttled to
@@ -95,7 +133,7 @@ class SlackReplySink:
         try:
             return await self._deliver(ref, reply)
         except SlackApiError as exc:
-            error = str(exc.response.get("error"))
+            error = slack_error(exc)
             if error in PERMANENT_ERRORS:
                 raise DeliveryRejected(error) from exc
             raise
@@ -118,31 +156,35 @@ class SlackReplySink:
             await self._post(client, ref, message)
         return first_ts
 
-    async def mark_choice(
-        self,
-        ref: ThreadRef,
-        message_ts: str,
-        chosen_label: str,
-        *,
-        block_id: str | None = None,
-        original_blocks: Sequence[dict[str, Any]] | None = None,
-        language: str | None = None,
-    ) -> None:
-        """Show the choice on the message that carried the buttons and take those buttons away."""
+    async def show_choice(
+        self, ref: ThreadRef, message_id: str, action_id: str, chosen_label: str, language: str | None
+    ) -> bool:
+        """Show an accepted choice on the message that carries its button, and take those buttons away.
+
+        The message is read back from Slack in the event's own thread and must carry a button whose value is
+        `action_id`; otherwise (a forged message ts, another thread's message) nothing is changed (False)."""
         client = await self._client_for(ref.workspace_id)
-        if original_blocks is None:
-            original_blocks = await self._blocks_of(client, ref, message_ts)
-        blocks = list(original_blocks)
+        blocks = await self._blocks_of(client, ref, message_id)
+        block_id = _block_with_button(blocks, action_id)
+        if block_id is None:
+            log.warning("choice not shown: the message does not carry that button", extra={"channel": ref.channel_id})
+            return False
         updated = render_chosen(blocks, chosen_label, language, block_id)
         text = texts(language).you_chose.format(label=inert(chosen_label))
-        await client.chat_update(channel=ref.channel_id, ts=message_ts, text=text, blocks=updated)
+        await client.chat_update(channel=ref.channel_id, ts=message_id, text=text, blocks=updated)
+        return True
 
     async def notify(self, ref: ThreadRef, text: str) -> str:
         """An ephemeral line for the asker only (already-safe mrkdwn)."""
         return await self._ephemeral(await self._client_for(ref.workspace_id), ref, text)
 
     async def show_progress(self, ref: ThreadRef, language: str | None) -> ThreadRef:
-        """A visible sign that work started: the assistant status, or a placeholder message in the thread."""
+        """A visible sign that work started: the assistant status, or a placeholder message in the thread
+        (none in a channel the bot does not answer in: its notice is ephemeral)."""
+        if not self._progress_allowed(ref):
+            return ref
+        if language is None and (asker := ref_extra(ref, ASKER)):
+            language = (await self._users.get(ref.workspace_id, asker)).locale
         client = await self._client_for(ref.workspace_id)
         if is_assistant(ref):
             try:
@@ -151,10 +193,25 @@ class SlackReplySink:
                 )
                 return ref
             except SlackApiError as exc:
-                log.info("assistant status unavailable", extra={"error": exc.response.get("error")})
+                log.info("assistant status unavailable", extra={"error": slack_error(exc)})
                 ref = dataclasses.replace(ref, extra=tuple(e for e in ref.extra if e[0] != ASSISTANT))
-        ts = await self._post(client, ref, render_placeholder(language))
+        placeholder = render_placeholder(language)
+        marked = [{**block, "block_id": PROGRESS_BLOCK} for block in placeholder.blocks[:1]] + placeholder.blocks[1:]
+        ts = await self._post(client, ref, SlackMessage(placeholder.text, marked))
         return dataclasses.replace(ref, placeholder_id=ts)
+
+    async def find_progress(self, ref: ThreadRef) -> ThreadRef:
+        """A placeholder of ours already in the thread that no reply replaced (an attempt that crashed, or whose
+        post succeeded after we stopped waiting): the reply should replace it rather than add a second post."""
+        if ref.placeholder_id or not ref.thread_id:
+            return ref
+        client = await self._client_for(ref.workspace_id)
+        response = await client.conversations_replies(channel=ref.channel_id, ts=ref.thread_id, limit=100)
+        for message in response.get("messages") or []:
+            ours = message.get("bot_id") or message.get("user") == ref_extra(ref, BOT_USER)
+            if ours and any(b.get("block_id") == PROGRESS_BLOCK for b in message.get("blocks") or []):
+                return dataclasses.replace(ref, placeholder_id=str(message["ts"]))
+        return ref
 
     async def clear_progress(self, ref: ThreadRef) -> None:
         """Remove the progress sign when no answer follows (the message was not for the bot)."""
@@ -164,8 +221,8 @@ class SlackReplySink:
                 await client.chat_delete(channel=ref.channel_id, ts=ref.placeholder_id)
             elif is_assistant(ref):
                 await client.assistant_threads_setStatus(channel_id=ref.channel_id, thread_ts=ref.thread_id, status="")
-        except SlackApiError as exc:
-            log.warning("clearing progress failed", extra={"error": exc.response.get("error")})
+        except Exception as exc:
+            log.warning("clearing progress failed", extra={"error": slack_error(exc)})
 
     async def _first(self, client: AsyncWebClient, ref: ThreadRef, message: SlackMessage) -> str:
         if ref.placeholder_id:
@@ -175,7 +232,11 @@ class SlackReplySink:
                 )
                 return ref.placeholder_id
             except SlackApiError as exc:  # the placeholder was deleted meanwhile: post instead
-                log.info("placeholder update failed", extra={"error": exc.response.get("error")})
+                error = slack_error(exc)
+                if not error.startswith("http_") and error not in ("ratelimited",):
+                    log.info("placeholder update failed", extra={"error": error})
+                else:
+                    raise  # a transient failure: the outbox retries the whole reply
         return await self._post(client, ref, message)
 
     async def _post(self, client: AsyncWebClient, ref: ThreadRef, message: SlackMessage) -> str:
@@ -206,6 +267,18 @@ class SlackReplySink:
             if message.get("ts") == message_ts:
                 return list(message.get("blocks") or [])
         return []
+
+
+def _block_with_button(blocks: Sequence[dict[str, Any]], action_id: str) -> str | None:
+    """The block id of the actions block holding our button whose value is `action_id`, if any."""
+    for block in blocks:
+        if block.get("type") != "actions":
+            continue
+        for element in block.get("elements") or []:
+            ours = str(element.get("action_id") or "").startswith(ACTION_PREFIX)
+            if ours and element.get("value") == action_id:
+                return str(block.get("block_id") or "")
+    return None
 
 
 def _section(mrkdwn: str) -> dict[str, Any]:

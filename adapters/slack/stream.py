@@ -18,7 +18,7 @@ from collections.abc import Callable
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.client import ClientFor
-from bot.messages import ThreadRef
+from pipeline.messages import ThreadRef
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from bot.delivery import (
     fetchers_by_platform,
     language_of_thread,
 )
-from bot.messages import ActionOutcome, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from pipeline.locales import texts
+from pipeline.messages import ActionOutcome, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from pipeline.types import ActionKind
 from storage.db import Database
 from storage.inbox import Inbox

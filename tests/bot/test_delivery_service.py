@@ -11,7 +11,7 @@ import pytest
 
 from bot.app import App
 from bot.delivery import Delivery
-from bot.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
+from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
 from pipeline.types import ActionKind
 from storage.inbox import Inbox
 from storage.outbox import Outbox

@@ -14,7 +14,7 @@ import pytest
 
 from bot.app import App
 from tests.adapters.slack.conftest import SECRET, USERS, mention_event, signed_headers
-from tests.fakes.slack_api import FakeSlackAPI
+from tests.fakes.slack_api import FakeSlackAPI, Message
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -64,9 +64,12 @@ async def test_run_answers_a_slack_mention_through_the_outbox_and_serves_health(
             for _ in range(2):  # Slack retried: still one answer
                 async with http.post(f"{base}/slack/events", data=body, headers=signed_headers(body)) as response:
                     assert response.status == 200
-            await until(lambda: api.bot_messages("C1", thread_ts="1700000100.000100"))
-            await asyncio.sleep(0.5)
-            [answer] = [m for m in api.bot_messages("C1", thread_ts="1700000100.000100") if "E-2041" in str(m.blocks)]
+            def answers() -> list[Message]:
+                return [m for m in api.bot_messages("C1", thread_ts="1700000100.000100") if "E-2041" in str(m.blocks)]
+
+            await until(answers)  # the placeholder turned into the answer (no fixed sleep)
+            [answer] = answers()
+            assert len(api.bot_messages("C1", thread_ts="1700000100.000100")) == 1
             assert "errors.md#e-2041" in str(answer.blocks)
 
             async with http.get(f"{base}/readyz") as response:

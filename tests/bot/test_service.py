@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.messages import Reply, ReplyKind
 from bot.settings import ChannelPolicy, FollowMode
+from pipeline.messages import Reply, ReplyKind
 from pipeline.types import ActionKind, HistoryMessage
 from tests.bot.conftest import inbound
 
@@ -29,8 +29,22 @@ async def test_a_question_gets_an_answer_citing_the_right_section(app: App) -> N
     assert "errors.md#e-2041" in reply.citations[0].url
     assert "[1]" in reply.text
     kinds = [a.kind for a in reply.actions]
-    assert kinds == [ActionKind.HELPFUL, ActionKind.NOT_HELPFUL, ActionKind.HUMAN]
+    assert kinds == [ActionKind.HELPFUL, ActionKind.NOT_HELPFUL]  # no support person configured: no "Ask a human"
     assert reply.summary is not None and reply.summary.chunks_retrieved > 0
+
+
+async def test_ask_a_human_is_offered_only_with_a_support_person_and_says_so_honestly(
+    make_app: Callable[..., Any],
+) -> None:
+    """Issue 12 item 10: "I've asked a person" was said with nobody configured to ask."""
+    with_support: App = await make_app(slack_support_mention="<!subteam^S1>")
+    question = inbound("What does error E-2041 mean?")
+    reply = await with_support.service.handle_message(question)
+    assert reply is not None and [a.kind for a in reply.actions][-1] is ActionKind.HUMAN
+    pressed = await with_support.service.handle_action(
+        inbound("", thread=question.message_id, action_id=_action(reply, ActionKind.HUMAN))
+    )
+    assert pressed.reply is not None and pressed.reply.reason == "human_requested"
 
 
 async def test_a_question_in_russian_is_answered_in_russian_from_english_docs(app: App) -> None:

@@ -135,6 +135,9 @@ class FakeDiscordREST:
                 return 201, self._thread(channel_id, body, thread_id=message_id)
             case "POST", ["channels", channel_id, "threads"]:
                 return 201, self._thread(channel_id, body, thread_id=p.snowflake())
+            case "GET", ["channels", channel_id, "messages", message_id]:
+                found = self.messages.get(message_id)
+                return (200, found) if found else (404, {"message": "Unknown Message", "code": 10008})
             case "GET", ["channels", channel_id, "messages"]:
                 history = sorted(self.channel_messages(channel_id), key=lambda m: int(m["id"]), reverse=True)
                 return 200, history

@@ -35,10 +35,15 @@ class Call:
 
 @dataclass
 class Failure:
+    """A scripted failure: `status` with a JSON error, or `html` (a proxy's error page, not JSON), or `mode`
+    "hang" (never answers) / "reset" (drops the connection)."""
+
     status: int = 429
     error: str = "ratelimited"
     retry_after: int | None = 0
     times: int = 1
+    html: bool = False
+    mode: str = "answer"  # "answer" | "hang" | "reset"
 
 
 @dataclass
@@ -78,6 +83,8 @@ class FakeSlackAPI:
         self.socket_url: str | None = None
         self.failures: dict[str, list[Failure]] = defaultdict(list)
         self._clock = itertools.count(1)
+        self._released = asyncio.Event()
+        self.chaos: Callable[[str], Failure | None] | None = None  # a fault for any call, chosen by the test
         self._base_ts = 1_790_000_000
         self._runner: web.AppRunner | None = None
         self._changed = asyncio.Event()
@@ -95,6 +102,7 @@ class FakeSlackAPI:
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     async def close(self) -> None:
+        self._released.set()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -155,13 +163,26 @@ class FakeSlackAPI:
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ") if auth else args.pop("token", None)
         scripted = self.failures.get(method)
+        failure: Failure | None = None
         if scripted:
             failure = scripted[0]
             failure.times -= 1
             if failure.times <= 0:
                 scripted.pop(0)
+        elif self.chaos is not None:
+            failure = self.chaos(method)
+        if failure is not None:
             self.calls.append(Call(method, args, token, failure.status))
+            if failure.mode == "hang":
+                await self._released.wait()  # until the fake closes
+            if failure.mode == "reset":
+                assert request.transport is not None
+                request.transport.abort()
+                raise ConnectionResetError("fake connection reset")
             headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            if failure.html:
+                page = "<html><body><h1>500 Internal Server Error</h1></body></html>"
+                return web.Response(text=page, status=failure.status, content_type="text/html", headers=headers)
             return web.json_response({"ok": False, "error": failure.error}, status=failure.status, headers=headers)
         self.calls.append(Call(method, args, token, 200))
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)

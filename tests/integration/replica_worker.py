@@ -23,8 +23,8 @@ import aiohttp
 from aiohttp import web
 
 from bot.delivery import Delivery, DeliveryConfig
-from bot.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from bot.scheduler import JobSpec, LeasedScheduler
+from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from storage.db import Database
 from storage.inbox import Inbox, inbound_from_json
 from storage.leases import JobLeases

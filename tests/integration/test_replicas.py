@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy import text
 
-from bot.messages import Inbound, InboundKind, ThreadRef
+from pipeline.messages import Inbound, InboundKind, ThreadRef
 from storage.db import Database
 from storage.inbox import inbound_to_json
 from storage.outbox import ref_to_json

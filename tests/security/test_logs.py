@@ -11,7 +11,7 @@ import pytest
 
 from bot.app import App
 from bot.delivery import Delivery
-from bot.messages import Reply, ThreadRef
+from pipeline.messages import Reply, ThreadRef
 from storage.db import Database
 from tests.fakes.openai_server import ScriptedOpenAI, unauthorized
 from tests.security.conftest import ask

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
+from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
 from storage.db import Database
 from storage.inbox import PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
 from storage.outbox import Outbox, OutgoingReply
@@ -209,3 +209,33 @@ async def test_purge_removes_only_settled_old_events(inbox: Inbox, clock: Clock)
     assert await inbox.purge(older_than=clock.now - timedelta(seconds=60)) == 1
     assert await inbox.counts() == {"pending": 2}
     assert await inbox.put(message(1), ref_for(message(1))) is False
+
+
+async def test_one_conversation_runs_one_event_at_a_time_in_platform_order(inbox: Inbox, clock: Clock) -> None:
+    """Issue 12 item 8: two messages of one thread never run at once on any replica, and a follow-up that reached
+    the inbox before its thread's first message waits for it (it cannot be handled in a thread not yet started)."""
+    root = message(1)
+    follow_up = message(2, thread=root.message_id)
+    elsewhere = message(3)
+    assert await inbox.put(follow_up, ref_for(follow_up))  # delivered first
+    assert await inbox.put(root, ref_for(root))
+    assert await inbox.put(elsewhere, ref_for(elsewhere))
+    first = await inbox.claim("replica-1", 30, limit=10)
+    assert sorted(item.key for item in first) == sorted([root.dedup_key, elsewhere.dedup_key])
+    assert await inbox.claim("replica-2", 30, limit=10) == []  # the follow-up waits for the root, wherever it runs
+    [root_item] = [item for item in first if item.key == root.dedup_key]
+    assert await inbox.complete(root_item) == []
+    [second] = await inbox.claim("replica-2", 30, limit=10)
+    assert second.key == follow_up.dedup_key
+
+
+async def test_a_lapsed_claim_does_not_let_a_later_message_overtake(inbox: Inbox, clock: Clock) -> None:
+    root = message(1)
+    follow_up = message(2, thread=root.message_id)
+    for event in (root, follow_up):
+        assert await inbox.put(event, ref_for(event))
+    [held] = await inbox.claim("replica-1", 5)
+    assert held.key == root.dedup_key
+    clock.advance(10)  # replica-1 died: its lease lapsed
+    [taken_over] = await inbox.claim("replica-2", 5, limit=10)
+    assert taken_over.key == root.dedup_key  # the root again, not the follow-up

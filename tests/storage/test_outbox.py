@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
+from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
 from pipeline.types import ActionKind
 from storage.db import Database
 from storage.outbox import Outbox, OutgoingReply, ref_from_json, ref_to_json, reply_from_json, reply_to_json

@@ -10,8 +10,7 @@ import pytest
 from adapters.discord.buttons import ButtonRef
 from adapters.discord.client import DocbotClient
 from adapters.discord.sink import discord_thread_ref
-from bot.delivery import DeliveryRejected
-from bot.messages import ActionOutcome, Citation, InboundKind, Reply, ReplyAction, ReplyKind
+from pipeline.messages import ActionOutcome, Citation, DeliveryRejected, InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.fakes import discord_payloads as p

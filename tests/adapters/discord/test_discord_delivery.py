@@ -6,7 +6,7 @@ import pytest
 
 from adapters.discord.client import DocbotClient
 from bot.delivery import Delivery
-from bot.messages import Inbound, Reply, ReplyKind, ThreadFetcher
+from pipeline.messages import Inbound, Reply, ReplyKind, ThreadFetcher
 from storage.db import Database
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.fakes import discord_payloads as p
@@ -67,3 +67,38 @@ async def test_fetcher_for_reads_an_existing_thread_but_not_a_new_one(world: Dis
     await delivery.process_once()
 
     assert histories == [-1, 1]  # the new thread has nothing to read; then the bot's answer is history
+
+
+async def test_a_press_is_stored_then_deferred_and_only_an_accepted_one_changes_the_message(
+    world: DiscordWorld, db: Database
+) -> None:
+    """Issue 12 item 4 on Discord: the press used to rewrite the message (UPDATE_MESSAGE) before any check."""
+    from pipeline.messages import ActionOutcome
+    from tests.adapters.discord.test_discord_client import clarification
+
+    accepted = {"opt-voice": True, "opt-basic": False}
+    handler = FakeHandler(
+        on_message=lambda inbound: clarification(),
+        on_action=lambda inbound: ActionOutcome(accepted=accepted[inbound.action_id or ""], chosen_label="Voice",
+                                                notice=None if accepted[inbound.action_id or ""] else "expired"),
+    )  # fmt: skip
+    client, delivery = await logged_in(world, handler, db)
+    question = p.message(world.channel_id, world.alice, f"{world.mention()} it broke", guild_id=world.guild_id,
+                         mentions=[world.bot])  # fmt: skip
+    await world.deliver_message(client, question)
+    await delivery.process_once()
+    [clarifying] = world.bot_messages(question["id"])
+    voice, basic = world.custom_ids(clarifying)
+
+    await world.press(client, clarifying["id"], basic, world.alice)  # refused by the service
+    callbacks = world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")
+    assert [c.body["type"] for c in callbacks] == [6]  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed
+    await delivery.process_once()
+    await delivery.sweep()
+    assert world.rest.find("PATCH", rf"/channels/\d+/messages/{clarifying['id']}") == []
+
+    await world.press(client, clarifying["id"], voice, world.alice)  # accepted
+    await delivery.process_once()
+    [edit] = world.rest.find("PATCH", rf"/channels/\d+/messages/{clarifying['id']}")
+    buttons = [c for row in edit.body["components"] for c in row["components"]]
+    assert all(b["disabled"] for b in buttons) and buttons[0]["label"].endswith("Voice remote")

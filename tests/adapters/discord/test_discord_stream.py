@@ -12,8 +12,8 @@ import pytest
 from adapters.discord.sink import DiscordReplySink, discord_thread_ref
 from adapters.discord.stream import WRITING_MARK, DiscordAnswerStream
 from bot.delivery import Delivery, DeliveryConfig
-from bot.messages import Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
 from pipeline.envelope import StreamCallback
+from pipeline.messages import Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
 from pipeline.types import ActionKind
 from storage.db import Database
 from tests.adapters.discord.world import DiscordWorld, FakeHandler

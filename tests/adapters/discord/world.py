@@ -9,8 +9,8 @@ from typing import Any
 
 from adapters.discord.api_url import use_api_url
 from adapters.discord.client import DocbotClient
-from bot.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
 from bot.settings import Settings
+from pipeline.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
 from pipeline.types import HistoryMessage
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_rest import FakeDiscordREST

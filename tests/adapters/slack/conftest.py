@@ -10,6 +10,7 @@ import time
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -17,9 +18,11 @@ import pytest
 from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
-from bot.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
+from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
+from pipeline.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
 from pipeline.types import ActionKind, HistoryMessage
+from storage.db import Database
 from tests.adapters.slack.contract import assert_calls_valid, load_spec
 from tests.conftest import SHARED_DATA
 from tests.fakes.slack_api import TEAM, FakeSlackAPI
@@ -158,6 +161,7 @@ class Harness:
     adapter: SlackAdapter
     url: str
     session: aiohttp.ClientSession
+    delivery: Delivery
 
     async def post_json(self, body: dict[str, Any], headers: dict[str, str] | None = None,
                         retry_num: int | None = None) -> aiohttp.ClientResponse:
@@ -180,10 +184,38 @@ class Harness:
         return status
 
     async def settle(self) -> None:
+        """Let the delivery worker handle everything stored so far (the production path: inbox → worker → sink)."""
         await self.adapter.drain(10)
+        while await self.delivery.process_once():
+            pass
+        await self.delivery.sweep()
 
 
 MakeHarness = Callable[..., Awaitable[Harness]]
+
+
+@dataclass
+class Wired:
+    delivery: Delivery
+    db: Database
+
+    async def settle(self, adapter: SlackAdapter) -> None:
+        await adapter.drain(10)
+        while await self.delivery.process_once():
+            pass
+
+    async def close(self) -> None:
+        await self.db.dispose()
+
+
+async def wire(adapter: SlackAdapter, handler: Any, folder: Path) -> Wired:
+    """The production wiring for an adapter built by hand: a Delivery on SQLite as its intake."""
+    db = Database(f"sqlite+aiosqlite:///{folder / 'wired.db'}")
+    await db.migrate()
+    delivery = Delivery(db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
+                        config=DeliveryConfig(poll_s=0.02))  # fmt: skip
+    adapter.intake = delivery
+    return Wired(delivery, db)
 
 
 @pytest.fixture
@@ -210,15 +242,24 @@ def make_settings(api: FakeSlackAPI, **overrides: Any) -> Settings:
 
 
 @pytest.fixture
-async def make_harness(slack_api: FakeSlackAPI) -> AsyncIterator[MakeHarness]:
+async def make_harness(slack_api: FakeSlackAPI, tmp_path: Path) -> AsyncIterator[MakeHarness]:
     runners: list[web.AppRunner] = []
     sessions: list[aiohttp.ClientSession] = []
     adapters: list[SlackAdapter] = []
+    databases: list[Database] = []
 
     async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, **overrides: Any) -> Harness:
         settings = make_settings(slack_api, **overrides)
         handler = FakeHandler(settings, delay_s=handler_delay_s)
-        adapter = SlackAdapter(settings, handler, progress_delay_s=progress_delay_s)
+        db = Database(f"sqlite+aiosqlite:///{tmp_path / f'slack{len(databases)}.db'}")
+        await db.migrate()
+        databases.append(db)
+        adapter = SlackAdapter(settings)
+        delivery = Delivery(
+            db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
+            config=DeliveryConfig(poll_s=0.02, progress_delay_s=progress_delay_s),
+        )  # fmt: skip
+        adapter.intake = delivery
         web_app = web.Application()
         adapter.add_routes(web_app)
         runner = web.AppRunner(web_app, access_log=None)
@@ -230,7 +271,7 @@ async def make_harness(slack_api: FakeSlackAPI) -> AsyncIterator[MakeHarness]:
         runners.append(runner)
         sessions.append(session)
         adapters.append(adapter)
-        return Harness(slack_api, handler, adapter, f"http://127.0.0.1:{port}/slack/events", session)
+        return Harness(slack_api, handler, adapter, f"http://127.0.0.1:{port}/slack/events", session, delivery)
 
     yield build
     for adapter in adapters:
@@ -239,3 +280,5 @@ async def make_harness(slack_api: FakeSlackAPI) -> AsyncIterator[MakeHarness]:
         await session.close()
     for runner in runners:
         await runner.cleanup()
+    for db in databases:
+        await db.dispose()

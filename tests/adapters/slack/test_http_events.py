@@ -176,11 +176,13 @@ async def test_handler_failure_replaces_placeholder_with_apology(make_harness: M
         raise RuntimeError("pipeline exploded")
 
     h.handler.script = boom  # type: ignore[assignment]
+    h.delivery.inbox.max_attempts = 1  # give up at once (retries with backoff are the inbox's own tests)
     ts = h.api.seed("C1", MENTION, user="UALICE")
     await h.post_json(mention_event(ts))
     await h.settle()
-    [reply] = h.api.bot_messages("C1")
+    [reply] = h.api.bot_messages("C1")  # the placeholder went; the apology stayed
     assert "went wrong" in reply.text
+    assert any(b["type"] == "actions" for b in reply.blocks)  # with a Try-again button
 
 
 async def test_twenty_thousand_character_answer_is_split_within_limits(make_harness: MakeHarness) -> None:
@@ -228,13 +230,11 @@ async def test_assistant_thread_shows_status_and_answers_in_the_thread(make_harn
     assert h.handler.messages[0].mentioned  # a DM is always addressed to the bot
 
 
-async def test_events_are_acknowledged_before_the_slow_answer(make_harness: MakeHarness) -> None:
+async def test_events_are_acknowledged_once_stored_without_any_web_api_call(make_harness: MakeHarness) -> None:
     h = await make_harness(handler_delay_s=2.0)
     ts = h.api.seed("C1", MENTION, user="UALICE")
-    started = time.perf_counter()
     response = await h.post_json(mention_event(ts))
-    acked_in = time.perf_counter() - started
-    assert response.status == 200 and acked_in < 1.0  # well before the 2 s answer (slack for a loaded CI box)
-    assert h.api.bot_messages("C1") == [] or "Looking" in h.api.bot_messages("C1")[0].text  # not answered yet
+    assert response.status == 200 and await h.delivery.inbox.counts() == {"pending": 1}
+    assert h.api.calls == [] and h.handler.messages == []  # the ack path touched neither Slack nor the handler
     await h.settle()
     assert "pair" in h.api.bot_messages("C1")[0].text

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from adapters.slack.app import SlackAdapter
 from adapters.slack.installations import database_oauth_stores
-from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event, signed_headers
+from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event, signed_headers, wire
 from tests.fakes.slack_api import FakeSlackAPI
 
 pytestmark = pytest.mark.integration
@@ -24,7 +24,8 @@ async def test_install_then_answer_with_the_installed_token(slack_api: FakeSlack
     settings = make_settings(slack_api, slack_bot_token=None, slack_client_id="111.222",
                              slack_client_secret="client-secret-xyz")
     handler = FakeHandler(settings)
-    adapter = SlackAdapter(settings, handler, installation_store=installations, oauth_state_store=states)
+    adapter = SlackAdapter(settings, installation_store=installations, oauth_state_store=states)
+    wired = await wire(adapter, handler, tmp_path)
     web_app = web.Application()
     adapter.add_routes(web_app)
     runner = web.AppRunner(web_app, access_log=None)
@@ -47,9 +48,10 @@ async def test_install_then_answer_with_the_installed_token(slack_api: FakeSlack
             raw = __import__("json").dumps(mention_event(ts, "<@UBOT0001> hello"))
             async with session.post(f"{base}/slack/events", data=raw, headers=signed_headers(raw)) as event:
                 assert event.status == 200
-            await adapter.drain()
+            await wired.settle(adapter)
     finally:
         await adapter.close()
+        await wired.close()
         await runner.cleanup()
         await engine.dispose()
     assert {c.token for c in slack_api.calls_to("chat.postMessage")} == {"xoxb-installed-token"}

@@ -11,7 +11,7 @@ import pytest
 from adapters.slack.events import delivery_key, ignorable, team_of
 from adapters.slack.inbound import action_inbound, message_inbound
 from adapters.slack.sink import SlackReplySink, is_assistant, ref_extra, slack_thread_ref
-from bot.messages import InboundKind, Reply, ReplyAction, ReplyKind
+from pipeline.messages import InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.slack.conftest import USERS, mention_event, message_event
 from tests.adapters.slack.contract import SPEC_PARTS, assert_calls_valid, load_spec, problems_with
@@ -43,7 +43,7 @@ def test_action_inbound_takes_the_thread_of_the_pressed_message() -> None:
                          "text": {"type": "plain_text", "text": "Remote"}}]}  # fmt: skip
     inbound, ref = action_inbound(body)
     assert (inbound.kind, inbound.action_id, inbound.thread_key) == (InboundKind.ACTION, "opaque-1", "slack:T9:C5:5.0")
-    assert inbound.dedup_key == "slack:T9:C5:5.5:action:opaque-1" and ref_extra(ref, "asker") == "U1"
+    assert inbound.dedup_key == "slack:T9:C5:5.5:action:opaque-1:U1:6.000000" and ref_extra(ref, "asker") == "U1"
     assert delivery_key(body) == "act:T9:C5:5.5:6.0"
 
 

@@ -1,0 +1,272 @@
+"""Neutral messages shared by the adapters, the conversation service and the stores: `Inbound`, `Reply`,
+`ThreadRef`, the intake / reply-sink / progress protocols and the delivery errors.
+
+It sits at the bottom with the pipeline's vocabulary and imports nothing above it, so `adapters/`, `bot/` and
+`storage/` all import it without importing each other. Adapters turn platform events into `Inbound` and render
+`Reply` into Block Kit or Discord components; platform payload shapes never cross this boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from pipeline.envelope import StreamCallback
+from pipeline.types import ActionKind, HistoryMessage
+
+__all__ = [
+    "ActionOutcome",
+    "Citation",
+    "ConversationHandler",
+    "DeliveryRejected",
+    "Inbound",
+    "InboundKind",
+    "Intake",
+    "ProgressSink",
+    "Reply",
+    "ReplyAction",
+    "ReplyKind",
+    "ReplySink",
+    "ReplyStream",
+    "RunSummary",
+    "StreamingConversationHandler",
+    "StreamingSink",
+    "ThreadFetcher",
+    "ThreadRef",
+]
+
+
+class DeliveryRejected(Exception):
+    """Raised by a `ReplySink` when the platform refused a reply for good (channel gone, bot removed):
+    the outbox stops retrying it. Any other exception counts as transient and is retried with backoff."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class InboundKind(StrEnum):
+    MESSAGE = "message"
+    ACTION = "action"  # a button press; `action_id` holds the opaque stored-action id
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    platform: str  # "slack" | "discord" | "console"
+    workspace_id: str  # Slack team id, Discord guild id ("dm" for DMs), "local" for the console
+    channel_id: str
+    thread_id: str | None  # Slack thread_ts / Discord thread id; None when this message starts a new thread
+    message_id: str  # platform message id (Slack ts, Discord snowflake)
+    user_id: str
+    user_name: str
+    text: str
+    ts: datetime  # timezone-aware UTC
+    kind: InboundKind = InboundKind.MESSAGE
+    action_id: str | None = None
+    mentioned: bool = True  # addressed to the bot (mention, /ask, DM); False for plain thread follow-ups
+
+    @property
+    def thread_key(self) -> str:
+        """Stable key of the conversation this message belongs to."""
+        root = self.thread_id or self.message_id
+        return f"{self.platform}:{self.workspace_id}:{self.channel_id}:{root}"
+
+    @property
+    def dedup_key(self) -> str:
+        """Platform-stable id of this event: the same user message or button press always maps to one key.
+        A press is keyed by who pressed and when (the platform's action time): three people pressing "Helpful" are
+        three votes, and a second press is a second event (refused with a notice), while a redelivery is not."""
+        base = f"{self.platform}:{self.workspace_id}:{self.channel_id}:{self.message_id}"
+        if self.kind is InboundKind.ACTION:
+            return f"{base}:action:{self.action_id}:{self.user_id}:{self.ts.timestamp():.6f}"
+        return base
+
+
+class ReplyKind(StrEnum):
+    ANSWER = "answer"
+    CLARIFICATION = "clarification"
+    REFUSAL = "refusal"
+    NOTICE = "notice"  # busy, rate-limited, failure, expired button: a short message, never silence
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    number: int
+    title: str
+    crumbs: tuple[str, ...]
+    url: str
+    chunk_id: str
+    confidence: float
+    text: str = ""  # the cited passage (shortened), for the JSON output contract and tooltips
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """Figures of the pipeline run behind a reply (the `metadata` / `validation` of the output contract)."""
+
+    chunks_retrieved: int = 0
+    search_quality: str | None = None
+    quality_decision: str | None = None
+    total_ms: float = 0.0
+    role_ms: tuple[tuple[str, float], ...] = ()  # (role, ms) summed per role, in first-seen order
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: tuple[str, ...] = ()
+    fallback_notes: tuple[str, ...] = ()  # PipelineResult.fallback_notes: e.g. "response: llm->offline"
+    tokens_estimated: bool = False  # some LLM tokens are our estimate (calls cut before the server reported usage)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyAction:
+    """A button. `id` is an opaque stored-action id; the button value carries nothing else."""
+
+    id: str
+    label: str
+    kind: ActionKind
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the bot says in the thread.
+
+    `text` uses a small neutral markup every adapter can render: paragraphs separated by blank lines,
+    `> ` quoted lines, `- ` bullets, `**bold**`, and citation markers `[n]` that refer to `citations`.
+    """
+
+    kind: ReplyKind
+    text: str
+    language: str
+    conversation_id: str
+    citations: tuple[Citation, ...] = ()
+    actions: tuple[ReplyAction, ...] = ()  # clarification options, then feedback / ask-a-human
+    reason: str | None = None  # machine-readable reason for refusals and notices
+    note: str | None = None  # e.g. "answered without the language model, which was unavailable"
+    cached: bool = False
+    run_id: str | None = None
+    summary: RunSummary | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionOutcome:
+    """Result of a button press: whether it was accepted, the label to show on the original message,
+    and the reply that resuming produced (if any)."""
+
+    accepted: bool
+    chosen_label: str
+    reply: Reply | None = None
+    notice: str | None = None  # why a press was refused (already used, other thread, expired), or a thank-you
+    marks_message: bool = True  # show the choice on the message and take its buttons away (not for feedback)
+
+
+class ThreadFetcher(Protocol):
+    """Reads a thread's earlier messages from the platform (used once per conversation)."""
+
+    async def fetch_thread(self) -> list[HistoryMessage]: ...
+
+
+class ConversationHandler(Protocol):
+    """What adapters call. Implemented by `bot.service.ConversationService`.
+
+    `handle_message` returns None when the message is not for the bot (a follow-up in a thread the bot is not
+    engaged in, a follow-up where the channel's follow mode requires a mention) or was already answered
+    (a duplicate delivery). Otherwise it always returns a Reply, never raises for user mistakes.
+    """
+
+    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None: ...
+
+    async def handle_action(self, inbound: Inbound) -> ActionOutcome: ...
+
+
+class StreamingConversationHandler(ConversationHandler, Protocol):
+    """A handler that can show the answer while it is written (`ConversationService`): `stream` receives the
+    answer text so far; it is only called in LLM mode with streaming enabled."""
+
+    async def handle_message(
+        self, inbound: Inbound, fetcher: ThreadFetcher | None = None, stream: StreamCallback | None = None
+    ) -> Reply | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRef:
+    """Where a reply goes, in neutral terms; stored with outbox rows so a restart can still deliver."""
+
+    platform: str
+    workspace_id: str
+    channel_id: str
+    thread_id: str  # Slack thread_ts / Discord thread (channel) id
+    placeholder_id: str | None = None  # a progress message to update into the answer, if any
+    extra: tuple[tuple[str, str], ...] = ()  # adapter-specific routing data (opaque to the core)
+
+
+class Intake(Protocol):
+    """The durable inbox as adapters see it (`bot.delivery.Delivery`): store the event before acknowledging it;
+    False for a duplicate. Raising means not stored: the adapter must not acknowledge success."""
+
+    async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
+
+
+class ReplySink(Protocol):
+    """Posts replies on one platform; the outbox drives it. Returns the platform message id."""
+
+    async def post(self, ref: ThreadRef, reply: Reply) -> str: ...
+
+
+class ReplyStream(Protocol):
+    """One answer shown while it is written (Slack chat streaming, Discord edits); it throttles on its own.
+
+    Streamed text is ephemeral progress: the final reply (through the outbox) replaces the streamed message, found
+    by the id `finish` returns (put it in `ThreadRef.placeholder_id`).
+    """
+
+    async def update(self, text: str) -> None:
+        """The answer text so far; never raises (a platform failure ends the showing, not the answer)."""
+        ...
+
+    async def finish(self) -> str | None:
+        """End the stream; the id of the streamed message the final reply must replace, None if none was posted."""
+        ...
+
+    async def discard(self) -> None:
+        """Remove the streamed message (no reply will replace it)."""
+        ...
+
+
+@runtime_checkable
+class StreamingSink(Protocol):
+    """A `ReplySink` that can also stream an answer into the thread before the reply is posted."""
+
+    def open_stream(self, ref: ThreadRef) -> ReplyStream: ...
+
+
+@runtime_checkable
+class ProgressSink(Protocol):
+    """What the worker that claimed an event may do on the platform besides posting replies. Only that worker calls
+    these, never the acknowledgement path; progress signs are best effort and never decide whether an event is kept.
+    """
+
+    async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
+        """Anything the platform needs before the event can be handled (post a /ask question, resolve the asker's
+        name); returns the event and ref to use. Raising counts as a transient failure of the event."""
+        ...
+
+    async def show_progress(self, ref: ThreadRef, language: str | None) -> ThreadRef:
+        """A sign that work started (status, placeholder, typing); the ref a reply should replace it through."""
+        ...
+
+    async def clear_progress(self, ref: ThreadRef) -> None:
+        """Remove the sign when no reply follows."""
+        ...
+
+    async def find_progress(self, ref: ThreadRef) -> ThreadRef:
+        """A sign an earlier or interrupted attempt left in the thread, for the reply to replace (ref unchanged
+        when there is none)."""
+        ...
+
+    async def show_choice(
+        self, ref: ThreadRef, message_id: str, action_id: str, chosen_label: str, language: str | None
+    ) -> bool:
+        """Show an accepted button choice on the message carrying `action_id`; False when it carries none."""
+        ...
