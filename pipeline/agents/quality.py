@@ -13,7 +13,7 @@ from typing import ClassVar
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import lexicon, texts
+from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
 from pipeline.types import QualityDecision, Role, SourceReference
 
 
@@ -26,7 +26,10 @@ def untraceable_lines(
 ) -> list[str]:
     """Operator-facing notes, one per line of `answer` that is not backed by a source it cites."""
     words = texts(language)
-    templates = {_folded(t) for t in (words.answer_lead_in, words.no_coverage, words.closest_sections)}
+    templates = {
+        _folded(t)
+        for t in (words.answer_lead_in, words.no_coverage, words.closest_sections, UNSUPPORTED_LANGUAGE)
+    }
     by_number = {s.number: s for s in sources}
     notes: list[str] = []
     lines = answer.splitlines()

@@ -22,7 +22,7 @@ import numpy as np
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import lexicon, texts
+from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
 from pipeline.types import Embedder, QualityDecision, Role, SearchQuality, SourceReference
 
 MIN_SENTENCE_WORDS = 3
@@ -98,10 +98,11 @@ def _units_of(source: SourceReference, wanted: set[str], stop: frozenset[str], l
 
 def no_coverage_answer(language: str | None, sources: tuple[SourceReference, ...], limit: int = 3) -> str:
     words = texts(language)
+    note = "" if is_supported(language) else f"\n\n{UNSUPPORTED_LANGUAGE}"
     if not sources:
-        return words.no_coverage
+        return words.no_coverage + note
     bullets = "\n".join(f"- **{s.title}** [{s.number}]" for s in sources[:limit])
-    return f"{words.no_coverage}\n\n{words.closest_sections}\n{bullets}"
+    return f"{words.no_coverage}\n\n{words.closest_sections}\n{bullets}{note}"
 
 
 MIN_RELATIVE_SIMILARITY = 0.5
@@ -147,6 +148,8 @@ class ResponseAgent:
             return AgentResult(payload.evolve(response=answer), "no quotable block")
         body = "\n\n".join(self._quote(u) for u in picked)
         answer = f"{texts(payload.language).answer_lead_in}\n\n{body}"
+        if not is_supported(payload.language):
+            answer = f"{UNSUPPORTED_LANGUAGE}\n\n{answer}"
         cited = sorted({u.source.number for u in picked})
         kinds = ", ".join(u.kind for u in picked)
         decision = f"extractive, {len(picked)} blocks ({kinds}) citing {cited}"
