@@ -280,3 +280,18 @@ def reflow(block: str) -> str:
             continue
         out[-1] = f"{out[-1]} {stripped}"
     return "\n".join(out)
+
+
+QUESTION_WORDS = frozenset({
+    "what", "what's", "whats", "how", "why", "where", "when", "which", "who", "can", "could", "does", "do", "is",
+    "are", "should", "will", "qué", "cómo", "cuál", "dónde", "por", "puedo", "was", "wie", "warum", "wo", "welche",
+    "kann", "comment", "quel", "quelle", "pourquoi", "où", "est-ce", "что", "как", "почему", "где", "какой", "можно",
+})  # fmt: skip
+
+
+def looks_like_question(text: str) -> bool:
+    """Ends with a question mark or opens with a question word (in a supported language)."""
+    stripped = text.strip()
+    words = stripped.split()
+    first = words[0].lower().lstrip("¿¡") if words else ""
+    return stripped.endswith(("?", "？")) or first in QUESTION_WORDS
