@@ -47,6 +47,7 @@ MAX_WHOLE_BLOCK = 2400
 MAX_TABLE_ROWS = 14
 MAX_ANSWER_CHARS = 2600
 LONG_UNIT = 500
+SECOND_SOURCE_SHARE = 0.9
 _HOW_TO = ("how ", "steps", "set up", "setup", "install", "configure", "create", "connect", "enable", "add ")
 
 
@@ -56,6 +57,15 @@ def caption(source: SourceReference) -> str:
     if crumbs[-1] != source.title and source.title:
         crumbs.append(source.title)
     return " › ".join(crumbs[-2:])
+
+
+def _defines(unit: Unit, name: str) -> bool:
+    """Whether `unit` defines `name`: a table row or list item that opens with it (`| `NAME` | ...`, `- **NAME**`)."""
+    for line in unit.text.splitlines():
+        head = line.strip().lstrip("|-*+0123456789.) ").lstrip("`*").lower()
+        if head.startswith(name.lower()):
+            return True
+    return False
 
 
 def _units_of(source: SourceReference, wanted: set[str], stop: frozenset[str], language: str) -> list[Unit]:
@@ -175,6 +185,7 @@ class ResponseAgent:
         named = [u for u in units if any(textutil.mentions_identifier(u.text, n) for n in names)]
         if named:
             units = named  # an exact name the docs have: only what contains it answers
+        defines = {id(u): any(_defines(u, n) for n in names) for u in units}
         if not units:
             return []
         similarity = await self._similarity(question, language, docs_language, units, stop)
@@ -186,8 +197,8 @@ class ResponseAgent:
             if sim < best_sim * MIN_RELATIVE_SIMILARITY:
                 continue  # far less about the question than the best unit: noise, whatever its source
             rank_prior = unit.source.confidence / top_confidence
-            steps = 0.08 if how_to and unit.ordered else 0.0
-            score = 0.6 * sim + 0.3 * rank_prior + steps
+            bonus = (0.08 if how_to and unit.ordered else 0.0) + (0.15 if defines[id(unit)] else 0.0)
+            score = 0.5 * sim + 0.4 * rank_prior + bonus
             scored.append(Unit(unit.source, unit.block, unit.kind, unit.text, unit.ordered, score))
         return sorted(scored, key=lambda u: u.score, reverse=True)
 
@@ -231,8 +242,10 @@ class ResponseAgent:
             if block_key in used or (picked and size + len(unit.text) > MAX_ANSWER_CHARS):
                 continue
             own = textutil.features(unit.text, stop, docs_language) & wanted
-            if picked and not own - covered:
-                continue  # adds nothing the question asked for
+            other_section = all(unit.source.chunk_id != u.source.chunk_id for u in picked)
+            close = unit.score >= ranked[0].score * SECOND_SOURCE_SHARE and len(picked) < 2
+            if picked and not own - covered and not (other_section and close):
+                continue  # adds nothing the question asked for (a second section only when nearly as good)
             picked.append(unit)
             used.add(block_key)
             covered |= own

@@ -152,7 +152,7 @@ def html_to_markdown(html: str) -> tuple[str, str]:
         dl.replace_with(f"\n\n{_html_definitions(dl)}\n\n")
     for items in soup.find_all(["ul", "ol"]):
         assert isinstance(items, Tag)
-        if items.find_parent(["ul", "ol"]) is None:
+        if items.parent is not None and items.find_parent(["ul", "ol"]) is None:  # nested lists go with their item
             items.replace_with(f"\n\n{_html_list(items)}\n\n")
     for heading in soup.find_all(re.compile(r"^h[1-6]$")):
         assert isinstance(heading, Tag)
