@@ -169,3 +169,25 @@ async def test_a_full_question_is_answered_even_when_sections_are_close() -> Non
     payload = Payload(text="How do I reset the hub to factory settings?", language="en")
     result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(payload, Context())
     assert not result.payload.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("reply", "answers"),
+    [
+        ("the remote", True),  # a short answer to "which one?"
+        ("Network reset", True),  # names a choice
+        ("yes", True),
+        ("the reset of the remote, please", True),  # shares a word with the question
+        ("What's the capital of France?", False),  # a new question
+        ("How do I ingest Markdown files?", False),
+        ("¿Cómo configuro los canales?", False),
+    ],
+)
+def test_whether_a_message_answers_the_pending_clarification(reply: str, answers: bool) -> None:
+    from pipeline.agents.clarification import answers_clarification
+    from pipeline.types import SuggestedAction
+
+    pending = Payload(text="reset", canonical_question="reset").evolve(
+        suggested_actions=(SuggestedAction("Guide › Network reset", ActionKind.SEARCH, "Guide › Network reset"),)
+    )
+    assert answers_clarification(pending, reply) is answers
