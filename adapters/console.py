@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.markup import escape
 
+from adapters.tables import aligned, rewrite_tables
 from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
 
 PLATFORM = "console"
@@ -28,7 +29,7 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 def render_reply(reply: Reply) -> str:
     """Rich markup for a reply: text, sources, numbered choices."""
     lines: list[str] = []
-    for line in reply.text.splitlines():
+    for line in rewrite_tables(reply.text, aligned).splitlines():
         safe = _BOLD.sub(r"[bold]\1[/bold]", escape(line))
         lines.append(f"  [dim]│[/dim] [italic]{safe[2:]}[/italic]" if line.startswith("> ") else f"  {safe}")
     if reply.note:

@@ -17,6 +17,7 @@ from bot.input_check import check_question
 from bot.metrics import Metrics
 from bot.settings import Settings
 from bot.thread_locks import ThreadLocks
+from pipeline.agents.clarification import answers_clarification
 from pipeline.codec import envelope_from_json, envelope_to_json
 from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
 from pipeline.locales import texts
@@ -173,10 +174,10 @@ class ConversationService:
         new_topic = not any(not m.from_bot for m in history)
         if pending is None and new_topic and (cached := await self._cached(inbound, text, collections)):
             return await self._finish(conversation, inbound.message_id, cached, started, cached=True)
-        if pending is not None:
+        if pending is not None and answers_clarification(envelope_from_json(pending).payload, text):
             envelope = envelope_from_json(pending)
             result = await self._runner.resume(envelope, context=context, reply_text=text)
-        else:
+        else:  # no clarification pending, or this message asks something new: a new question
             result = await self._runner.run(
                 conversation_id=conversation.id,
                 message_id=inbound.message_id,

@@ -10,9 +10,11 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import Stemmer
+from markdown_it import MarkdownIt
 
 _MENTION = re.compile(r"<[@#!&][^<>\s]*>")  # Slack <@U123>, <#C1|name>, <!here>; Discord <@123>, <@!1>, <@&1>, <#1>
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -192,3 +194,104 @@ def shorten(text: str, limit: int) -> str:
     if " " in cut[limit // 2 :]:
         cut = cut[: cut.rfind(" ")]
     return cut.rstrip(" ,;:") + "…"
+
+
+# -- blocks: the coherent units an extractive answer quotes ------------------------------------------------------
+
+_BLOCK_PARSER = MarkdownIt("commonmark").enable("table")
+_IDENTIFIER = re.compile(
+    r"`([^`\n]{2,80})`"  # anything in backticks
+    r"|\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b"  # UPPER_SNAKE settings: DOCBOT_LLM_MODEL
+    r"|\b([a-z][a-z0-9]*(?:[_:.][a-z0-9]+)+)\b"  # snake/colon/dotted names: chat:write, role_queue_limit
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One top-level Markdown block of a source: `kind` is paragraph, list, table, code or quote."""
+
+    kind: str
+    text: str
+    ordered: bool = False
+
+
+def _kind(token_type: str) -> str:
+    name = token_type.removesuffix("_open")
+    return {"bullet_list": "list", "ordered_list": "list", "fence": "code", "code_block": "code",
+            "blockquote": "quote", "html_block": "paragraph"}.get(name, name)  # fmt: skip
+
+
+def blocks(text: str) -> list[Block]:
+    """The top-level blocks of a Markdown source, each as the source lines it spans (headings dropped); a
+    paragraph ending in ":" joins the list or table it introduces."""
+    lines = text.splitlines()
+    out: list[Block] = []
+    for token in _BLOCK_PARSER.parse(text):
+        if token.level != 0 or token.nesting == -1 or token.map is None or token.type in ("heading_open", "hr"):
+            continue
+        start, stop = token.map
+        body = "\n".join(line.rstrip() for line in lines[start:stop]).strip("\n")
+        if not body.strip():
+            continue
+        kind = _kind(token.type)
+        if out and kind in ("list", "table", "code") and out[-1].kind == "paragraph" and out[-1].text.endswith(":"):
+            intro = out.pop()
+            body = f"{intro.text}\n\n{body}"
+        out.append(Block(kind, body, ordered=token.type == "ordered_list_open"))
+    return out
+
+
+def table_rows(block: str) -> tuple[list[str], list[str], list[str]]:
+    """(lines before the table, the header and its rule, the body rows) of a block holding a pipe table."""
+    rows = block.splitlines()
+    for i in range(len(rows) - 1):
+        if rows[i].lstrip().startswith("|") and _TABLE_RULE.match(rows[i + 1].strip()):
+            return rows[:i], rows[i : i + 2], [r for r in rows[i + 2 :] if r.strip()]
+    return rows, [], []
+
+
+def identifiers(text: str) -> set[str]:
+    """Exact names a question may ask about: codes (E-2041, ZX-42), settings (DOCBOT_LLM_MODEL), backticked
+    names, snake/colon names (chat:write) — case kept except codes, which are upper-cased."""
+    found = {m.group(1) or m.group(2) or m.group(3) for m in _IDENTIFIER.finditer(text)}
+    found |= codes(text)
+    return {f for f in found if f}
+
+
+def mentions_identifier(text: str, name: str) -> bool:
+    """Whether `name` occurs in `text` as a whole token (case-insensitive)."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def reflow(block: str) -> str:
+    """A Markdown list or paragraph with its hard-wrapped lines joined (items, table rows and code kept as lines)."""
+    out: list[str] = []
+    fenced = False
+    for raw in block.splitlines():
+        line = raw.rstrip()
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            out.append(line)
+            continue
+        starts_unit = not out or not out[-1].strip() or _ITEM.match(stripped) or _CLOSED.match(stripped)
+        if fenced or not stripped or starts_unit or out[-1].strip().startswith(("|", "```")):
+            out.append(line)
+            continue
+        out[-1] = f"{out[-1]} {stripped}"
+    return "\n".join(out)
+
+
+QUESTION_WORDS = frozenset({
+    "what", "what's", "whats", "how", "why", "where", "when", "which", "who", "can", "could", "does", "do", "is",
+    "are", "should", "will", "qué", "cómo", "cuál", "dónde", "por", "puedo", "was", "wie", "warum", "wo", "welche",
+    "kann", "comment", "quel", "quelle", "pourquoi", "où", "est-ce", "что", "как", "почему", "где", "какой", "можно",
+})  # fmt: skip
+
+
+def looks_like_question(text: str) -> bool:
+    """Ends with a question mark or opens with a question word (in a supported language)."""
+    stripped = text.strip()
+    words = stripped.split()
+    first = words[0].lower().lstrip("¿¡") if words else ""
+    return stripped.endswith(("?", "？")) or first in QUESTION_WORDS

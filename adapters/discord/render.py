@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import discord
 
 from adapters.discord.buttons import ActionButton, ButtonRef
+from adapters.tables import aligned, rewrite_tables
 from bot.messages import Citation, Reply, ReplyAction
 from pipeline.types import ActionKind
 
@@ -88,7 +89,9 @@ def shorten(text: str, limit: int) -> str:
 
 def to_discord_markdown(text: str) -> str:
     """The neutral markup (paragraphs, `> ` quotes, `- ` bullets, `**bold**`, `[n]`) is Discord markdown already;
-    only headings-looking lines that Discord would render huge (`# `) are turned into bold."""
+    headings-looking lines that Discord would render huge (`# `) are turned into bold, and pipe tables (which
+    Discord does not render) into an aligned code block."""
+    text = rewrite_tables(text, lambda table: ["```", *aligned(table), "```"])
     return re.sub(r"(?m)^#{1,3} (.+)$", r"**\1**", text)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from adapters.tables import rewrite_tables, row_wise
+
 _WORD_JOINER = "\u2060"
 _BROADCAST = re.compile(r"@(here|channel|everyone)\b", re.IGNORECASE)
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
@@ -36,10 +38,19 @@ def link(url: str, label: str) -> str:
 
 
 def to_mrkdwn(text: str, citation_urls: Mapping[int, str] | None = None) -> str:
-    """Render the neutral markup (paragraphs, `> ` quotes, `- ` bullets, `**bold**`, `[n]`) as Slack mrkdwn."""
+    """Render the neutral markup (paragraphs, `> ` quotes, `- ` bullets, `**bold**`, `[n]`, pipe tables, code fences)
+    as Slack mrkdwn; a table becomes one bullet per row naming each column (Slack has no tables)."""
     urls = citation_urls or {}
     out: list[str] = []
-    for line in text.splitlines():
+    fenced = False
+    for line in rewrite_tables(text, row_wise).splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            out.append("```")
+            continue
+        if fenced:
+            out.append(inert(line))
+            continue
         prefix = ""
         body = line
         if line.startswith("> ") or line == ">":

@@ -13,7 +13,8 @@ from typing import ClassVar
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.agents.search import section_actions
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import texts
+from pipeline.locales import content_words, texts
+from pipeline.text import looks_like_question
 from pipeline.types import (
     ActionKind,
     QualityDecision,
@@ -36,6 +37,22 @@ def clarification_reason(payload: Payload) -> str:
     if payload.quality_decision is QualityDecision.CLARIFY:
         return "no_coverage"
     return "generic"
+
+
+def answers_clarification(pending: Payload, reply: str) -> bool:
+    """Whether `reply` answers the pending clarifying question (or refines the question it asked about), rather
+    than starting a new question. A reply that is itself a question sharing no word with the pending question or
+    its choices is a new question ("What's the capital of France?"); short replies, replies naming a choice, and
+    replies that share a word with the pending question answer it."""
+    words = set(content_words(reply))
+    if not words:
+        return True  # "yes", "that one": only meaningful as an answer
+    asked = " ".join(
+        [pending.canonical_question or "", pending.text, *(f"{a.label} {a.value}" for a in pending.suggested_actions)]
+    )
+    if words & set(content_words(asked)):
+        return True
+    return not looks_like_question(reply)
 
 
 class ClarificationAgent:

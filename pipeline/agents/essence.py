@@ -5,6 +5,12 @@ follow-up that points back ("how does it work?", "¿cómo funciona?", "как э
 topic put in place of the pointing word, or added when the language drops it. A question with nothing to go on
 ("it doesn't work", "help") and no topic in the thread asks to clarify. A reply to a clarification (the payload
 arrives with the pending question as `canonical_question`) is combined with that question.
+
+An elliptical follow-up ("and for Discord?", "what about Socket Mode?", "¿y para Discord?") repeats the previous
+question with the new name in place of the one it replaces: the matching kind of name (an identifier for an
+identifier, a name sharing a word, a capitalised name), else the previous question's topic. A vague message
+("it doesn't work") inside a thread with a topic still asks to clarify, with the topic in the question, so the
+choices come from that topic's sections.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import ClassVar
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons, content_words, lexicon, texts
-from pipeline.text import CODE, has_cjk, one_line, strip_mentions
+from pipeline.text import CODE, QUESTION_WORDS, has_cjk, identifiers, looks_like_question, one_line, strip_mentions
 from pipeline.types import ContextType, HistoryMessage, Role
 
 _WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
@@ -28,13 +34,86 @@ MAX_TOPIC_WORDS = 4
 _DETERMINERS = frozenset().union(*(lex.determiners for lex in all_lexicons().values())) - {"this", "that", "das"}
 
 
+# Openers of an elliptical follow-up, per language: what follows is the new name for the previous question.
+_ELLIPSIS = re.compile(
+    r"^\s*(?:and|or|but|also)?\s*(?:what|how)\s+about\s+|^\s*(?:and|or)\s+(?:for|in|on|with|the|if|what\s+about)?\s*"
+    r"|^\s*[¿]?\s*(?:y|e)\s+(?:para|en|con|el|la|los|las|qué\s+tal|qué\s+hay\s+de)?\s*"
+    r"|^\s*(?:und|oder)\s+(?:für|bei|in|mit|was\s+ist\s+mit|der|die|das)?\s*|^\s*was\s+ist\s+mit\s+"
+    r"|^\s*et\s+(?:pour|dans|avec|le|la|les|sur)?\s*|^\s*(?:qu'en\s+est-il\s+de|quid\s+de)\s+"
+    r"|^\s*а\s+(?:для|в|с|как\s+насч[её]т)?\s*|^\s*как\s+насч[её]т\s+"
+    r"|^\s*(?:那|那么)\s*",
+    re.IGNORECASE,
+)
+MAX_ELLIPSIS_WORDS = 4
+
+
+def elliptical_phrase(text: str) -> str | None:
+    """The new name of an elliptical follow-up ("and for Discord?" -> "Discord"), or None for other messages."""
+    match = _ELLIPSIS.match(text)
+    if match is None or match.end() == 0:
+        return None
+    rest = text[match.end() :].strip().rstrip("?!.。？！ ").strip()
+    words = {w.lower() for w in _WORD.findall(rest)}
+    pointing = set().union(*(lex.deictics for lex in all_lexicons().values()))
+    if not rest or len(rest.split()) > MAX_ELLIPSIS_WORDS or words & pointing or words & QUESTION_WORDS:
+        return None  # "¿y eso para qué sirve?": a question of its own that points back, not a new name
+    return rest
+
+
+def _names(question: str) -> list[str]:
+    """Names in a question, most specific first: identifiers, then capitalised words other than the first."""
+    found = sorted(identifiers(question), key=len, reverse=True)
+    words = [m.group(0) for m in _WORD.finditer(question)]
+    capitalised = [
+        w for i, w in enumerate(words)
+        if len(w) > 1 and ((w[:1].isupper() and i > 0) or any(c.isupper() for c in w[1:])) and w not in found
+    ]  # fmt: skip
+    return found + capitalised
+
+
+def _span_ending_with(previous: str, last_word: str, size: int) -> str | None:
+    """The `size` words of `previous` that end with `last_word` ("HTTP mode" for "Socket Mode")."""
+    words = list(_WORD.finditer(previous))
+    for index, word in enumerate(words):
+        if word.group(0).lower() == last_word.lower() and index + 1 >= size:
+            return previous[words[index + 1 - size].start() : word.end()]
+    return None
+
+
+def _trailing_phrase(previous: str, size: int) -> str | None:
+    """The last run of up to `size` content words of `previous` (its noun phrase, in most questions)."""
+    words = list(_WORD.finditer(previous))
+    content = set(content_words(previous))
+    run: list[re.Match[str]] = []
+    for word in reversed(words):
+        if word.group(0).lower() not in content or len(run) == size:
+            break
+        run.insert(0, word)
+    return previous[run[0].start() : run[-1].end()] if run else None
+
+
+def substitute(previous: str, phrase: str) -> str:
+    """`previous` asked again about `phrase`: the name it replaces swapped for it (same kind of name, or the
+    words ending like it, or the trailing noun phrase), else `phrase` added."""
+    phrase_words = _WORD.findall(phrase)
+    is_name = bool(identifiers(phrase)) or any(w[:1].isupper() for w in phrase_words)
+    target = _span_ending_with(previous, phrase_words[-1], len(phrase_words)) if len(phrase_words) > 1 else None
+    if target is None and is_name:
+        same_kind = [n for n in _names(previous) if bool(identifiers(n)) == bool(identifiers(phrase))]
+        target = same_kind[0] if same_kind else None
+    if target is None:
+        target = _trailing_phrase(previous, max(len(phrase_words), 1))
+    if target is None or target.lower() == phrase.lower():
+        return _add_topic(previous, phrase, "en")
+    start = previous.lower().index(target.lower())
+    return previous[:start] + phrase + previous[start + len(target) :]
+
+
 @dataclass(frozen=True, slots=True)
 class Resolution:
     canonical: str
     context_type: ContextType
     vague: bool = False
-
-
 
 
 def _code_topic(text: str, content: set[str]) -> str | None:
@@ -138,9 +217,12 @@ def _add_topic(question: str, topic: str, language: str | None) -> str:
     return f"{body} {topic}{tail.strip()}"
 
 
-def resolve(question: str, topic: str | None, language: str | None) -> Resolution:
-    """Make `question` self-contained given the thread's current topic."""
+def resolve(question: str, topic: str | None, language: str | None, previous: str | None = None) -> Resolution:
+    """Make `question` self-contained given the thread's current topic and previous question."""
     content = content_words(question)
+    phrase = elliptical_phrase(question) if previous else None
+    if phrase is not None and previous is not None:
+        return Resolution(substitute(previous, phrase), ContextType.FOLLOW_UP)
     if topic is None:
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():
@@ -156,14 +238,25 @@ def resolve(question: str, topic: str | None, language: str | None) -> Resolutio
 
 def thread_topic(history: tuple[HistoryMessage, ...], language: str | None, window: int) -> str | None:
     """Follow the topic through the people's messages of the thread, oldest first."""
+    return thread_state(history, language, window)[0]
+
+
+def thread_state(
+    history: tuple[HistoryMessage, ...], language: str | None, window: int
+) -> tuple[str | None, str | None]:
+    """(topic, last self-contained question) after the people's messages of the thread, oldest first."""
     topic: str | None = None
+    previous: str | None = None
     for message in [m for m in history if not m.from_bot][-window:]:
         text = one_line(strip_mentions(message.text))
-        resolution = resolve(text, topic, language)
-        if resolution.vague or resolution.context_type is ContextType.FOLLOW_UP:
+        resolution = resolve(text, topic, language, previous)
+        if resolution.vague:
+            continue
+        previous = resolution.canonical
+        if resolution.context_type is ContextType.FOLLOW_UP:
             continue
         topic = topic_of(text) or topic
-    return topic
+    return topic, previous
 
 
 def combine(pending: str, reply: str, language: str | None) -> Resolution:
@@ -182,6 +275,18 @@ def combine(pending: str, reply: str, language: str | None) -> Resolution:
     return Resolution(f"{pending.rstrip()} {reply}", ContextType.FOLLOW_UP)
 
 
+def _is_vague_complaint(question: str, language: str | None) -> bool:
+    """A statement with no topic words of its own or only a complaint ("it doesn't work", "still broken", "help");
+    a question pointing back ("how does it work?") is a follow-up, not a complaint."""
+    if looks_like_question(question) or CODE.search(question):
+        return False
+    words = content_words(question)
+    return not words or (len(words) <= 2 and any(w in question.lower() for w in _COMPLAINTS))
+
+
+_COMPLAINTS = ("work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行")
+
+
 class EssenceAgent:
     role: ClassVar[Role] = Role.ESSENCE
 
@@ -198,9 +303,19 @@ class EssenceAgent:
             resolution = combine(payload.canonical_question, question, payload.language)
             how = "combined with the clarified question"
         else:
-            topic = thread_topic(context.history, payload.language, self._window)
-            resolution = resolve(question, topic, payload.language)
+            topic, previous = thread_state(context.history, payload.language, self._window)
+            resolution = resolve(question, topic, payload.language, previous)
             how = f"topic={topic!r}" if resolution.context_type is ContextType.FOLLOW_UP else "self-contained"
+            if topic is not None and _is_vague_complaint(question, payload.language):
+                # "it doesn't work" in a thread: ask which part, with the thread's topic as the search for choices
+                result = payload.evolve(
+                    canonical_question=resolution.canonical,
+                    context_type=ContextType.FOLLOW_UP,
+                    needs_clarification=True,
+                    clarification_reason="vague",
+                    clarification_message=texts(payload.language).clarify["vague"],
+                )
+                return AgentResult(result, f"vague within the thread's topic {topic!r}: clarify")
         result = payload.evolve(canonical_question=resolution.canonical, context_type=resolution.context_type)
         if resolution.vague:
             result = result.evolve(

@@ -1,12 +1,16 @@
 """lang: which language the person writes in (lingua, over a bounded set of languages).
 
-Short texts ("ok", "and the TV?") say little about their language, so they take the language of the thread's
-earlier messages unless the detector is sure (a different script, for instance).
+Identifiers, code, URLs and product names do not vote: "what does DOCBOT_ROLE_QUEUE_LIMIT do?" is judged on
+"what does do?". Short texts ("ok", "and the TV?") say little about their language, so the thread's language and
+the docs' language weigh as priors, and a text of only names takes the thread's (else the docs') language. Text in
+a script none of the supported languages uses (Arabic, Hebrew, Devanagari, Thai, Greek...) is reported with its
+own code (`ar`, ...), so the answer can say in English that this language is not supported.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import ClassVar
@@ -15,8 +19,50 @@ from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBui
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.text import one_line, strip_mentions, word_count
+from pipeline.text import identifiers, one_line, strip_mentions, word_count
 from pipeline.types import Role
+
+# Names that read as words of some language but are the same in all: they must not vote.
+PRODUCT_NAMES = frozenset({
+    "slack", "discord", "pinecone", "docbot", "ollama", "vllm", "openai", "azure", "postgresql", "postgres", "sqlite",
+    "llama.cpp", "kubernetes", "docker", "github", "markdown", "html", "json", "jsonl", "yaml", "python", "alembic",
+    "lingua", "bm25", "gpt", "http", "https", "api", "url",
+})  # fmt: skip
+_URL = re.compile(r"https?://\S+|www\.\S+|<[^>]*>")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_CAMEL = re.compile(r"\b[A-Za-z]+[a-z][A-Z][A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z]*\b")
+# Scripts of languages without templates; each maps to an ISO code for the notice.
+_SCRIPTS = (
+    ("ar", re.compile(r"[\u0600-\u06ff\u0750-\u077f]")), ("he", re.compile(r"[\u0590-\u05ff]")),
+    ("hi", re.compile(r"[\u0900-\u097f]")), ("th", re.compile(r"[\u0e00-\u0e7f]")),
+    ("el", re.compile(r"[\u0370-\u03ff]")), ("hy", re.compile(r"[\u0530-\u058f]")),
+    ("ka", re.compile(r"[\u10a0-\u10ff]")), ("bn", re.compile(r"[\u0980-\u09ff]")),
+)  # fmt: skip
+SHORT_TEXT_WORDS = 8
+DOCS_PRIOR = 1.6
+THREAD_PRIOR = 2.0
+
+
+def voting_text(text: str) -> str:
+    """`text` without what says nothing about its language: URLs, code spans, identifiers, product names."""
+    text = _CODE_SPAN.sub(" ", _URL.sub(" ", text))
+    for name in sorted(identifiers(text), key=len, reverse=True):
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", text, flags=re.IGNORECASE)
+    text = _CAMEL.sub(" ", text)
+    kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡").lower() not in PRODUCT_NAMES]
+    return " ".join(kept)
+
+
+def unsupported_script(text: str) -> str | None:
+    """The code of a language without templates when most letters are in its script."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return None
+    for code, script in _SCRIPTS:
+        if len(script.findall(text)) * 2 > len(letters):
+            return code
+    return None
+
 
 DEFAULT_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "fr", "ru", "zh", "pt", "it", "ja", "ko", "uk", "pl", "nl")
 
@@ -30,6 +76,11 @@ def build_detector(languages: tuple[str, ...] = DEFAULT_LANGUAGES, low_accuracy:
     if low_accuracy:
         builder = builder.with_low_accuracy_mode()
     return builder.build()
+
+
+def warm(languages: tuple[str, ...] = DEFAULT_LANGUAGES, low_accuracy: bool = False) -> None:
+    """Build the detector now (blocking; call it from a thread at start): the composition root's warm-up hook."""
+    build_detector(languages, low_accuracy)
 
 
 class LangAgent:
@@ -61,21 +112,42 @@ class LangAgent:
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         text = one_line(strip_mentions(payload.text))
-        language, confidence = await asyncio.to_thread(self._detect, text)
+        foreign = unsupported_script(text)
+        if foreign is not None:
+            result = payload.evolve(language=foreign, confidence=1.0)
+            return AgentResult(result, f"language={foreign} (script; no templates, answered in English)")
+        earlier = " ".join(m.text for m in context.history if not m.from_bot)[-1000:]
+        voting = voting_text(text)
+        thread_language: str | None = None
+        if earlier.strip():
+            thread_language, _ = await asyncio.to_thread(self._detect, voting_text(one_line(strip_mentions(earlier))))
+        thread_language = thread_language or payload.language
+        if not voting.strip() or not any(ch.isalpha() for ch in voting):
+            language = thread_language or context.docs_language
+            result = payload.evolve(language=language, confidence=0.5)
+            return AgentResult(result, f"language={language} (only names and code: thread or docs language)")
+        values = await asyncio.to_thread(self._values, voting)
         source = "text"
-        if word_count(text) < self._short_words and (language is None or confidence < self._sure):
-            earlier = " ".join(m.text for m in context.history if not m.from_bot)[-1000:]
-            found, found_confidence = await asyncio.to_thread(self._detect, one_line(strip_mentions(earlier)))
-            if found is not None:
-                language, confidence, source = found, found_confidence, "thread history"
-            elif payload.language:
-                language, confidence, source = payload.language, payload.confidence or 0.0, "earlier turn"
-            elif language is None or confidence < self._min_confidence:
-                language, source = context.docs_language, "default"
-        elif language is None:
-            language, source = context.docs_language, "default"
+        if values and word_count(voting) < SHORT_TEXT_WORDS and values[0][1] < self._sure:
+            priors = {context.docs_language: DOCS_PRIOR}
+            if thread_language:
+                priors[thread_language] = priors.get(thread_language, 1.0) * THREAD_PRIOR
+            weighted = sorted(((lang, conf * priors.get(lang, 1.0)) for lang, conf in values), key=lambda v: -v[1])
+            source = "short text; thread history and docs priors" if thread_language else "short text; docs prior"
+            values = [(weighted[0][0], dict(values)[weighted[0][0]])]
+            if values[0][1] < self._min_confidence:  # a word or two the detector cannot place
+                values = [(thread_language or context.docs_language, values[0][1])]
+                source = "thread history" if thread_language else "default"
+        if not values:
+            language, confidence, source = thread_language or context.docs_language, 0.0, "default"
+        else:
+            language, confidence = values[0]
         result = payload.evolve(language=language, confidence=round(confidence, 3))
         return AgentResult(result, f"language={language} ({confidence:.2f}, from {source})")
+
+    def _values(self, text: str) -> list[tuple[str, float]]:
+        detected = build_detector(self._languages, self._low_accuracy).compute_language_confidence_values(text)
+        return [(v.language.iso_code_639_1.name.lower(), float(v.value)) for v in detected if v.value > 0]
 
     def _detect(self, text: str) -> tuple[str | None, float]:
         if not text.strip():

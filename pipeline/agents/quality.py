@@ -13,7 +13,7 @@ from typing import ClassVar
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import lexicon, texts
+from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
 from pipeline.types import QualityDecision, Role, SourceReference
 
 
@@ -26,12 +26,31 @@ def untraceable_lines(
 ) -> list[str]:
     """Operator-facing notes, one per line of `answer` that is not backed by a source it cites."""
     words = texts(language)
-    templates = {_folded(t) for t in (words.answer_lead_in, words.no_coverage, words.closest_sections)}
+    templates = {
+        _folded(t)
+        for t in (words.answer_lead_in, words.no_coverage, words.closest_sections, UNSUPPORTED_LANGUAGE)
+    }
     by_number = {s.number: s for s in sources}
     notes: list[str] = []
-    for number, raw in enumerate(answer.splitlines(), start=1):
+    lines = answer.splitlines()
+    skip_until = 0
+    for number, raw in enumerate(lines, start=1):
         line = raw.strip()
-        if not line or _folded(line) in templates:
+        if number <= skip_until or not line or _folded(line) in templates:
+            continue
+        block = _captioned_block(lines, number - 1)
+        if block is not None:
+            # `**Page › Section** [n]` over a quoted list, table or code block: every line is checked as a quote
+            skip_until = number + len(block)
+            cited = textutil.citations(line)
+            backing = [by_number[n] for n in cited if n in by_number]
+            quoted = "\n".join(block)
+            if not backing or any(
+                not any(_folded(part) in _folded(s.text) for s in backing)
+                for part in (p.rstrip("…").strip() for p in textutil.sentences(quoted))
+                if _folded(part)
+            ):
+                notes.append(f"line {number} quotes a block not found in sources {cited}")
             continue
         cited = textutil.citations(line)
         missing = sorted({n for n in cited if n not in by_number})
@@ -59,6 +78,19 @@ def untraceable_lines(
             if textutil.overlap(claimed, found) < min_overlap:
                 notes.append(f"line {number} is not supported by sources {cited}")
     return notes
+
+
+def _captioned_block(lines: list[str], index: int) -> list[str] | None:
+    """The lines under a caption line (`**...** [n]` followed by non-blank lines), or None."""
+    line = lines[index].strip()
+    if not (line.startswith("**") and textutil.citations(line) and index + 1 < len(lines) and lines[index + 1].strip()):
+        return None
+    block: list[str] = []
+    for following in lines[index + 1 :]:
+        if not following.strip():
+            break
+        block.append(following)
+    return block
 
 
 class QualityAgent:

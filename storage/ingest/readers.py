@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from bs4 import BeautifulSoup, Tag
+from markdown_it import MarkdownIt
 
 from storage.ingest.errors import IngestError
 from storage.ingest.model import SourceChunk, SourceDoc
-from storage.ingest.text import Section, normalise_space, slugify, split_long, unique_anchor
+from storage.ingest.text import Section, normalise_space, pack_blocks, slugify, split_long, unique_anchor
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -20,73 +21,162 @@ TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst"})
 SEED_SUFFIXES = frozenset({".json", ".jsonl"})
 DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
 
-_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_INDENT = "\x00"  # a nested list's indent while HTML text is tidied (whitespace there is layout, not structure)
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
+_STRUCTURED = frozenset({"table", "ordered_list", "bullet_list", "fence", "code_block", "blockquote", "html_block"})
+
+
+def _block_kind(token_type: str) -> str:
+    return token_type.removesuffix("_open")
 
 
 def markdown_sections(text: str) -> list[Section]:
-    """Split Markdown at ATX and setext headings (not inside code fences); `{#id}` after a heading sets its anchor."""
+    """Sections of a Markdown text, parsed by markdown-it-py (CommonMark + GFM tables), not by regex.
+
+    Top-level headings (ATX or setext; never inside code, lists or quotes) start sections; `{#id}` after a heading
+    sets its anchor. Every other top-level block (paragraph, table, list, code, quote) is kept as the source lines it
+    spans, so a table keeps its header and a numbered list its steps; a paragraph ending in ":" stays with the
+    table or list it introduces."""
+    lines = text.splitlines()
     sections: list[Section] = []
     title, level, explicit = "", 0, ""
-    body: list[str] = []
-    in_fence = False
-    lines = text.splitlines()
+    blocks: list[tuple[str, str]] = []  # (kind, markdown)
 
     def close() -> None:
-        sections.append(Section(title=title, level=level, text="\n".join(body).strip(), anchor=explicit))
+        merged = _merge_intros(blocks)
+        body = "\n\n".join(b for _, b in merged)
+        sections.append(
+            Section(title=title, level=level, text=body, anchor=explicit, blocks=tuple(b for _, b in merged))
+        )
 
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        heading: tuple[int, str] | None = None
-        if not in_fence:
-            atx = _ATX.match(line)
-            if atx:
-                heading = (len(atx.group(1)), atx.group(2))
-            elif (
-                i + 1 < len(lines)
-                and line.strip()
-                and re.fullmatch(r"\s*(=+|-+)\s*", lines[i + 1])
-                and not (body and body[-1].strip())
-            ):
-                heading = (1 if "=" in lines[i + 1] else 2, line.strip())
-        if heading is None:
-            underline = re.fullmatch(r"\s*(=+|-+)\s*", line) and not body and title
-            if (body or line.strip()) and not underline:
-                body.append(line)
+    tokens = _MARKDOWN.parse(text)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.level != 0 or token.nesting == -1:
+            i += 1
             continue
-        close()
-        level, raw = heading
-        found = _EXPLICIT_ID.search(raw)
-        explicit = found.group(1) if found else ""
-        title = _EXPLICIT_ID.sub("", raw).strip()
-        body = []
+        if token.type == "heading_open":
+            close()
+            inline = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            found = _EXPLICIT_ID.search(inline)
+            explicit = found.group(1) if found else ""
+            title, level = _EXPLICIT_ID.sub("", inline).strip(), int(token.tag[1])
+            blocks = []
+            i += 3
+            continue
+        if token.map is not None and token.type != "hr":
+            start, stop = token.map
+            chunk = "\n".join(line.rstrip() for line in lines[start:stop]).strip("\n")
+            if chunk.strip():
+                blocks.append((_block_kind(token.type), _dedent(chunk)))
+        i += 1
     close()
     return [s for s in sections if s.title or s.text]
 
 
+def _dedent(block: str) -> str:
+    rows = block.splitlines()
+    indent = min((len(r) - len(r.lstrip()) for r in rows if r.strip()), default=0)
+    return "\n".join(r[indent:] for r in rows).strip()
+
+
+def _merge_intros(blocks: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for kind, block in blocks:
+        if out and kind in _STRUCTURED and out[-1][0] == "paragraph" and out[-1][1].rstrip().endswith(":"):
+            out[-1] = (kind, f"{out[-1][1]}\n\n{block}")
+            continue
+        out.append((kind, block))
+    return out
+
+
+def _cell(tag: Tag) -> str:
+    return " ".join(tag.get_text(" ", strip=True).split()).replace("|", "\\|")
+
+
+def _html_table(table: Tag) -> str:
+    rows = [[_cell(c) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
+    rows = [r for r in rows if r]
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    lines = [f"| {' | '.join(rows[0])} |", f"|{'---|' * width}"]
+    lines += [f"| {' | '.join(r)} |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+def _html_list(items: Tag, depth: int = 0) -> str:
+    ordered = items.name == "ol"
+    out: list[str] = []
+    for number, item in enumerate(items.find_all("li", recursive=False), start=1):
+        nested = [child.extract() for child in item.find_all(["ul", "ol"], recursive=False)]
+        marker = f"{number}." if ordered else "-"
+        pad = _INDENT * depth
+        out.append(f"{pad}{marker} {' '.join(item.get_text(' ', strip=True).split())}")
+        out.extend(_html_list(n, depth + 1) for n in nested)
+    return "\n".join(out)
+
+
+def _html_definitions(dl: Tag) -> str:
+    out: list[str] = []
+    for child in dl.find_all(["dt", "dd"]):
+        words = " ".join(child.get_text(" ", strip=True).split())
+        if child.name == "dt":
+            out.append(f"- **{words}**")
+        elif out:
+            out[-1] = f"{out[-1]}: {words}" if out[-1].endswith("**") else f"{out[-1]}; {words}"
+    return "\n".join(out)
+
+
 def html_to_markdown(html: str) -> tuple[str, str]:
-    """(page title, Markdown-like text) with headings kept as `#` lines (and their ids as `{#id}`)."""
+    """(page title, Markdown) of an HTML page, through BeautifulSoup: headings as `#` lines (ids as `{#id}`),
+    tables as pipe tables with their header, ordered and bullet lists as lists, definition lists as `**term**: text`
+    items, `<pre>` as fenced code; page chrome (nav, header, footer, scripts) dropped."""
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(["script", "style", "noscript", "nav", "footer", "header", "svg", "form"]):
         tag.decompose()
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
     if soup.title:
         soup.title.decompose()
+    for pre in soup.find_all("pre"):
+        assert isinstance(pre, Tag)
+        pre.replace_with(f"\n\n```\n{pre.get_text().strip(chr(10))}\n```\n\n")
+    for table in soup.find_all("table"):
+        assert isinstance(table, Tag)
+        table.replace_with(f"\n\n{_html_table(table)}\n\n")
+    for dl in soup.find_all("dl"):
+        assert isinstance(dl, Tag)
+        dl.replace_with(f"\n\n{_html_definitions(dl)}\n\n")
+    for items in soup.find_all(["ul", "ol"]):
+        assert isinstance(items, Tag)
+        if items.parent is not None and items.find_parent(["ul", "ol"]) is None:  # nested lists go with their item
+            items.replace_with(f"\n\n{_html_list(items)}\n\n")
     for heading in soup.find_all(re.compile(r"^h[1-6]$")):
         assert isinstance(heading, Tag)
         level = int(heading.name[1])
         anchor = heading.get("id")
         suffix = f" {{#{anchor}}}" if isinstance(anchor, str) and anchor else ""
         heading.replace_with(f"\n\n{'#' * level} {heading.get_text(' ', strip=True)}{suffix}\n\n")
-    for block in soup.find_all(["p", "li", "pre", "tr", "dt", "dd", "blockquote", "div", "br", "table"]):
+    for block in soup.find_all(["p", "div", "br", "blockquote"]):
         assert isinstance(block, Tag)
-        block.insert_after("\n\n" if block.name in ("p", "pre", "table", "blockquote") else "\n")
-    for item in soup.find_all("li"):
-        assert isinstance(item, Tag)
-        item.insert(0, "- ")
-    return page_title, normalise_space(soup.get_text())
+        block.insert_after("\n\n" if block.name in ("p", "blockquote") else "\n")
+    return page_title, _tidy(soup.get_text())
+
+
+def _tidy(text: str) -> str:
+    """Collapse runs of spaces outside code fences; at most one blank line."""
+    out: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            out.append(line.strip())
+            continue
+        out.append(line.rstrip() if fenced else " ".join(line.split()))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip().replace(_INDENT, "   ")
 
 
 def pretty(stem: str) -> str:
@@ -121,7 +211,7 @@ def sections_to_doc(
         if not section.text:
             continue
         chunk_title = section.title if section.level else title
-        for piece in split_long(section.text):
+        for piece in pack_blocks(section.blocks or (section.text,)):
             chunks.append(SourceChunk(section=anchor, title=chunk_title, crumbs=(*crumbs, *heading_chain), text=piece))
     return SourceDoc(
         id=doc_id, source=source, title=title, crumbs=crumbs, content="\n\n".join(content_parts), chunks=chunks

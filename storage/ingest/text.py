@@ -80,6 +80,63 @@ class Section:
     text: str
     anchor: str = ""
     crumbs: tuple[str, ...] = ()
+    blocks: tuple[str, ...] = ()  # the text's top-level blocks (paragraph, list, table, code) in order, when parsed
+
+
+_STRUCTURED_START = re.compile(r"^(?:[|>]|[-*+]\s|\d{1,3}[.)]\s|```|~~~)")
+MAX_BLOCK_CHARS = 4 * MAX_CHUNK_CHARS  # a list or table up to this size stays whole in one chunk
+
+
+def _is_table(block: str) -> bool:
+    rows = block.splitlines()
+    return len(rows) >= 2 and rows[0].lstrip().startswith("|") and set(rows[1].replace(" ", "")) <= set("|:-")
+
+
+def _table_pieces(block: str, max_chars: int) -> list[str]:
+    """A table too long for one chunk: runs of rows, each under the table's header."""
+    rows = block.splitlines()
+    header, body = rows[:2], rows[2:]
+    pieces: list[str] = []
+    current: list[str] = []
+    for row in body:
+        if current and len("\n".join([*header, *current, row])) > max_chars:
+            pieces.append("\n".join([*header, *current]))
+            current = []
+        current.append(row)
+    if current:
+        pieces.append("\n".join([*header, *current]))
+    return pieces
+
+
+def pack_blocks(blocks: tuple[str, ...] | list[str], *, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Chunks made of whole blocks: consecutive blocks share a chunk up to `max_chars`; a table or list is never
+    split (up to `MAX_BLOCK_CHARS`; a longer table is cut into row runs that each repeat its header); only a
+    paragraph longer than a chunk is cut, at sentence ends."""
+    units: list[str] = []
+    for block in blocks:
+        block = block.strip()
+        if not block:
+            continue
+        if len(block) <= max_chars:
+            units.append(block)
+        elif _is_table(block.split("\n\n")[-1]) and len(block) > MAX_BLOCK_CHARS:
+            units.extend(_table_pieces(block, max_chars))
+        elif _STRUCTURED_START.match(block) or "\n\n" in block:
+            units.extend([block] if len(block) <= MAX_BLOCK_CHARS else split_long(block, max_chars=max_chars))
+        else:
+            units.extend(split_long(block, max_chars=max_chars))
+    pieces: list[str] = []
+    current = ""
+    for unit in units:
+        candidate = f"{current}\n\n{unit}" if current else unit
+        if current and len(candidate) > max_chars:
+            pieces.append(current)
+            current = unit
+        else:
+            current = candidate
+    if current:
+        pieces.append(current)
+    return pieces
 
 
 def split_long(text: str, *, max_chars: int = MAX_CHUNK_CHARS, overlap: int = CHUNK_OVERLAP_CHARS) -> list[str]:

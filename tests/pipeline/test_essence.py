@@ -19,7 +19,6 @@ pytestmark = pytest.mark.unit
     ("language", "earlier", "question", "expected"),
     [
         ("en", "What is Bixby?", "How does it work?", "How does Bixby work?"),
-        ("en", "What is Bixby?", "It doesn't work", "Bixby doesn't work"),
         ("en", "How do I pair the remote?", "Does it need batteries?", "Does the remote need batteries?"),
         ("es", "¿Qué es Bixby?", "¿Cómo funciona?", "¿Cómo funciona Bixby?"),
         ("es", "¿Qué es Bixby?", "¿Y eso para qué sirve?", "¿Y Bixby para qué sirve?"),
@@ -128,3 +127,44 @@ async def test_a_code_in_the_earlier_message_becomes_the_topic(earlier: str, que
     result = await EssenceAgent().run(Payload(text=question, language="en"), context)
     assert result.payload.canonical_question is not None
     assert expected in result.payload.canonical_question
+
+
+async def test_a_complaint_inside_a_thread_clarifies_within_the_threads_topic() -> None:
+    result = await EssenceAgent().run(
+        Payload(text="It doesn't work", language="en"), Context(history=history("What is Bixby?"))
+    )
+    assert result.payload.needs_clarification and result.payload.clarification_reason == "vague"
+    assert result.payload.canonical_question == "Bixby doesn't work"  # the choices are searched within the topic
+
+
+@pytest.mark.parametrize(
+    ("earlier", "follow_up", "expected"),
+    [
+        ("How do I create the Slack app?", "and for Discord?", "How do I create the Discord app?"),
+        ("How do I set up Slack in HTTP mode?", "what about Socket Mode?", "How do I set up Slack in Socket Mode?"),
+        ("What is DOCBOT_ROLE_LIMITS?", "and DOCBOT_ROLE_QUEUE_LIMIT?", "What is DOCBOT_ROLE_QUEUE_LIMIT?"),
+        ("What is the default HTTP port?", "and the default log level?", "What is the default log level?"),
+        ("How do I ingest Markdown files?", "and web pages?", "How do I ingest web pages?"),
+        ("¿Cómo creo la app de Slack?", "¿y para Discord?", "¿Cómo creo la app de Discord?"),
+    ],
+)
+async def test_an_elliptical_follow_up_repeats_the_previous_question_about_the_new_name(
+    earlier: str, follow_up: str, expected: str
+) -> None:
+    result = await EssenceAgent().run(Payload(text=follow_up, language="en"), Context(history=history(earlier)))
+    assert result.payload.canonical_question == expected
+    assert result.payload.context_type is ContextType.FOLLOW_UP
+    assert not result.payload.needs_clarification
+
+
+async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
+    thread = history("How do I create the Slack app?", "and for Discord?")
+    result = await EssenceAgent().run(Payload(text="what about Pinecone?", language="en"), Context(history=thread))
+    assert result.payload.canonical_question == "How do I create the Pinecone app?"
+
+
+async def test_and_how_with_a_whole_question_is_not_elliptical() -> None:
+    result = await EssenceAgent().run(
+        Payload(text="and how do I reset the remote?", language="en"), Context(history=history("How do I pair it?"))
+    )
+    assert result.payload.canonical_question == "and how do I reset the remote?"

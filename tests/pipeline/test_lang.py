@@ -52,3 +52,47 @@ async def test_a_sure_short_text_keeps_its_own_language() -> None:
 async def test_mentions_do_not_sway_detection() -> None:
     result = await AGENT.run(Payload(text="<@U0123ABC> ¿cómo reinicio el altavoz de fábrica?"), Context())
     assert result.payload.language == "es"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what does DOCBOT_ROLE_QUEUE_LIMIT do?",
+        "how do I reindex to pinecone?",
+        "can I leave DOCBOT_PINECONE_INDEX unset?",
+        "do I need DOCBOT_LLM_RESPONSE_MODEL?",
+        "where is `chat:write` used?",
+    ],
+)
+async def test_identifiers_and_product_names_do_not_vote(text: str) -> None:
+    result = await AGENT.run(Payload(text=text), Context(docs_language="en"))
+    assert result.payload.language == "en"
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("¿qué hace DOCBOT_ROLE_QUEUE_LIMIT?", "es"), ("что делает DOCBOT_ROLE_QUEUE_LIMIT?", "ru"),
+     ("Que fait DOCBOT_ROLE_QUEUE_LIMIT ?", "fr"), ("Comment connecter le bot à Slack ?", "fr")],
+)  # fmt: skip
+async def test_the_words_around_an_identifier_decide(text: str, language: str) -> None:
+    result = await AGENT.run(Payload(text=text), Context(docs_language="en"))
+    assert result.payload.language == language
+
+
+async def test_only_names_take_the_threads_language() -> None:
+    thread = history("¿Cómo configuro los canales permitidos?")
+    result = await AGENT.run(Payload(text="DOCBOT_CHANNEL_POLICIES_FILE?"), Context(history=thread))
+    assert result.payload.language == "es"
+
+
+async def test_a_script_without_templates_is_reported_as_its_language() -> None:
+    result = await AGENT.run(Payload(text="كيف أربط البوت بسلاك؟"), Context())
+    assert result.payload.language == "ar"
+
+
+def test_voting_text_drops_urls_code_and_names() -> None:
+    from pipeline.agents.lang import voting_text
+
+    assert voting_text("see https://x.io and `a_b` for DOCBOT_X_Y in Slack, ZX-42 please").split() == [
+        "see", "and", "for", "in", "please",
+    ]  # fmt: skip

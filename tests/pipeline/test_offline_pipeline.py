@@ -66,8 +66,10 @@ async def test_ambiguous_question_offers_sections_and_resumes_with_the_choice() 
     result = await ask(runner, "ring light?")
     assert result.kind is ResultKind.CLARIFICATION and result.reason == "ambiguous"
     labels = [a.label for a in result.suggested_actions]
-    assert {"Pairing the remote", "Remote batteries", "Orbit Voice assistant"} <= set(labels)
-    choice = next(a for a in result.suggested_actions if a.label == "Remote batteries")
+    # each choice names its page as well as its section
+    wanted = {"Pairing the remote", "Remote batteries", "Orbit Voice assistant"}
+    assert {f"Orbit speaker › {title}" for title in wanted} <= set(labels)
+    choice = next(a for a in result.suggested_actions if a.label.endswith("Remote batteries"))
     resumed = await runner.resume(result.envelope, context=Context(), chosen=choice)
     assert resumed.kind is ResultKind.ANSWER
     assert resumed.sources[0].title == "Remote batteries"

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline import text as textutil
 from pipeline.agents.augmentation import AugmentationAgent
-from pipeline.agents.quality import QualityAgent
+from pipeline.agents.quality import QualityAgent, untraceable_lines
 from pipeline.agents.response import ResponseAgent
 from pipeline.envelope import Context, Payload
 from pipeline.locales import texts
@@ -206,3 +206,77 @@ async def test_a_question_about_one_code_is_not_answered_with_another_codes_sect
     answer = (await ResponseAgent().run(payload, Context())).payload.response or ""
     assert "E-2041 appears" in answer
     assert "E-3307" not in answer
+
+
+# -- the coherent block that answers ----------------------------------------------------------------------------
+
+
+def source(number: int, title: str, text: str, crumbs: tuple[str, ...] = ("Guide",), confidence: float = 0.8):
+    from pipeline.types import SourceReference
+
+    return SourceReference(number, f"c{number}", f"d{number}", title, (*crumbs, title), f"https://d/{number}", text,
+                           confidence)  # fmt: skip
+
+
+STEPS = source(1, "Creating the app", (
+    "Follow these steps once.\n\n1. Go to the portal and choose **Create New App**.\n2. Install it to the workspace,\n"
+    "   then copy the token into `SLACK_BOT_TOKEN`.\n3. Invite the bot to a channel.\n4. Start docbot."
+), crumbs=("Slack",))  # fmt: skip
+SETTINGS = source(2, "Language model", (
+    "| variable | meaning |\n|---|---|\n| `OPENAI_API_KEY` | key of the endpoint |\n"
+    "| `DOCBOT_LLM_MODEL` | small model for lang and essence |\n| `DOCBOT_LLM_RESPONSE_MODEL` | stronger model |"
+), crumbs=("Configuration",), confidence=0.7)  # fmt: skip
+CODES = source(3, "Error codes", (
+    "Error ZX-17 means the fan is blocked; clean the vents and restart.\n\n"
+    "Error ZX-42 means the license expired; renew it under Settings, Account."
+), confidence=0.9)  # fmt: skip
+
+
+async def respond(question: str, *sources_, language: str = "en", **extra: object) -> Payload:
+    payload = Payload(text=question, language=language, canonical_question=question).evolve(
+        source_references=tuple(sources_), search_quality=SearchQuality.GOOD, **extra
+    )
+    return (await ResponseAgent().run(payload, Context())).payload
+
+
+async def test_a_how_to_question_gets_every_numbered_step_under_its_page_and_section() -> None:
+    answer = (await respond("How do I connect it to Slack?", STEPS, SETTINGS)).response or ""
+    assert "**Slack › Creating the app** [1]" in answer
+    for step in ("1. Go to the portal", "2. Install it to the workspace, then copy the token", "3. Invite", "4. Start"):
+        assert step in answer  # whole, and the wrapped line joined back
+    verdict = untraceable_lines(answer, (STEPS, SETTINGS), language="en", docs_language="en", min_overlap=0.6)
+    assert verdict == []  # quality accepts a captioned block quoted verbatim
+
+
+async def test_a_named_setting_gets_the_table_header_and_its_row_only() -> None:
+    answer = (await respond("What does DOCBOT_LLM_MODEL do?", STEPS, SETTINGS)).response or ""
+    assert "| variable | meaning |\n|---|---|\n| `DOCBOT_LLM_MODEL` | small model for lang and essence |" in answer
+    assert "OPENAI_API_KEY" not in answer and "STEPS" not in answer and "Invite" not in answer
+
+
+async def test_the_code_asked_about_is_quoted_not_a_neighbouring_code() -> None:
+    answer = (await respond("what does ZX-42 mean?", CODES)).response or ""
+    assert "ZX-42 means the license expired" in answer and "ZX-17" not in answer
+
+
+async def test_a_regenerate_round_quotes_something_else() -> None:
+    first = await respond("How do I connect it to Slack?", STEPS, SETTINGS, CODES)
+    again = await respond(
+        "How do I connect it to Slack?", STEPS, SETTINGS, CODES,
+        response=first.response, quality_decision=QualityDecision.REGENERATE,
+    )  # fmt: skip
+    assert again.response and again.response != first.response
+
+
+async def test_a_tampered_block_is_caught_by_quality() -> None:
+    answer = (await respond("How do I connect it to Slack?", STEPS)).response or ""
+    forged = answer.replace("Invite the bot to a channel", "Give the bot admin rights")
+    notes = untraceable_lines(forged, (STEPS,), language="en", docs_language="en", min_overlap=0.6)
+    assert notes and "not found" in notes[0]
+
+
+async def test_a_language_without_templates_is_answered_in_english_with_a_line_saying_so() -> None:
+    from pipeline.locales import UNSUPPORTED_LANGUAGE
+
+    answer = (await respond("How do I connect it to Slack?", STEPS, language="ar")).response or ""
+    assert answer.startswith(UNSUPPORTED_LANGUAGE) and texts("en").answer_lead_in in answer

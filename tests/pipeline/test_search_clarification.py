@@ -44,8 +44,10 @@ async def test_several_equally_good_sections_ask_which_one() -> None:
     result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text="reset", language="es"), Context())
     payload = result.payload
     assert payload.needs_clarification and payload.clarification_reason == "ambiguous"
-    assert [a.label for a in payload.suggested_actions] == ["Factory reset", "Network reset", "Reset the remote"]
-    assert all(a.kind is ActionKind.SEARCH and a.value.endswith(a.label) for a in payload.suggested_actions)
+    # each label carries its page: "Guide › Factory reset", never a bare heading
+    labels = [a.label for a in payload.suggested_actions]
+    assert labels == ["Guide › Factory reset", "Guide › Network reset", "Guide › Reset the remote"]
+    assert all(a.kind is ActionKind.SEARCH and a.value == a.label for a in payload.suggested_actions)
     assert payload.clarification_message == texts("es").clarify["ambiguous"]
 
 
@@ -124,7 +126,8 @@ async def test_a_vague_first_message_still_gets_choices_from_the_documentation()
     payload = Payload(text="it doesn't work", language="en", clarification_reason="vague")
     context = Context(collections=("manuals",))
     actions = (await ClarificationAgent(retriever=retriever).run(payload, context)).payload.suggested_actions
-    assert [a.label for a in actions[:3]] == ["Factory reset", "Network reset", "Reset the remote"]
+    titles = ["Factory reset", "Network reset", "Reset the remote"]
+    assert [a.label for a in actions[:3]] == [f"Guide › {title}" for title in titles]
     assert actions[-1].kind is ActionKind.REPHRASE
     assert retriever.requests[0].collections == ("manuals",)
 
@@ -166,3 +169,25 @@ async def test_a_full_question_is_answered_even_when_sections_are_close() -> Non
     payload = Payload(text="How do I reset the hub to factory settings?", language="en")
     result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(payload, Context())
     assert not result.payload.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("reply", "answers"),
+    [
+        ("the remote", True),  # a short answer to "which one?"
+        ("Network reset", True),  # names a choice
+        ("yes", True),
+        ("the reset of the remote, please", True),  # shares a word with the question
+        ("What's the capital of France?", False),  # a new question
+        ("How do I ingest Markdown files?", False),
+        ("¿Cómo configuro los canales?", False),
+    ],
+)
+def test_whether_a_message_answers_the_pending_clarification(reply: str, answers: bool) -> None:
+    from pipeline.agents.clarification import answers_clarification
+    from pipeline.types import SuggestedAction
+
+    pending = Payload(text="reset", canonical_question="reset").evolve(
+        suggested_actions=(SuggestedAction("Guide › Network reset", ActionKind.SEARCH, "Guide › Network reset"),)
+    )
+    assert answers_clarification(pending, reply) is answers

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from storage.ingest.readers import html_to_markdown, markdown_sections, sections_to_doc, seed_records
-from storage.ingest.text import MAX_CHUNK_CHARS, keywords_of, slugify, split_long, summary_of
+from storage.ingest.text import MAX_CHUNK_CHARS, keywords_of, pack_blocks, slugify, split_long, summary_of
 from storage.search.tokenize import tokenize
 
 pytestmark = pytest.mark.unit
@@ -77,3 +77,72 @@ def test_tokenizer_handles_scripts() -> None:
     assert tokenize("Pairing the remotes") == ["pair", "remot"]
     assert tokenize("遥控器") == ["遥控", "控器"]
     assert tokenize("Пульт E-2041") == ["пульт", "e", "2041"]
+
+
+# -- structure: tables, steps, definitions and code stay whole ---------------------------------------------------
+
+GUIDE = """# Guide
+
+## Permissions
+
+Choose these permissions:
+
+| permission | why |
+|---|---|
+| View Channels | see the channels |
+| Send Messages | answer |
+
+## Setup
+
+1. Open the portal and
+   create an app.
+2. Copy the token.
+3. Start docbot.
+
+```
+# not a heading
+docbot run
+```
+"""
+
+
+def test_markdown_blocks_are_parsed_by_structure_and_chunks_keep_them_whole() -> None:
+    sections = markdown_sections(GUIDE)
+    permissions = next(s for s in sections if s.title == "Permissions")
+    # the paragraph introducing the table stays with it; the table keeps its header
+    assert permissions.blocks == (
+        "Choose these permissions:\n\n| permission | why |\n|---|---|\n| View Channels | see the channels |\n"
+        "| Send Messages | answer |",
+    )
+    setup = next(s for s in sections if s.title == "Setup")
+    assert setup.blocks[0].startswith("1. Open the portal") and "3. Start docbot." in setup.blocks[0]
+    assert setup.blocks[1].startswith("```") and "# not a heading" in setup.blocks[1]
+    doc = sections_to_doc(sections, doc_id="d", source="https://x/g.md", fallback_title="g", path_crumbs=())
+    steps = next(c for c in doc.chunks if c.section == "setup")
+    assert "1. Open" in steps.text and "3. Start docbot." in steps.text and steps.crumbs == ("Guide", "Setup")
+
+
+def test_a_list_longer_than_a_chunk_is_not_split_and_a_huge_table_repeats_its_header() -> None:
+    steps = "\n".join(f"{i}. Step {i} does one long and careful thing to the hub settings." for i in range(1, 30))
+    assert len(steps) > MAX_CHUNK_CHARS
+    assert pack_blocks((steps,)) == [steps]
+    table = "| key | value |\n|---|---|\n" + "\n".join(f"| k{i} | {'v' * 60} |" for i in range(150))
+    pieces = pack_blocks((table,))
+    assert len(pieces) > 1 and all(p.startswith("| key | value |\n|---|---|\n| k") for p in pieces)
+    assert sum(p.count("| k") - 1 for p in pieces) == 150  # every row once (the "| key" header aside)
+
+
+def test_html_tables_lists_definitions_and_code_become_markdown_blocks() -> None:
+    title, markdown = html_to_markdown(
+        "<html><head><title>Setup</title></head><body><h2 id='perm'>Permissions</h2>"
+        "<table><tr><th>permission</th><th>why</th></tr><tr><td>View Channels</td><td>see them</td></tr></table>"
+        "<ol><li>Open the portal</li><li>Copy the <b>token</b><ul><li>keep it secret</li></ul></li></ol>"
+        "<dl><dt>DOCBOT_LLM_MODEL</dt><dd>the small model</dd></dl><pre>docbot run\n  --verbose</pre></body></html>"
+    )
+    assert title == "Setup"
+    assert "| permission | why |\n|---|---|\n| View Channels | see them |" in markdown
+    assert "1. Open the portal\n2. Copy the token\n   - keep it secret" in markdown
+    assert "- **DOCBOT_LLM_MODEL**: the small model" in markdown
+    assert "```\ndocbot run\n  --verbose\n```" in markdown
+    blocks = markdown_sections(markdown)[-1].blocks
+    assert len(blocks) == 4  # table, ordered list, definitions, code: one block each

@@ -46,7 +46,7 @@ async def test_mention_follow_up_clarification_and_click(tmp_path: Path) -> None
     assert len(offered) >= 3 and all(len(e["value"]) <= 40 and chosen not in e["value"] for e in offered)
     assert chosen in str(clarifying.blocks[-1])  # the choice is shown on the updated message
     assert "#" in str([b for b in resumed.blocks if b["type"] == "context"])  # the resumed answer cites a section
-    assert chosen in str(resumed.blocks)
+    assert chosen.rsplit(" › ", 1)[-1] in str(resumed.blocks)  # the label is "Page › Section"; the section answers
 
     # every user message got exactly one answer; no placeholder was left behind
     assert len(api.bot_messages("C1")) == 4
