@@ -262,7 +262,12 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
         strategies, close_llm = llm_strategies(settings)
         if close_llm is not None:
             closers.append(close_llm)
-        agents = build_agents(retriever, embedder=embedder, strategies=strategies)
+        agents = build_agents(
+            retriever,
+            embedder=embedder,
+            strategies=strategies,
+            answerability_threshold=settings.answerability_threshold,
+        )
         runner = PipelineRunner(
             agents,
             settings.role_limits,

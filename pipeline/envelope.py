@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from pipeline.types import (
+    Answerability,
     ContextType,
     HistoryMessage,
     LLMUsage,
@@ -50,6 +51,8 @@ class Payload:
     suggested_actions: tuple[SuggestedAction, ...] = ()
     refusal_reason: str | None = None  # set when the question is out of scope or beyond the bot's capabilities
     chosen_action: SuggestedAction | None = None  # set when a conversation resumes from a button press
+    docs_insufficient: bool | None = None  # LLM mode: the response model's typed "the documents do not answer it"
+    answerability: Answerability | None = None  # set by the quality role: does the evidence answer the question?
 
     def evolve(self, **changes: Any) -> Payload:
         """A copy with `changes` applied (the payload itself is immutable)."""
