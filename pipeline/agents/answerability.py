@@ -39,6 +39,8 @@ MAX_CLOSEST = 3
 MAX_QUESTION_CHARS = 140
 
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*")
+_POSSESSIVE = re.compile(r"['’]s$")
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|cannot)\b|n['’]t\b", re.IGNORECASE)
 _YEAR_OR_DATE = re.compile(
@@ -74,29 +76,27 @@ class Evidence:
 
 
 def distinguishing_terms(question: str, *, same_language: bool, language: str = "en") -> set[str]:
-    """Names (capitalised words after the first word), numbers and codes of the question, lower-cased."""
-    terms = {n for n in _NUMBER.findall(question)}
-    terms |= {c.lower() for c in textutil.codes(question)}
+    """Names (capitalised words after the first word), numbers and codes of the question, as written."""
+    terms = set(_NUMBER.findall(question)) | set(textutil.codes(question))
     if same_language:
         stop = lexicon(language).stopwords
-        words = _CAPITALISED.findall(question)
-        first = textutil.tokens(question)[:1]
-        terms |= {w.lower() for w in words if w.lower() not in stop and [w.lower()] != first}
+        first = question.split()[:1]
+        names = (_bare(w) for w in _WORD.findall(question) if w[:1].isupper() and [w] != first)
+        terms |= {w for w in names if w.lower() not in stop}
     return terms
 
 
-def missing_terms(terms: set[str], block: str, language: str = "en") -> set[str]:
-    """The terms `block` does not contain (numbers and codes as written, words by their stem)."""
+def missing_terms(terms: set[str], block: str) -> set[str]:
+    """The terms `block` does not contain: numbers and codes anywhere in it, names as whole words written the same
+    way ("Teams" is not "teams"; a case-insensitive or stemmed match lets common words stand in for names)."""
     folded = block.lower()
-    stems = textutil.features(block, (), language)
-    missing = set()
-    for term in terms:
-        if any(ch.isdigit() for ch in term):
-            if term not in folded:
-                missing.add(term)
-        elif not (textutil.features(term, (), language) & stems):
-            missing.add(term)
-    return missing
+    words = {_bare(w) for w in _WORD.findall(block)}
+    return {t for t in terms if (t.lower() not in folded if any(ch.isdigit() for ch in t) else t not in words)}
+
+
+def _bare(word: str) -> str:
+    """Without a possessive 's ("Beyoncé's" -> "Beyoncé")."""
+    return _POSSESSIVE.sub("", word)
 
 
 def unmatched_negation(question: str, block: str) -> bool:
@@ -151,7 +151,7 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
     terms = distinguishing_terms(evidence.question, same_language=same, language=language)
     return AnswerabilitySignals(
         term_coverage=round(term_coverage(evidence.question, evidence.quoted or block, language), 4) if same else 1.0,
-        missing_terms=len(missing_terms(terms, block, language)),
+        missing_terms=len(missing_terms(terms, block)),
         unmatched_negation=same and unmatched_negation(evidence.question, block),
         answer_type_missing=same and answer_type_missing(evidence.question, block),
         levels_agree=levels_agree(evidence.hits),
@@ -199,7 +199,7 @@ def decide(
 def evidence_of(payload: Payload, docs_language: str) -> Evidence:
     """The question and the quoted block of a payload that has sources and an answer."""
     question = payload.canonical_question or payload.text
-    same = payload.language in (None, docs_language)
+    same = payload.language in (None, docs_language) or reads_as(question, docs_language)
     if not same and payload.text_eng:
         question, same = payload.text_eng, True
     answer = payload.response or ""
@@ -212,6 +212,14 @@ def evidence_of(payload: Payload, docs_language: str) -> Evidence:
         if line.strip().startswith(">")
     )
     return Evidence(question, tuple(s.text for s in blocks), quoted, payload.search_results, same)
+
+
+def reads_as(text: str, language: str, share: float = 0.3) -> bool:
+    """Whether `text` is written in `language` by its function words (a short question's detected language is
+    often wrong: "How do I deploy docbot on AWS Lambda?" comes back as German at 0.35)."""
+    words = textutil.tokens(text)
+    stop = lexicon(language).stopwords
+    return bool(words) and sum(w in stop for w in words) / len(words) >= share
 
 
 class AnswerabilityCheck:
