@@ -123,7 +123,8 @@ def _settings(scratch: Path, threshold: float) -> Settings:
     extra: dict[str, Any] = (
         {"answerability_threshold": threshold} if "answerability_threshold" in Settings.model_fields else {}
     )
-    return Settings(_env_file=None, data_dir=scratch, **extra)
+    # generous role timeouts: on a loaded machine a slow step must not count as a refusal
+    return Settings(_env_file=None, data_dir=scratch, role_timeout_s=600, question_deadline_s=1200, **extra)
 
 
 async def run_set(
@@ -288,6 +289,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    from bot.logs import configure_logging
+
+    configure_logging("WARNING")
     args = parse(argv)
     figures = asyncio.run(collect(args))
     for name, body in figures.items():
