@@ -207,7 +207,7 @@ async def test_the_response_models_insufficient_flag_refuses_without_measuring()
 def make_runner(threshold: float | None) -> PipelineRunner:
     return PipelineRunner(
         build_agents(WordRetriever(CORPUS), answerability_threshold=threshold), {}, max_waiting=10,
-        role_timeout_s=10, max_process_count=30, max_research_rounds=1, max_regenerate_rounds=1,
+        role_timeout_s=120, max_process_count=30, max_research_rounds=1, max_regenerate_rounds=1,
     )  # fmt: skip
 
 
@@ -219,10 +219,10 @@ async def ask(runner: PipelineRunner, text: str) -> ResultKind | tuple[ResultKin
 @pytest.mark.unit
 @pytest.mark.slow
 async def test_offline_pipeline_refuses_an_unanswerable_question_about_a_present_topic() -> None:
-    # the corpus has the remote's batteries (two AAA), not how long they last: "how many hours" needs a number
-    # of hours; and the remote pairs with the speaker, not with a Sonos soundbar
+    # the remote pairs with the speaker, not with a Sonos soundbar; the corpus describes Orbit Voice but never says
+    # when it came out ("when" needs a date in the quoted sentences)
     runner = make_runner(OPERATING_POINT)
-    for question in ("How do I pair the remote with a Sonos soundbar?", "Which key does not reset the speaker?"):
+    for question in ("How do I pair the remote with a Sonos soundbar?", "When was the Orbit Voice assistant released?"):
         kind, reason, text, titles = await ask(runner, question)  # type: ignore[misc]
         assert (kind, reason) == (ResultKind.REFUSAL, "no_coverage"), question
         assert text.startswith(texts("en").docs_dont_say.format(question=question))
@@ -238,7 +238,7 @@ async def test_offline_pipeline_refuses_an_unanswerable_question_about_a_present
 async def test_offline_pipeline_answers_an_answerable_question() -> None:
     kind, reason, text, titles = await ask(make_runner(OPERATING_POINT), "How do I pair the remote with the speaker?")  # type: ignore[misc]
     assert (kind, reason) == (ResultKind.ANSWER, None)
-    assert titles[0] == "Pairing the remote" and "Link key" in text
+    assert titles[0] == "Pairing the remote" and text.startswith(texts("en").answer_lead_in) and "[1]" in text
 
 
 # -- docbot's own docs: 20 questions they do not answer ---------------------------------------------------------
