@@ -5,6 +5,7 @@
     .venv/bin/python -m bench --quick --json   # the figures as one JSON object on stdout
     .venv/bin/python -m bench --data DIR       # shared data (emanual/, squad/) from DIR instead of ../shared/data
                                                # (or $DOCBOT_SHARED_DATA)
+    .venv/bin/python -m bench answerability    # the answerability trade-off curve (bench/answerability.py)
 
 Sections: framework overhead, throughput under 200 concurrent conversations, vector/hybrid search latency and
 ingest rate, Slack ack latency, retrieval recall (fixture manual always; e-manual and SQuAD when their data is
@@ -330,6 +331,11 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, argparse.Namespace]:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from bot.logs import configure_logging
 
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["answerability"]:  # `python -m bench answerability ...`: the curve of issue 15
+        from bench import answerability
+
+        return answerability.main(args_in[1:])
     configure_logging("WARNING")
     opts, args = parse(argv)
     if args.llm_real:  # its own section, never part of --quick or the full run (minutes per question on 2 cores)

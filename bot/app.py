@@ -274,7 +274,12 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
         strategies, chat = llm_strategies(settings)
         if chat is not None:
             closers.append(chat.close)
-        agents = build_agents(retriever, embedder=embedder, strategies=strategies)
+        agents = build_agents(
+            retriever,
+            embedder=embedder,
+            strategies=strategies,
+            answerability_threshold=settings.answerability_threshold,
+        )
         runner = PipelineRunner(
             agents,
             settings.role_limits,

@@ -24,8 +24,12 @@ def build_agents(
     embedder: Embedder | None = None,
     strategies: Mapping[Role, Strategy] | None = None,
     low_accuracy_language_detection: bool = False,
+    answerability_threshold: float | None = None,
 ) -> dict[Role, Agent]:
-    """One agent per role (the manager is the runner's own); `strategies` holds optional LLM strategies by role."""
+    """One agent per role (the manager is the runner's own); `strategies` holds optional LLM strategies by role.
+
+    `answerability_threshold` None measures answerability without refusing (the composition root passes its
+    setting)."""
     llm = dict(strategies or {})
     agents: list[Agent] = [
         LangAgent(low_accuracy=low_accuracy_language_detection, llm=llm.get(Role.LANG)),
@@ -35,7 +39,7 @@ def build_agents(
         SearchAgent(retriever, llm=llm.get(Role.SEARCH)),
         AugmentationAgent(llm=llm.get(Role.AUGMENTATION)),
         ResponseAgent(embedder, llm=llm.get(Role.RESPONSE)),
-        QualityAgent(llm=llm.get(Role.QUALITY)),
+        QualityAgent(answerability_threshold=answerability_threshold, llm=llm.get(Role.QUALITY)),
         ClarificationAgent(retriever=retriever, llm=llm.get(Role.CLARIFICATION)),
     ]
     return {agent.role: agent for agent in agents}

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from pipeline.types import (
+    Answerability,
     ContextType,
     HistoryMessage,
     LLMUsage,
@@ -53,6 +54,7 @@ class Payload:
     # "the docs don't cover this", typed: why the response is the localized not-covered text (e.g. "no_sources",
     # "poor_search", "model_says_insufficient"); None for a real answer. The runner makes it a no_coverage refusal.
     docs_insufficient: str | None = None
+    answerability: Answerability | None = None  # set by the quality role: does the evidence answer the question?
 
     def evolve(self, **changes: Any) -> Payload:
         """A copy with `changes` applied (the payload itself is immutable)."""

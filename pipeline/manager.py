@@ -56,6 +56,7 @@ class Condition(StrEnum):
     REGENERATE = "quality: regenerate, rounds left"
     REGENERATE_EXHAUSTED = "quality: regenerate, no rounds left"
     CLARIFY = "quality: clarify"
+    UNANSWERABLE = "quality: the docs do not answer it"
 
 
 def _decision(s: Situation) -> QualityDecision | None:
@@ -82,6 +83,7 @@ CONDITIONS: Mapping[Condition, Callable[[Situation], bool]] = {
     and s.regenerate_rounds < s.max_regenerate_rounds,
     Condition.REGENERATE_EXHAUSTED: lambda s: _decision(s) is QualityDecision.REGENERATE,
     Condition.CLARIFY: lambda s: _decision(s) is QualityDecision.CLARIFY,
+    Condition.UNANSWERABLE: lambda s: s.payload.answerability is not None and not s.payload.answerability.answerable,
 }
 
 
@@ -125,6 +127,7 @@ TABLE: tuple[Transition, ...] = (
     # answering and checking
     Transition(R.AUGMENTATION, C.ALWAYS, R.RESPONSE),
     Transition(R.RESPONSE, C.ALWAYS, R.QUALITY),
+    Transition(R.QUALITY, C.UNANSWERABLE, Out.REFUSAL),  # "the docs don't say", a docs gap
     Transition(R.QUALITY, C.APPROVED, Out.ANSWER),
     Transition(R.QUALITY, C.RESEARCH, R.SEARCH, counts_round="research"),
     Transition(R.QUALITY, C.RESEARCH_EXHAUSTED, Out.ANSWER),

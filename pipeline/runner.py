@@ -290,6 +290,12 @@ class PipelineRunner:
                 note=note,
                 fallback_notes=fallbacks,
             )
+        if payload.answerability is not None and not payload.answerability.answerable and payload.response:
+            # the docs do not answer it: "the docs don't say" with the closest sections, a docs gap (issue 15)
+            body, sources = cited_sources(payload.response, payload.source_references)
+            return PipelineResult(
+                ResultKind.REFUSAL, body, language, envelope, sources=sources, reason="no_coverage", note=note
+            )
         raw = payload.refusal_reason or ("out_of_scope" if payload.within_scope is False else "capability")
         reason = "out_of_scope" if raw == "out_of_scope" else "capability"  # e.g. an LLM's "beyond_capabilities"
         text = words.refusal[reason]

@@ -87,6 +87,39 @@ class SearchHit:
     level_scores: dict[str, float] = field(default_factory=dict)  # keywords / dense / crumbs / summary
 
 
+class AnswerabilityReason(StrEnum):
+    """Why the evidence found does not answer the question (a docs gap, not a search failure)."""
+
+    MISSING_TERMS = "missing_terms"  # a name, number or code of the question is absent from the quoted block
+    UNMATCHED_NEGATION = "unmatched_negation"  # the question negates; the block does not
+    NO_ANSWER_TYPE = "no_answer_type"  # asks when / how many / who; the block has no date / number / name
+    WEAK_EVIDENCE = "weak_evidence"  # little of the question in the block, levels disagree, no clear best section
+    MODEL_INSUFFICIENT = "model_insufficient"  # the response model said the documents do not answer it
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerabilitySignals:
+    """The measured evidence behind an answerability decision (see pipeline/agents/answerability.py)."""
+
+    term_coverage: float = 0.0  # share of the question's content words in the quoted sentences' block
+    missing_terms: int = 0  # names, numbers and codes of the question absent from the quoted block
+    unmatched_negation: bool = False
+    answer_type_missing: bool = False
+    levels_agree: bool = False  # the best section is also the best by keywords and by embedding
+    margin: float = 0.0  # fused score of the best section minus the next one's
+    top_score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Answerability:
+    """Does the best evidence answer this question? `score` in [0, 1] is compared with the deployment's threshold."""
+
+    answerable: bool
+    score: float
+    reason: AnswerabilityReason | None = None  # set when not answerable
+    signals: AnswerabilitySignals = AnswerabilitySignals()
+
+
 @dataclass(frozen=True, slots=True)
 class SourceReference:
     """A numbered source an answer may cite as [n]."""

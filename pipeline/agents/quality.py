@@ -4,6 +4,11 @@ Offline checks, line by line (template lines such as the lead-in are exempt): ev
 quote must appear verbatim in a source it cites; a bullet naming a section must name a cited source; other prose
 must cite and share most of its content words with what it cites (checked only when the answer is in the docs'
 language). A failure asks to regenerate. "The docs don't cover this" asks for one research round first.
+
+Before any of that (and before an LLM review), the answerability step (pipeline/agents/answerability.py) asks
+whether the quoted evidence answers *this* question; when it does not, the answer is replaced by "the docs don't
+say" with the closest sections, `answerability` records the typed reason, and the manager ends the run as a
+`no_coverage` refusal.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from pipeline import text as textutil
+from pipeline.agents.answerability import AnswerabilityCheck, docs_dont_say
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
@@ -96,11 +102,25 @@ def _captioned_block(lines: list[str], index: int) -> list[str] | None:
 class QualityAgent:
     role: ClassVar[Role] = Role.QUALITY
 
-    def __init__(self, *, min_overlap: float = 0.6, llm: Strategy | None = None) -> None:
+    def __init__(
+        self, *, min_overlap: float = 0.6, answerability_threshold: float | None = None, llm: Strategy | None = None
+    ) -> None:
+        """`answerability_threshold` None measures answerability without ever refusing."""
         self._min_overlap = min_overlap
+        self._answerability = AnswerabilityCheck(answerability_threshold)
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
+        # a response that already says the docs don't cover it (typed, offline or model) takes the research path
+        if payload.source_references and payload.response and not payload.docs_insufficient:
+            verdict = self._answerability.assess(payload, context.docs_language)
+            payload = payload.evolve(answerability=verdict)
+            if not verdict.answerable:
+                question = payload.canonical_question or payload.text
+                reply = docs_dont_say(question, payload.language, payload.source_references)
+                refused = payload.evolve(response=reply, quality_decision=QualityDecision.APPROVE, quality_notes=())
+                reason = verdict.reason.value if verdict.reason else "unknown"
+                return AgentResult(refused, f"not answerable ({reason}, score {verdict.score:.2f})")
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:

@@ -44,6 +44,9 @@ class Texts:
         "unavailable, so matches may be less precise."
     )
     retry_label: str = "Try again"  # the button under the apology when an answer could not be finished
+    # the docs do not answer the question (issue 15); {question} is the person's question, shortened
+    docs_dont_say: str = "The documentation doesn't say this: “{question}”"
+    closest_they_come: str = "The closest it comes is:"
 
 
 @dataclass(frozen=True, slots=True)

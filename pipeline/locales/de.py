@@ -1,5 +1,7 @@
 """German."""
 
+import dataclasses
+
 from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
@@ -68,4 +70,11 @@ LEXICON = Lexicon(
         ("prompt_leak", r"\b(zeig|zeige|verrate|wiederhole|nenne)\b.{0,30}\b(prompt|systemprompt|anweisungen)\b"),
         ("roleplay", r"\b(tu so als|spiel die rolle|spiele die rolle|rollenspiel|ab jetzt bist du)\b"),
     ),
+)
+
+# the docs do not answer the question (issue 15): "the docs don't say" and the closest sections
+TEXTS = dataclasses.replace(
+    TEXTS,
+    docs_dont_say='Dazu sagt die Dokumentation nichts: „{question}“',
+    closest_they_come='Am nächsten kommen diese Abschnitte:',
 )

@@ -1,5 +1,7 @@
 """English."""
 
+import dataclasses
+
 from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
@@ -66,4 +68,11 @@ LEXICON = Lexicon(
         ("roleplay", r"\b(pretend|role-?play|act as|you are now|from now on you)\b"),
         ("jailbreak", r"\b(jailbreak|developer mode|dan mode)\b"),
     ),
+)
+
+# the docs do not answer the question (issue 15): "the docs don't say" and the closest sections
+TEXTS = dataclasses.replace(
+    TEXTS,
+    docs_dont_say="The documentation doesn't say this: “{question}”",
+    closest_they_come='The closest it comes is:',
 )

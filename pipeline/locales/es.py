@@ -1,5 +1,7 @@
 """Spanish."""
 
+import dataclasses
+
 from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
@@ -66,4 +68,11 @@ LEXICON = Lexicon(
         ("prompt_leak", r"\b(muestra|muéstrame|revela|dime|repite)\b.{0,30}\b(prompt|instrucciones)\b"),
         ("roleplay", r"\b(finge|actúa como|haz de|juego de rol|a partir de ahora eres)\b"),
     ),
+)
+
+# the docs do not answer the question (issue 15): "the docs don't say" and the closest sections
+TEXTS = dataclasses.replace(
+    TEXTS,
+    docs_dont_say='La documentación no dice esto: «{question}»',
+    closest_they_come='Lo más cercano que encontré es:',
 )

@@ -1,5 +1,7 @@
 """French."""
 
+import dataclasses
+
 from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
@@ -67,4 +69,11 @@ LEXICON = Lexicon(
         ("prompt_leak", r"\b(montre|montre-moi|révèle|affiche|répète)\b.{0,30}\b(prompt|instructions|consignes)\b"),
         ("roleplay", r"\b(fais semblant|faites semblant|joue le rôle|jeu de rôle|à partir de maintenant tu es)\b"),
     ),
+)
+
+# the docs do not answer the question (issue 15): "the docs don't say" and the closest sections
+TEXTS = dataclasses.replace(
+    TEXTS,
+    docs_dont_say='La documentation ne dit pas ceci : « {question} »',
+    closest_they_come="Ce qui s'en rapproche le plus :",
 )

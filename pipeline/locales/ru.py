@@ -1,5 +1,7 @@
 """Russian."""
 
+import dataclasses
+
 from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
@@ -63,4 +65,11 @@ LEXICON = Lexicon(
         ("prompt_leak", r"(покажи|покажите|раскрой|выведи|повтори)\w*.{0,30}(промпт|инструкци)"),
         ("roleplay", r"(притворись|притворитесь|представь, что ты|сыграй роль|ролевую игру|теперь ты)"),
     ),
+)
+
+# the docs do not answer the question (issue 15): "the docs don't say" and the closest sections
+TEXTS = dataclasses.replace(
+    TEXTS,
+    docs_dont_say='В документации об этом не сказано: «{question}»',
+    closest_they_come='Ближе всего к этому:',
 )

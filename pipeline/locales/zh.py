@@ -1,5 +1,7 @@
 """Chinese (simplified)."""
 
+import dataclasses
+
 from pipeline.locales.base import Lexicon, Texts
 
 TEXTS = Texts(
@@ -60,4 +62,11 @@ LEXICON = Lexicon(
         ("prompt_leak", r"(显示|告诉我|透露|泄露|输出|重复).{0,20}(提示词|系统提示|指令)"),
         ("roleplay", r"(扮演|假装|角色扮演|从现在起你是)"),
     ),
+)
+
+# the docs do not answer the question (issue 15): "the docs don't say" and the closest sections
+TEXTS = dataclasses.replace(
+    TEXTS,
+    docs_dont_say='文档中没有说明这一点：“{question}”',
+    closest_they_come='最接近的内容是：',
 )

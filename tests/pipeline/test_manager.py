@@ -8,7 +8,15 @@ import pytest
 
 from pipeline.envelope import Payload
 from pipeline.manager import TABLE, Manager, NoRoute, Outcome, Situation, Transition
-from pipeline.types import ActionKind, QualityDecision, Role, SearchQuality, SuggestedAction
+from pipeline.types import (
+    ActionKind,
+    Answerability,
+    AnswerabilityReason,
+    QualityDecision,
+    Role,
+    SearchQuality,
+    SuggestedAction,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -48,6 +56,22 @@ CASES: list[tuple[str, Situation, Role | Outcome, str | None]] = [
     ("augmentation", situation(Role.AUGMENTATION, **SEARCHED), Role.RESPONSE, None),
     ("response", situation(Role.RESPONSE, **SEARCHED), Role.QUALITY, None),
     ("approve", situation(Role.QUALITY, quality_decision=QualityDecision.APPROVE), Outcome.ANSWER, None),
+    (
+        "approved, and answerable",
+        situation(Role.QUALITY, quality_decision=QualityDecision.APPROVE, answerability=Answerability(True, 0.9)),
+        Outcome.ANSWER,
+        None,
+    ),
+    (
+        "the docs do not answer it",
+        situation(
+            Role.QUALITY,
+            quality_decision=QualityDecision.APPROVE,
+            answerability=Answerability(False, 0.1, AnswerabilityReason.MISSING_TERMS),
+        ),
+        Outcome.REFUSAL,
+        None,
+    ),
     ("research", situation(Role.QUALITY, quality_decision=QualityDecision.RESEARCH), Role.SEARCH, "research"),
     (
         "research exhausted",

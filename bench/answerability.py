@@ -1,0 +1,310 @@
+"""Answerability: when do the docs not answer? The trade-off curve behind `DOCBOT_ANSWERABILITY_THRESHOLD`.
+
+    .venv/bin/python -m bench.answerability                       # SQuAD v2 sample + e-manual + docbot's docs
+    .venv/bin/python -m bench.answerability --only squad --squad-questions 60
+    .venv/bin/python -m bench answerability ...                   # the same, through the bench entry point
+
+Each question runs once through the whole offline pipeline (`App.runner`, as `build_app` wires it) with the
+threshold at 0, so nothing is refused on the answerability score but the score and its signals are recorded on
+the envelope. The decision is a pure threshold on that score and a refusal ends the run, so every point of the
+curve follows from that one pass: at threshold t a question is refused when the pipeline refused it anyway or
+its score is below t; gold is cited when it was and the question is not refused. `--confirm T` reruns the sets
+with the threshold at T to check the chosen point end to end (research rounds included).
+
+Sets:
+- SQuAD v2.0 dev sample (`load_squad`: first 10 articles, 300 questions, seed 7 - the sample of issue 15):
+  `is_impossible` questions are the unanswerable ones; gold = the question's paragraph.
+- e-manual: the 261 sections as documents; questions whose last `section_hierarchy` title names a corpus section
+  (case-insensitively) are answerable with that section as gold; bench/data/emanual_unanswerable.jsonl holds
+  questions about things the manual does not have (error codes, features).
+- docbot's own docs (docs/ of this repo): bench/data/docbot_unanswerable.jsonl, 20 questions they do not answer.
+
+Runs on the machine as it is; no wall-clock figure is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.eval import cites_gold, load_squad
+from bot.settings import Settings
+from pipeline.envelope import Context, Payload
+from pipeline.types import Embedder
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "bench" / "data"
+DOCBOT_UNANSWERABLE = DATA / "docbot_unanswerable.jsonl"
+EMANUAL_UNANSWERABLE = DATA / "emanual_unanswerable.jsonl"
+DEFAULT_SHARED = REPO.parent / "shared" / "data"
+BASE_URL = "https://docs.example.com/"
+THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(0, 17))
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    answerable: bool
+    gold_source: str | None = None
+    gold_section: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    question: Question
+    kind: str  # answer / refusal / clarification / ...
+    reason: str | None
+    gold_cited: bool | None
+    score: float | None  # None when the run ended before the answerability step
+    signals: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def declined(self) -> bool:
+        """Refused or asked back without answering (as bench.eval counts it: no cited answer)."""
+        return self.kind != "answer"
+
+    def refused_at(self, threshold: float) -> bool:
+        return self.declined or (self.score is not None and self.score < threshold)
+
+
+# -- data -------------------------------------------------------------------------------------------------------
+
+
+def squad_set(path: Path, *, articles: int, questions: int) -> tuple[list[dict[str, Any]], list[Question]]:
+    docs, pairs = load_squad(path, articles=articles, questions=questions)
+    return docs, [Question(p.question, p.answerable, gold_source=p.gold_source) for p in pairs]
+
+
+def emanual_set(folder: Path, *, questions: int | None) -> tuple[list[dict[str, Any]], list[Question]]:
+    raw = json.loads((folder / "raw" / "smart_tv_remote_manual_corpus.json").read_text(encoding="utf-8"))
+    sections = list(raw.values()) if isinstance(raw, dict) else list(raw)
+    docs: list[dict[str, Any]] = []
+    titles: set[str] = set()
+    for section in sections:
+        lines = section["text"] if isinstance(section["text"], list) else [section["text"]]
+        content = " ".join(str(line).strip() for line in lines if str(line).strip())
+        title = str(section["title"]).strip()
+        docs.append({"id": f"emanual-{section['id']}", "source": f"emanual/{section['id']}", "title": title,
+                     "crumbs": [title], "content": content})  # fmt: skip
+        titles.add(title.casefold())
+    asked: list[Question] = []
+    for line in (folder / "smart_tv_remote_qa.cleaned.jsonl").read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        gold = str(record.get("section_hierarchy") or "").split(">")[-1].strip()
+        if gold and gold.casefold() in titles:
+            asked.append(Question(str(record["question"]), True, gold_section=gold))
+    if questions is not None:
+        asked = asked[:questions]
+    asked += [Question(q["question"], False) for q in _jsonl(EMANUAL_UNANSWERABLE)]
+    return docs, asked
+
+
+def docbot_set() -> tuple[Path, list[Question]]:
+    return REPO / "docs", [Question(q["question"], False) for q in _jsonl(DOCBOT_UNANSWERABLE)]
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# -- running ----------------------------------------------------------------------------------------------------
+
+
+def _settings(scratch: Path, threshold: float) -> Settings:
+    extra: dict[str, Any] = (
+        {"answerability_threshold": threshold} if "answerability_threshold" in Settings.model_fields else {}
+    )
+    # generous role timeouts: on a loaded machine a slow step must not count as a refusal
+    return Settings(_env_file=None, data_dir=scratch, role_timeout_s=600, question_deadline_s=1200, **extra)
+
+
+async def run_set(
+    name: str, sources: Sequence[str], questions: Sequence[Question], embedder: Embedder, *, threshold: float = 0.0
+) -> list[Row]:
+    """Every question once through `App.runner` (the pipeline as production wires it) over freshly ingested docs."""
+    from bot.app import build_app
+
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        app = await build_app(_settings(Path(scratch), threshold), embedder=embedder)
+        try:
+            await app.ingest(list(sources), base_url=BASE_URL)
+            await app.reload_search()
+            for number, question in enumerate(questions):
+                result = await app.runner.run(
+                    conversation_id=f"{name}-{number}",
+                    message_id=f"{name}-{number}",
+                    payload=Payload(text=question.text),
+                    context=Context(docs_language=app.settings.docs_language),
+                )
+                verdict = getattr(result.envelope.payload, "answerability", None)
+                gold = cites_gold([s.url for s in result.sources], [s.title for s in result.sources],
+                                  gold_source=question.gold_source, gold_section=question.gold_section)  # fmt: skip
+                rows.append(Row(
+                    question=question,
+                    kind=result.kind.value,
+                    reason=result.reason,
+                    gold_cited=(gold and result.kind.value == "answer") if question.answerable and gold is not None
+                    else None,
+                    score=verdict.score if verdict is not None else None,
+                    signals=_signals(verdict),
+                ))  # fmt: skip
+                if (number + 1) % 50 == 0:
+                    _say(f"{name}: {number + 1}/{len(questions)}")
+        finally:
+            await app.close()
+    return rows
+
+
+def _signals(verdict: Any) -> dict[str, Any]:
+    if verdict is None:
+        return {}
+    s = verdict.signals
+    return {"term_coverage": s.term_coverage, "missing_terms": s.missing_terms,
+            "unmatched_negation": s.unmatched_negation, "answer_type_missing": s.answer_type_missing,
+            "levels_agree": s.levels_agree, "margin": s.margin}  # fmt: skip
+
+
+# -- figures ----------------------------------------------------------------------------------------------------
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 3) if total else None
+
+
+def point(rows: Sequence[Row], threshold: float) -> dict[str, Any]:
+    answerable = [r for r in rows if r.question.answerable]
+    unanswerable = [r for r in rows if not r.question.answerable]
+    with_gold = [r for r in answerable if r.gold_cited is not None]
+    return {
+        "threshold": threshold,
+        "unanswerable_refused": _rate(sum(r.refused_at(threshold) for r in unanswerable), len(unanswerable)),
+        "answerable_refused": _rate(sum(r.refused_at(threshold) for r in answerable), len(answerable)),
+        "gold_cited": _rate(sum(bool(r.gold_cited) and not r.refused_at(threshold) for r in with_gold), len(with_gold)),
+    }
+
+
+def curve(rows: Sequence[Row], thresholds: Sequence[float] = THRESHOLDS) -> list[dict[str, Any]]:
+    return [point(rows, t) for t in thresholds]
+
+
+def signal_rates(rows: Sequence[Row]) -> dict[str, dict[str, float | None]]:
+    """How often each signal fires (or its mean) on answerable vs unanswerable questions that reached the step."""
+    out: dict[str, dict[str, float | None]] = {}
+    for label, wanted in (("answerable", True), ("unanswerable", False)):
+        reached = [r for r in rows if r.question.answerable is wanted and r.signals]
+        n = len(reached)
+        out[label] = {
+            "reached": n,
+            "missing_terms": _rate(sum(r.signals["missing_terms"] > 0 for r in reached), n),
+            "unmatched_negation": _rate(sum(r.signals["unmatched_negation"] for r in reached), n),
+            "answer_type_missing": _rate(sum(r.signals["answer_type_missing"] for r in reached), n),
+            "levels_agree": _rate(sum(r.signals["levels_agree"] for r in reached), n),
+            "mean_term_coverage": round(sum(r.signals["term_coverage"] for r in reached) / n, 3) if n else None,
+            "mean_margin": round(sum(r.signals["margin"] for r in reached) / n, 3) if n else None,
+        }
+    return out
+
+
+def markdown_curve(name: str, points: Sequence[dict[str, Any]]) -> str:
+    lines = [f"**{name}**", "", "| threshold | unanswerable refused | answerable refused | gold cited (answerable) |",
+             "|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {p['threshold']:.2f} | {p['unanswerable_refused']} | {p['answerable_refused']} | {p['gold_cited']} |"
+              for p in points]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _say(message: str) -> None:
+    print(f"[answerability] {message}", file=sys.stderr, flush=True)
+
+
+# -- the run ----------------------------------------------------------------------------------------------------
+
+
+async def collect(args: argparse.Namespace) -> dict[str, Any]:
+    from bench.__main__ import make_embedder
+
+    embedder = make_embedder(args.embedder)
+    figures: dict[str, Any] = {"threshold_confirmed": args.confirm}
+    wanted = set(args.only.split(",")) if args.only else {"squad", "emanual", "docbot"}
+    with tempfile.TemporaryDirectory() as scratch:
+        sets: list[tuple[str, list[str], list[Question]]] = []
+        squad = args.data / "squad" / "dev-v2.0.json"
+        if "squad" in wanted and squad.is_file():
+            docs, asked = squad_set(squad, articles=args.squad_articles, questions=args.squad_questions)
+            seed = Path(scratch) / "squad.jsonl"
+            seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
+            sets.append(("squad_v2", [str(seed)], asked))
+        emanual = args.data / "emanual"
+        if "emanual" in wanted and (emanual / "raw").is_dir():
+            docs, asked = emanual_set(emanual, questions=args.emanual_questions)
+            seed = Path(scratch) / "emanual.jsonl"
+            seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
+            sets.append(("emanual", [str(seed)], asked))
+        if "docbot" in wanted:
+            folder, asked = docbot_set()
+            sets.append(("docbot_docs", [str(folder)], asked))
+        for name, sources, asked in sets:
+            _say(f"{name}: {len(asked)} questions")
+            rows = await run_set(name, sources, asked, embedder)
+            figures[name] = {
+                "questions": len(rows),
+                "answerable": sum(r.question.answerable for r in rows),
+                "unanswerable": sum(not r.question.answerable for r in rows),
+                "curve": curve(rows),
+                "signals": signal_rates(rows),
+            }
+            if args.confirm is not None:
+                confirmed = await run_set(name, sources, asked, embedder, threshold=args.confirm)
+                figures[name]["confirmed"] = point(confirmed, 0.0) | {"threshold": args.confirm}
+            if args.rows:
+                figures[name]["rows"] = [
+                    {"q": r.question.text, "answerable": r.question.answerable, "kind": r.kind, "reason": r.reason,
+                     "gold": r.gold_cited, "score": r.score, **r.signals} for r in rows
+                ]  # fmt: skip
+    return figures
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.answerability", description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_SHARED, help="shared data folder (emanual/, squad/)")
+    parser.add_argument("--only", help="comma-separated sets: squad, emanual, docbot")
+    parser.add_argument("--squad-articles", type=int, default=10)
+    parser.add_argument("--squad-questions", type=int, default=300)
+    parser.add_argument("--emanual-questions", type=int, default=None, help="answerable e-manual questions (all)")
+    parser.add_argument("--confirm", type=float, default=None, help="rerun with this threshold, end to end")
+    parser.add_argument("--embedder", choices=("e5", "hashing"), default="e5")
+    parser.add_argument("--rows", action="store_true", help="include every question's row in the JSON")
+    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    from bot.logs import configure_logging
+
+    configure_logging("WARNING")
+    args = parse(argv)
+    figures = asyncio.run(collect(args))
+    for name, body in figures.items():
+        if isinstance(body, dict) and "curve" in body:
+            print(markdown_curve(f"{name} ({body['answerable']} answerable, {body['unanswerable']} unanswerable)",
+                                 body["curve"]))  # fmt: skip
+            print()
+            if "confirmed" in body:
+                print(f"confirmed end to end: {body['confirmed']}\n")
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1, ensure_ascii=False), encoding="utf-8")
+    return figures
+
+
+if __name__ == "__main__":
+    main()

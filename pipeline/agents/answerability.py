@@ -1,0 +1,249 @@
+"""answerability: does the best evidence answer *this* question, or only a nearby one?
+
+A step of the quality role, run before the answer is checked line by line (and before any LLM review): a search
+finds the section nearest to the question, but nearest is not answering. The signals, each measured on SQuAD v2.0
+and the e-manual by `python -m bench.answerability` (figures in docs/benchmarks.md):
+
+- distinguishing terms: the question's names (capitalised words), numbers and product/error codes must appear in
+  the quoted block (the sources the answer cites), not merely somewhere in the corpus;
+- negation: a question asking what is *not* / *never* so needs a block that negates too;
+- the thing asked for: "when / what year" needs a date or number in the block, "how many / how much" a number,
+  "who" a name (English questions);
+- term coverage: the share of the question's content words found in the quoted sentences' block;
+- agreement: the best section is the best by keywords and by embedding alike;
+- margin: how far the best section is ahead of the next one.
+
+The soft signals make a score in [0, 1]; each failed hard check (missing term, unmatched negation, missing answer
+type) takes `HARD_PENALTY` off it. Below the deployment's threshold the question is not answerable: the person gets
+"the docs don't say" with the closest sections, and the run is a `no_coverage` refusal (a docs gap for the digest).
+In LLM mode the response model's typed `docs_insufficient` decides on its own.
+
+Term checks that depend on words (names, negation, answer type) run only when the question is in the docs'
+language; numbers and codes are compared whatever the language.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline import text as textutil
+from pipeline.envelope import Payload
+from pipeline.locales import lexicon, texts
+from pipeline.types import Answerability, AnswerabilityReason, AnswerabilitySignals, SearchHit, SourceReference
+
+HARD_PENALTY = 0.5
+WEIGHTS = {"coverage": 0.7, "agree": 0.1, "margin": 0.2}
+MARGIN_SCALE = 0.1  # a margin this large (in fused score) counts fully
+MAX_CLOSEST = 3
+MAX_QUESTION_CHARS = 140
+
+_CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*")
+_POSSESSIVE = re.compile(r"['’]s$")
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|cannot)\b|n['’]t\b", re.IGNORECASE)
+_YEAR_OR_DATE = re.compile(
+    r"\b\d{3,4}s?\b|\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"century|centuries|decade|bc|ad|bce|ce)\b",
+    re.IGNORECASE,
+)
+_QUANTITY = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"
+    r"thousand|million|billion|dozen|several|half|double|twice|single)\b",
+    re.IGNORECASE,
+)
+_ASKS_DATE = re.compile(r"\bwhen\b|\b(?:what|which) (?:year|decade|century|date|month)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(
+    r"\bhow (?:many|much|long|far|old|big|large|often)\b|\bwhat (?:percentage|percent|number|amount)\b",
+    re.IGNORECASE,
+)
+_ASKS_NAME = re.compile(r"^\s*who(?:m|se)?\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the decision reads: the question and the blocks the answer quotes, plus the search's ranking."""
+
+    question: str
+    blocks: tuple[str, ...]  # texts of the sources the answer cites (the best source when it cites none)
+    quoted: str  # the sentences the answer quotes ("" when the answer is not extractive)
+    hits: tuple[SearchHit, ...]
+    same_language: bool  # the question is in the docs' language: word-level checks apply
+
+
+# -- signals --------------------------------------------------------------------------------------------------
+
+
+def distinguishing_terms(question: str, *, same_language: bool, language: str = "en") -> set[str]:
+    """Names (capitalised words after the first word), numbers and codes of the question, as written."""
+    terms = set(_NUMBER.findall(question)) | set(textutil.codes(question))
+    if same_language:
+        stop = lexicon(language).stopwords
+        first = question.split()[:1]
+        names = (_bare(w) for w in _WORD.findall(question) if w[:1].isupper() and [w] != first)
+        terms |= {w for w in names if w.lower() not in stop}
+    return terms
+
+
+def missing_terms(terms: set[str], block: str) -> set[str]:
+    """The terms `block` does not contain: numbers and codes anywhere in it, names as whole words written the same
+    way ("Teams" is not "teams"; a case-insensitive or stemmed match lets common words stand in for names)."""
+    folded = block.lower()
+    words = {_bare(w) for w in _WORD.findall(block)}
+    return {t for t in terms if (t.lower() not in folded if any(ch.isdigit() for ch in t) else t not in words)}
+
+
+def _bare(word: str) -> str:
+    """Without a possessive 's ("Beyoncé's" -> "Beyoncé")."""
+    return _POSSESSIVE.sub("", word)
+
+
+def unmatched_negation(question: str, block: str) -> bool:
+    return _NEGATION.search(question) is not None and _NEGATION.search(block) is None
+
+
+def answer_type_missing(question: str, block: str) -> bool:
+    """The question asks for a date, a number or a name and the block has none."""
+    if _ASKS_DATE.search(question):
+        return _YEAR_OR_DATE.search(block) is None
+    if _ASKS_NUMBER.search(question):
+        return _QUANTITY.search(block) is None
+    if _ASKS_NAME.search(question):
+        return not any(i > 0 for i, _ in _capitalised_after_start(block))
+    return False
+
+
+def _capitalised_after_start(block: str) -> list[tuple[int, str]]:
+    out = []
+    for sentence in textutil.sentences(block):
+        for i, word in enumerate(sentence.split()):
+            if _CAPITALISED.fullmatch(word.strip(".,;:()\"'")):
+                out.append((i, word))
+    return out
+
+
+def term_coverage(question: str, quoted: str, language: str = "en") -> float:
+    stop = lexicon(language).stopwords
+    return textutil.overlap(textutil.features(question, stop, language), textutil.features(quoted, stop, language))
+
+
+def levels_agree(hits: tuple[SearchHit, ...]) -> bool:
+    """The best section is also the best by the keyword level and by the embedding level."""
+    if not hits:
+        return False
+    best = hits[0].level_scores
+    for level in ("keywords", "dense"):
+        if best.get(level, 0.0) < max(h.level_scores.get(level, 0.0) for h in hits):
+            return False
+    return best.get("keywords", 0.0) > 0
+
+
+def margin(hits: tuple[SearchHit, ...]) -> float:
+    if not hits:
+        return 0.0
+    return hits[0].score - (hits[1].score if len(hits) > 1 else 0.0)
+
+
+def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
+    block = "\n".join(evidence.blocks)
+    same = evidence.same_language
+    terms = distinguishing_terms(evidence.question, same_language=same, language=language)
+    return AnswerabilitySignals(
+        term_coverage=round(term_coverage(evidence.question, evidence.quoted or block, language), 4) if same else 1.0,
+        missing_terms=len(missing_terms(terms, block)),
+        # negation and the thing asked for are judged on the quoted sentences: a long section nearly always has a
+        # "not" and a number somewhere (measured: 2% of SQuAD's unanswerable questions flagged on the whole block)
+        unmatched_negation=same and unmatched_negation(evidence.question, evidence.quoted or block),
+        answer_type_missing=same and answer_type_missing(evidence.question, evidence.quoted or block),
+        levels_agree=levels_agree(evidence.hits),
+        margin=round(margin(evidence.hits), 4),
+        top_score=round(evidence.hits[0].score, 4) if evidence.hits else 0.0,
+    )
+
+
+# -- the decision ---------------------------------------------------------------------------------------------
+
+
+def score(signals: AnswerabilitySignals) -> float:
+    soft = (
+        WEIGHTS["coverage"] * signals.term_coverage
+        + WEIGHTS["agree"] * float(signals.levels_agree)
+        + WEIGHTS["margin"] * min(max(signals.margin, 0.0) / MARGIN_SCALE, 1.0)
+    )
+    hard = int(signals.missing_terms > 0) + int(signals.unmatched_negation) + int(signals.answer_type_missing)
+    return round(max(0.0, soft - HARD_PENALTY * hard), 4)
+
+
+def _reason(signals: AnswerabilitySignals) -> AnswerabilityReason:
+    if signals.missing_terms:
+        return AnswerabilityReason.MISSING_TERMS
+    if signals.unmatched_negation:
+        return AnswerabilityReason.UNMATCHED_NEGATION
+    if signals.answer_type_missing:
+        return AnswerabilityReason.NO_ANSWER_TYPE
+    return AnswerabilityReason.WEAK_EVIDENCE
+
+
+def decide(
+    signals: AnswerabilitySignals, threshold: float | None, *, docs_insufficient: bool | None = None
+) -> Answerability:
+    """Answerable unless the model said the documents are insufficient or the score is below `threshold`
+    (None: measure only, never refuse)."""
+    value = score(signals)
+    if docs_insufficient:
+        return Answerability(False, value, AnswerabilityReason.MODEL_INSUFFICIENT, signals)
+    if threshold is not None and value < threshold:
+        return Answerability(False, value, _reason(signals), signals)
+    return Answerability(True, value, None, signals)
+
+
+def evidence_of(payload: Payload, docs_language: str) -> Evidence:
+    """The question and the quoted block of a payload that has sources and an answer."""
+    question = payload.canonical_question or payload.text
+    same = payload.language in (None, docs_language) or reads_as(question, docs_language)
+    if not same and payload.text_eng:
+        question, same = payload.text_eng, True
+    answer = payload.response or ""
+    by_number = {s.number: s for s in payload.source_references}
+    cited = [by_number[n] for n in dict.fromkeys(textutil.citations(answer)) if n in by_number]
+    blocks = cited or list(payload.source_references[:1])
+    quoted = "\n".join(
+        textutil.without_citations(line).lstrip("> ").strip()
+        for line in answer.splitlines()
+        if line.strip().startswith(">")
+    )
+    return Evidence(question, tuple(s.text for s in blocks), quoted, payload.search_results, same)
+
+
+def reads_as(text: str, language: str, share: float = 0.3) -> bool:
+    """Whether `text` is written in `language` by its function words (a short question's detected language is
+    often wrong: "How do I deploy docbot on AWS Lambda?" comes back as German at 0.35)."""
+    words = textutil.tokens(text)
+    stop = lexicon(language).stopwords
+    return bool(words) and sum(w in stop for w in words) / len(words) >= share
+
+
+class AnswerabilityCheck:
+    """The decision as the quality role runs it; `threshold` None measures without refusing."""
+
+    def __init__(self, threshold: float | None) -> None:
+        self.threshold = threshold
+
+    def assess(self, payload: Payload, docs_language: str) -> Answerability:
+        signals = measure(evidence_of(payload, docs_language), docs_language)
+        return decide(signals, self.threshold)
+
+
+# -- what the person gets -------------------------------------------------------------------------------------
+
+
+def docs_dont_say(question: str, language: str | None, sources: tuple[SourceReference, ...]) -> str:
+    """"The docs don't say …" in the person's language, then the closest sections as cited bullets (links)."""
+    words = texts(language)
+    asked = textutil.shorten(textutil.one_line(question).replace("“", '"').replace("”", '"'), MAX_QUESTION_CHARS)
+    head = words.docs_dont_say.format(question=asked)
+    if not sources:
+        return head
+    bullets = "\n".join(f"- **{s.title or ' › '.join(s.crumbs)}** [{s.number}]" for s in sources[:MAX_CLOSEST])
+    return f"{head}\n\n{words.closest_they_come}\n{bullets}"

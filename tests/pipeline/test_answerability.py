@@ -1,0 +1,249 @@
+"""Answerability: each signal, the decision, the quality step that applies it, and the whole offline pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.agents import answerability as ans
+from pipeline.agents.quality import QualityAgent
+from pipeline.assembly import build_agents
+from pipeline.envelope import Context, Payload
+from pipeline.locales import SUPPORTED, texts
+from pipeline.result import ResultKind
+from pipeline.runner import PipelineRunner
+from pipeline.types import (
+    AnswerabilityReason,
+    AnswerabilitySignals,
+    QualityDecision,
+    SearchHit,
+    SearchQuality,
+    SourceReference,
+)
+from tests.pipeline.fakes import CORPUS, WordRetriever
+
+REPO = Path(__file__).resolve().parents[2]
+OPERATING_POINT = 0.3  # bot.settings' default, fitted in docs/benchmarks.md
+
+
+def hit(title: str, score: float, *, keywords: float, dense: float, text: str = "text") -> SearchHit:
+    return SearchHit(
+        chunk_id=title, doc_id=title, section="", title=title, crumbs=(title,), url=f"https://d/{title}", text=text,
+        score=score, level_scores={"keywords": keywords, "dense": dense},
+    )  # fmt: skip
+
+
+def source(number: int, title: str, text: str) -> SourceReference:
+    return SourceReference(number, title, title, title, (title,), f"https://d/{title}", text, 0.8)
+
+
+# -- signals --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.unit
+def test_distinguishing_terms_are_names_numbers_and_codes_not_the_first_word() -> None:
+    terms = ans.distinguishing_terms("When did Beyoncé's band play E-2041 in 2003?", same_language=True)
+    assert terms == {"Beyoncé", "E-2041", "2041", "2003"}
+    # another language: names are not compared (capitalised nouns), numbers and codes still are
+    assert ans.distinguishing_terms("Was bedeutet Fehler E-2041?", same_language=False) == {"E-2041", "2041"}
+
+
+@pytest.mark.unit
+def test_a_name_must_be_in_the_block_written_the_same_way() -> None:
+    block = "Invite the bot to a team channel. Pair the remote in 2003; error E-2041 means the link dropped."
+    assert ans.missing_terms({"Teams"}, block) == {"Teams"}  # "team" is not the product "Teams"
+    assert ans.missing_terms({"E-2041", "2003"}, block) == set()
+    assert ans.missing_terms({"E-2099"}, block) == {"E-2099"}
+
+
+@pytest.mark.unit
+def test_negation_must_be_matched_by_the_block() -> None:
+    assert ans.unmatched_negation("Which key does not reset the speaker?", "Hold the power key to reset it.")
+    assert not ans.unmatched_negation("Which key does not reset it?", "The volume key cannot reset it.")
+    assert not ans.unmatched_negation("Which key resets it?", "Hold the power key.")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("question", "block", "missing"),
+    [
+        ("When was the remote released?", "The remote was released in 2019.", False),
+        ("What year was the remote released?", "The remote ships with the speaker.", True),
+        ("How many batteries does it take?", "It takes two AAA batteries.", False),
+        ("How many batteries does it take?", "Replace the batteries when the light flashes.", True),
+        ("Who designed the speaker?", "The speaker was designed by Dieter Rams.", False),
+        ("Who designed the speaker?", "the speaker was designed in house.", True),
+        ("How do I pair the remote?", "Hold the Link key.", False),  # asks for no particular type
+    ],
+)
+def test_the_thing_asked_for_must_be_in_the_block(question: str, block: str, missing: bool) -> None:
+    assert ans.answer_type_missing(question, block) is missing
+
+
+@pytest.mark.unit
+def test_term_coverage_counts_the_questions_content_words_in_the_quote() -> None:
+    assert ans.term_coverage("pair the remote speaker", "Pair the remote with the speaker.") == 1.0
+    assert ans.term_coverage("pair the remote speaker", "Replace the batteries.") == 0.0
+
+
+@pytest.mark.unit
+def test_levels_agree_when_the_best_section_leads_both_levels() -> None:
+    agree = (hit("a", 0.9, keywords=1.0, dense=0.85), hit("b", 0.7, keywords=0.6, dense=0.80))
+    assert ans.levels_agree(agree)
+    dense_prefers_b = (hit("a", 0.9, keywords=1.0, dense=0.80), hit("b", 0.7, keywords=0.6, dense=0.85))
+    assert not ans.levels_agree(dense_prefers_b)
+    assert not ans.levels_agree(())
+
+
+@pytest.mark.unit
+def test_margin_is_the_lead_over_the_next_section() -> None:
+    assert ans.margin((hit("a", 0.9, keywords=1, dense=1), hit("b", 0.7, keywords=1, dense=1))) == pytest.approx(0.2)
+    assert ans.margin((hit("a", 0.9, keywords=1, dense=1),)) == pytest.approx(0.9)
+
+
+@pytest.mark.unit
+def test_a_short_english_question_counts_as_the_docs_language_whatever_the_detector_said() -> None:
+    assert ans.reads_as("How do I deploy docbot on AWS Lambda?", "en")
+    assert not ans.reads_as("Wie koppele ich die Fernbedienung?", "en")
+
+
+# -- the decision ---------------------------------------------------------------------------------------------
+
+STRONG = AnswerabilitySignals(term_coverage=1.0, levels_agree=True, margin=0.2, top_score=0.9)
+
+
+@pytest.mark.unit
+def test_strong_evidence_is_answerable_and_each_hard_failure_lowers_the_score() -> None:
+    assert ans.score(STRONG) == 1.0
+    assert ans.decide(STRONG, OPERATING_POINT).answerable
+    one = AnswerabilitySignals(term_coverage=0.5, levels_agree=False, margin=0.05, missing_terms=1)
+    verdict = ans.decide(one, OPERATING_POINT)
+    assert not verdict.answerable and verdict.reason is AnswerabilityReason.MISSING_TERMS
+    assert ans.score(one) < ans.score(AnswerabilitySignals(term_coverage=0.5, levels_agree=False, margin=0.05))
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("signals", "reason"),
+    [
+        (AnswerabilitySignals(term_coverage=0.4, unmatched_negation=True), AnswerabilityReason.UNMATCHED_NEGATION),
+        (AnswerabilitySignals(term_coverage=0.4, answer_type_missing=True), AnswerabilityReason.NO_ANSWER_TYPE),
+        (AnswerabilitySignals(term_coverage=0.2, margin=0.01), AnswerabilityReason.WEAK_EVIDENCE),
+    ],
+)
+def test_the_reason_names_the_failed_signal(signals: AnswerabilitySignals, reason: AnswerabilityReason) -> None:
+    verdict = ans.decide(signals, OPERATING_POINT)
+    assert (verdict.answerable, verdict.reason) == (False, reason)
+
+
+@pytest.mark.unit
+def test_no_threshold_measures_without_refusing_and_the_model_decides_on_its_own() -> None:
+    weak = AnswerabilitySignals(missing_terms=2)
+    assert ans.decide(weak, None).answerable and ans.decide(weak, None).score == 0.0
+    said_so = ans.decide(STRONG, OPERATING_POINT, docs_insufficient=True)
+    assert (said_so.answerable, said_so.reason) == (False, AnswerabilityReason.MODEL_INSUFFICIENT)
+
+
+@pytest.mark.unit
+def test_the_reply_says_the_docs_dont_say_and_lists_the_closest_sections_in_every_language() -> None:
+    sources = (source(1, "Pairing the remote", "..."), source(2, "Remote batteries", "..."))
+    for language in SUPPORTED:
+        reply = ans.docs_dont_say("How do I pair it with a TV?", language, sources)
+        assert reply.startswith(texts(language).docs_dont_say.format(question="How do I pair it with a TV?"))
+        assert texts(language).closest_they_come in reply
+        assert "- **Pairing the remote** [1]" in reply and "- **Remote batteries** [2]" in reply
+        assert texts(language).answer_lead_in not in reply
+
+
+# -- the quality step ----------------------------------------------------------------------------------------
+
+
+def answered(question: str, block: str, *, hits: tuple[SearchHit, ...] = ()) -> Payload:
+    return Payload(
+        text=question, language="en", search_quality=SearchQuality.GOOD,
+        search_results=hits or (hit("Pairing", 0.9, keywords=1.0, dense=0.9, text=block),),
+        source_references=(source(1, "Pairing", block),),
+        response=f"{texts('en').answer_lead_in}\n\n> {block} [1]",
+    )  # fmt: skip
+
+
+@pytest.mark.unit
+async def test_quality_replaces_a_nearby_quote_with_the_docs_dont_say() -> None:
+    block = "Error E-2041 means the remote lost its link. Hold the Link key to pair again."
+    result = await QualityAgent(answerability_threshold=OPERATING_POINT).run(
+        answered("What does error E-2099 mean?", block), Context()
+    )
+    verdict = result.payload.answerability
+    assert verdict is not None and not verdict.answerable and verdict.reason is AnswerabilityReason.MISSING_TERMS
+    assert result.payload.response is not None and "> Error E-2041" not in result.payload.response
+    assert result.payload.response.startswith(texts("en").docs_dont_say.format(question="What does error E-2099 mean?"))
+    assert "E-2099" not in result.decision  # the trace never carries the person's words
+
+
+@pytest.mark.unit
+async def test_quality_keeps_an_answer_the_block_supports() -> None:
+    block = "Error E-2041 means the remote lost its link. Hold the Link key to pair again."
+    result = await QualityAgent(answerability_threshold=OPERATING_POINT).run(
+        answered("What does error E-2041 mean?", block), Context()
+    )
+    assert result.payload.answerability is not None and result.payload.answerability.answerable
+    assert result.payload.quality_decision is QualityDecision.APPROVE
+    assert "> Error E-2041" in (result.payload.response or "")
+
+
+@pytest.mark.unit
+async def test_the_response_models_insufficient_flag_refuses_without_measuring() -> None:
+    payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(docs_insufficient=True)
+    result = await QualityAgent(answerability_threshold=OPERATING_POINT).run(payload, Context())
+    verdict = result.payload.answerability
+    assert verdict is not None and verdict.reason is AnswerabilityReason.MODEL_INSUFFICIENT
+
+
+# -- the whole offline pipeline ------------------------------------------------------------------------------
+
+
+def make_runner(threshold: float | None) -> PipelineRunner:
+    return PipelineRunner(
+        build_agents(WordRetriever(CORPUS), answerability_threshold=threshold), {}, max_waiting=10,
+        role_timeout_s=120, max_process_count=30, max_research_rounds=1, max_regenerate_rounds=1,
+    )  # fmt: skip
+
+
+async def ask(runner: PipelineRunner, text: str) -> ResultKind | tuple[ResultKind, str | None, str, list[str]]:
+    result = await runner.run(conversation_id="c", message_id="m", payload=Payload(text=text), context=Context())
+    return result.kind, result.reason, result.text, [s.title for s in result.sources]
+
+
+@pytest.mark.unit
+@pytest.mark.slow
+async def test_offline_pipeline_refuses_an_unanswerable_question_about_a_present_topic() -> None:
+    # the remote pairs with the speaker, not with a Sonos soundbar; the corpus describes Orbit Voice but never says
+    # when it came out ("when" needs a date in the quoted sentences)
+    runner = make_runner(OPERATING_POINT)
+    for question in ("How do I pair the remote with a Sonos soundbar?", "When was the Orbit Voice assistant released?"):
+        kind, reason, text, titles = await ask(runner, question)  # type: ignore[misc]
+        assert (kind, reason) == (ResultKind.REFUSAL, "no_coverage"), question
+        assert text.startswith(texts("en").docs_dont_say.format(question=question))
+        assert titles, "the closest sections come as cited links"
+        assert texts("en").answer_lead_in not in text
+    # the same question without the threshold gets the nearby quote presented as the answer (the old behaviour)
+    kind, _, text, _ = await ask(make_runner(None), "How do I pair the remote with a Sonos soundbar?")  # type: ignore[misc]
+    assert kind is ResultKind.ANSWER and text.startswith(texts("en").answer_lead_in)
+
+
+@pytest.mark.unit
+@pytest.mark.slow
+async def test_offline_pipeline_answers_an_answerable_question() -> None:
+    kind, reason, text, titles = await ask(make_runner(OPERATING_POINT), "How do I pair the remote with the speaker?")  # type: ignore[misc]
+    assert (kind, reason) == (ResultKind.ANSWER, None)
+    assert titles[0] == "Pairing the remote" and text.startswith(texts("en").answer_lead_in) and "[1]" in text
+
+
+# -- docbot's own docs: 20 questions they do not answer ---------------------------------------------------------
+
+
+def test_the_docbot_unanswerable_set_has_twenty_questions_the_docs_do_not_mention() -> None:
+    rows = [json.loads(line) for line in (REPO / "bench/data/docbot_unanswerable.jsonl").read_text().splitlines()]
+    assert len(rows) == 20 and all(r["question"].strip() and r["why"].strip() for r in rows)
