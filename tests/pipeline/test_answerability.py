@@ -194,11 +194,16 @@ async def test_quality_keeps_an_answer_the_block_supports() -> None:
 
 
 @pytest.mark.unit
-async def test_the_response_models_insufficient_flag_refuses_without_measuring() -> None:
-    payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(docs_insufficient=True)
-    result = await QualityAgent(answerability_threshold=OPERATING_POINT).run(payload, Context())
-    verdict = result.payload.answerability
-    assert verdict is not None and verdict.reason is AnswerabilityReason.MODEL_INSUFFICIENT
+async def test_a_response_typed_as_not_covered_is_not_measured_but_searched_again_once() -> None:
+    payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(
+        docs_insufficient="model_says_insufficient"
+    )
+    agent = QualityAgent(answerability_threshold=OPERATING_POINT)
+    first = await agent.run(payload, Context())
+    assert first.payload.answerability is None  # the typed verdict stands; no score overrides it
+    assert first.payload.quality_decision is QualityDecision.RESEARCH
+    second = await agent.run(first.payload, Context())
+    assert second.payload.quality_decision is QualityDecision.APPROVE  # after one research round it is accepted
 
 
 # -- the whole offline pipeline ------------------------------------------------------------------------------
