@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -30,7 +32,7 @@ from pipeline.runner import PipelineRunner
 from pipeline.types import Embedder, Role
 from storage.actions import ActionStore
 from storage.conversations import ConversationStore
-from storage.db import Database
+from storage.db import Database, mask_url
 from storage.doc_tables import CorpusVersionRow
 from storage.embedder import E5Embedder
 from storage.feedback import FeedbackStore
@@ -180,9 +182,8 @@ class App:
         )
 
     async def reload_search(self) -> None:
-        """Pick up documents another replica ingested: the keyword levels and, for the local index, the vectors."""
-        if isinstance(self.index, LocalVectorIndex):
-            await self.index.load(self.db)
+        """Pick up documents another replica ingested: the retriever reads only the changed documents (keyword
+        levels and, for the local index, their vectors)."""
         await self.retriever.reload()
 
     async def close(self) -> None:
@@ -242,9 +243,18 @@ async def build_index(settings: Settings, db: Database, dim: int) -> VectorIndex
         )
         await index.open()
         return index
-    local = LocalVectorIndex(dim)
-    await local.load(db)
-    return local
+    return LocalVectorIndex(dim)  # filled by the retriever's load (snapshot file, then the changed documents)
+
+
+def snapshot_dir(settings: Settings, embedder: Embedder) -> Path | None:
+    """Where this database's search snapshot lives: `<data_dir>/index/<key of database, model, dimension>` (none for
+    an in-memory database). Replicas on PostgreSQL each keep their own (or share one volume): see operations.md."""
+    url = settings.effective_database_url
+    if url.rstrip("/").endswith((":memory:", "sqlite:", "aiosqlite:")):
+        return None
+    model = str(getattr(embedder, "model_name", type(embedder).__name__))
+    key = hashlib.blake2b(f"{mask_url(url)}\0{model}\0{embedder.dim}".encode(), digest_size=8).hexdigest()
+    return settings.data_dir / "index" / key
 
 
 async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> App:
@@ -257,7 +267,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
         index = await build_index(settings, db, embedder.dim)
         if hasattr(index, "close"):
             closers.append(index.close)
-        retriever = HybridRetriever(db, embedder, index)
+        retriever = HybridRetriever(db, embedder, index, snapshot_dir=snapshot_dir(settings, embedder))
         await retriever.load()
         strategies, close_llm = llm_strategies(settings)
         if close_llm is not None:

@@ -48,9 +48,7 @@ def dense_to_unit(cosine: npt.NDArray[np.float32], *, cross_language: bool = Fal
     return unit.astype(np.float32)
 
 
-def is_cross_language(
-    language: str | None, docs_language: str, *, stopword_share: float, coverage: float
-) -> bool:
+def is_cross_language(language: str | None, docs_language: str, *, stopword_share: float, coverage: float) -> bool:
     """Whether the question is in another language than the docs: the detected language when the pipeline knows it,
     else a cheap guess (hardly any English function words and little of the corpus vocabulary)."""
     if language:

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import os
+import shutil
 import time
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy import select
 
 from pipeline.types import Embedder, SearchHit, SearchQuality, SearchRequest, SearchResponse
-from storage.doc_tables import SessionFactory
-from storage.search.corpus import SearchCorpus
+from storage.doc_tables import EmbeddingRow, SessionFactory
+from storage.local_index import LocalVectorIndex
+from storage.search.corpus import FetchedDocuments, SearchCorpus, document_hashes, fetch_documents
 from storage.search.fusion import adaptive_weights, dense_to_unit, dispersion, fuse, is_cross_language
 from storage.search.quality import FITTED, QualityThresholds, grade
 from storage.search.tokenize import stopword_share, tokenize
-from storage.vector_index import VectorIndex, VectorIndexUnavailable
+from storage.vector_index import VectorIndex, VectorIndexUnavailable, VectorRecord
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +44,11 @@ def _relative(values: npt.NDArray[np.float32], best: float) -> npt.NDArray[np.fl
 class HybridRetriever:
     """Implements `pipeline.types.Retriever` over the document store, the vector index and in-memory BM25 levels.
 
-    Call `load()` at start and `reload()` after an ingest that changed something (the Ingestor's `on_change`).
+    Call `load()` at start and `reload()` after an ingest that changed something (the Ingestor's `on_change`) or
+    when another replica moved the corpus version. Both bring the in-memory snapshot up to date by a diff of
+    document content hashes: only added, changed and removed documents are read, and the keyword levels are
+    re-indexed from stored token ids in a worker thread. With `snapshot_dir`, the snapshot (and the local index's
+    vectors) are saved there after each change and restored from there at start, so start-up reads no chunk rows.
     """
 
     def __init__(
@@ -50,6 +61,7 @@ class HybridRetriever:
         thresholds: QualityThresholds = FITTED,
         docs_language: str = "en",
         clock: Callable[[], float] = time.perf_counter,
+        snapshot_dir: Path | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder
@@ -60,16 +72,102 @@ class HybridRetriever:
         self._clock = clock
         self._corpus: SearchCorpus | None = None
         self._reload_lock = asyncio.Lock()
+        self._snapshot_dir = snapshot_dir
 
     async def load(self) -> None:
-        """(Re)build the keyword levels from the database, in a worker thread; searches use the old snapshot
-        until the new one is ready."""
+        """Bring the snapshot up to date with the database (restoring the saved one first, at start); searches use
+        the old snapshot until the new one is ready. Nothing heavy runs on the event loop."""
         async with self._reload_lock:
-            chunks, docs = await SearchCorpus.fetch(self._db)
-            self._corpus = await asyncio.to_thread(SearchCorpus, chunks, docs)
-            log.info("search corpus loaded", extra={"chunks": len(chunks), "documents": len(docs)})
+            corpus = self._corpus
+            if corpus is None:
+                corpus = await asyncio.to_thread(self._restore)
+            diff = corpus.diff(await document_hashes(self._db))
+            if diff.empty:
+                self._corpus = corpus
+                return
+            fetched = await fetch_documents(self._db, diff.fetch)
+            gone = diff.removed | {d.id for d in fetched.docs}
+            old_chunk_ids = await asyncio.to_thread(corpus.chunk_ids_of, frozenset(gone))
+            updated = await asyncio.to_thread(corpus.updated, diff.removed, fetched)
+            if isinstance(self._index, LocalVectorIndex):
+                await self._index.replace(old_chunk_ids, await self._vector_records(fetched))
+            self._corpus = updated
+            log.info(
+                "search corpus updated",
+                extra={"chunks": len(updated), "removed_docs": len(diff.removed), "read_docs": len(fetched.docs)},
+            )
+            await self._save(updated)
 
     reload = load
+
+    async def _vector_records(self, fetched: FetchedDocuments) -> list[VectorRecord]:
+        """The stored embeddings of the fetched chunks (for the local index of a replica that did not ingest)."""
+        assert isinstance(self._index, LocalVectorIndex)
+        info = {c.id: c for c, _ in fetched.chunks}
+        ids = list(info)
+        records: list[VectorRecord] = []
+        for start in range(0, len(ids), 1000):
+            async with self._db.session() as session:
+                rows = await session.execute(
+                    select(EmbeddingRow.chunk_id, EmbeddingRow.vector).where(
+                        EmbeddingRow.chunk_id.in_(ids[start : start + 1000]), EmbeddingRow.dim == self._index.dim
+                    )
+                )
+                for chunk_id, blob in rows.all():
+                    c = info[chunk_id]
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    records.append(
+                        VectorRecord(c.id, vector, c.doc_id, c.section, c.title, c.crumbs, c.url, c.collection)
+                    )
+        return records
+
+    # ---- snapshot files ----------------------------------------------------------------------------------------
+
+    def _restore(self) -> SearchCorpus:
+        """The saved snapshot (with the local index's vectors), or an empty one (blocking)."""
+        folder = self._current_folder()
+        if folder is None:
+            return SearchCorpus.empty_levels()
+        try:
+            corpus = SearchCorpus.load(folder)
+            if isinstance(self._index, LocalVectorIndex):
+                if not self._index.restore(folder):  # both or neither: the diff assumes the vectors are there
+                    return SearchCorpus.empty_levels()
+                self._index.keep_only(set(corpus.row_of))
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("search snapshot unreadable, rebuilding", extra={"error": type(exc).__name__})
+            shutil.rmtree(folder, ignore_errors=True)  # so the rebuilt one (same content, same name) replaces it
+            return SearchCorpus.empty_levels()
+        log.info("search snapshot restored", extra={"chunks": len(corpus), "snapshot": folder.name})
+        return corpus
+
+    def _current_folder(self) -> Path | None:
+        if self._snapshot_dir is None:
+            return None
+        try:
+            name = (self._snapshot_dir / "current").read_text().strip()
+        except OSError:
+            return None
+        folder = self._snapshot_dir / name
+        return folder if name and folder.is_dir() else None
+
+    async def _save(self, corpus: SearchCorpus) -> None:
+        """Write the snapshot to a fresh folder, then point `current` at it (atomic renames: a replica sharing the
+        folder never reads half a snapshot); older folders are removed."""
+        root = self._snapshot_dir
+        if root is None:
+            return
+        content = "\n".join(sorted(f"{d}:{h}" for d, h in corpus.doc_hashes.items())).encode()
+        name = hashlib.blake2b(content, digest_size=10).hexdigest()
+        temp = root / f".tmp-{uuid.uuid4().hex}"
+        try:
+            await asyncio.to_thread(corpus.save, temp)
+            if isinstance(self._index, LocalVectorIndex):
+                await self._index.save(temp)
+            await asyncio.to_thread(_publish, root, temp, name)
+        except OSError as exc:
+            log.warning("search snapshot not saved", extra={"error": type(exc).__name__})
+            await asyncio.to_thread(shutil.rmtree, temp, True)
 
     @property
     def corpus(self) -> SearchCorpus | None:
@@ -93,7 +191,19 @@ class HybridRetriever:
         timer.lap("embed")
         dense_hits = await self._dense_matches(vectors, request.collections, pool)
         timer.lap("dense")
+        # scoring every chunk of a large corpus takes milliseconds: off the event loop
+        return await asyncio.to_thread(self._rank, corpus, request, vectors, dense_hits, mask, pool, timer)
 
+    def _rank(
+        self,
+        corpus: SearchCorpus,
+        request: SearchRequest,
+        vectors: npt.NDArray[np.float32],
+        dense_hits: dict[str, float] | None,
+        mask: npt.NDArray[np.bool_],
+        pool: int,
+        timer: _Timer,
+    ) -> SearchResponse:
         # keyword levels score every chunk (sparse, fast); collections are masked before choosing candidates
         tokens = tokenize(request.text_eng or request.text)
         text_scores = corpus.text_level.scores(tokens) * mask
@@ -208,7 +318,8 @@ def _one_per_section(
     hits: list[SearchHit] = []
     seen: set[tuple[str, str]] = set()
     for i in np.lexsort((-cosine, -fused)):
-        info = corpus.chunks[int(candidates[i])]
+        row = int(candidates[i])
+        info = corpus.chunks[row]
         if (info.doc_id, info.section) in seen:
             continue
         seen.add((info.doc_id, info.section))
@@ -220,7 +331,7 @@ def _one_per_section(
                 title=info.title,
                 crumbs=info.crumbs,
                 url=info.url,
-                text=info.text,
+                text=corpus.text(row),
                 score=float(fused[i]),
                 collection=info.collection,
                 level_scores={
@@ -234,3 +345,18 @@ def _one_per_section(
         if len(hits) == top_k:
             break
     return tuple(hits)
+
+
+def _publish(root: Path, temp: Path, name: str) -> None:
+    """Move `temp` to `root/name` (unless that snapshot exists already), point `current` at it, prune the rest."""
+    final = root / name
+    if final.exists():
+        shutil.rmtree(temp, ignore_errors=True)
+    else:
+        os.replace(temp, final)
+    pointer = root / f".current-{uuid.uuid4().hex}"
+    pointer.write_text(name)
+    os.replace(pointer, root / "current")
+    for other in root.iterdir():
+        if other.is_dir() and other.name != name and not other.name.startswith(".tmp-"):
+            shutil.rmtree(other, ignore_errors=True)
