@@ -27,14 +27,16 @@ from bot.scheduler import JobSpec, LeasedScheduler
 from bot.service import ConversationService
 from bot.settings import Settings
 from pipeline.agents.base import Strategy
+from pipeline.agents.lang import LangAgent
 from pipeline.assembly import build_agents
+from pipeline.envelope import Context, Payload
 from pipeline.runner import PipelineRunner
 from pipeline.types import Embedder, Role
 from storage.actions import ActionStore
 from storage.conversations import ConversationStore
 from storage.db import Database, mask_url
 from storage.doc_tables import CorpusVersionRow
-from storage.embedder import E5Embedder
+from storage.embedder import E5Embedder, QueryMemo
 from storage.feedback import FeedbackStore
 from storage.ingest.ingestor import Ingestor, ProgressCallback, corpus_version
 from storage.ingest.model import IngestReport
@@ -205,6 +207,18 @@ async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
     return sum([await corpus_version(db, collection) for collection in collections])
 
 
+def asker_language() -> Callable[[str, Context], Awaitable[str | None]]:
+    """The asker's language for the semantic cache's key: the lang role's offline detector (the same cached
+    detector the pipeline uses; no LLM call before the cache)."""
+    detector = LangAgent()
+
+    async def language(text: str, context: Context) -> str | None:
+        result = await detector.run(Payload(text=text), context)
+        return result.payload.language
+
+    return language
+
+
 def llm_strategies(settings: Settings) -> tuple[Mapping[Role, Strategy], Callable[[], Awaitable[None]] | None]:
     """LLM strategies per role when an endpoint is configured (and how to close the client); none otherwise,
     and the offline agents answer."""
@@ -263,7 +277,8 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
     closers: list[Callable[[], Awaitable[None]]] = [db.dispose]
     try:
         await db.migrate()
-        embedder = embedder or E5Embedder()
+        # one embedder for search, cache and ingest; the memo lets the cache and the search share a question's vector
+        embedder = QueryMemo(embedder or E5Embedder())
         index = await build_index(settings, db, embedder.dim)
         if hasattr(index, "close"):
             closers.append(index.close)
@@ -302,6 +317,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             metrics=metrics,
             cache=cache,
             corpus_version=lambda collections: _corpus_version(db, collections),
+            cache_language=asker_language(),
         )
         ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
     except BaseException:

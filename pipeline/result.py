@@ -35,6 +35,7 @@ class PipelineResult:
     suggested_actions: tuple[SuggestedAction, ...] = ()
     reason: str | None = None
     note: str | None = None
+    degraded: bool = False  # a fallback made it (offline instead of the LLM, keyword-only search): never cached
 
 
 def cited_sources(text: str, sources: tuple[SourceReference, ...]) -> tuple[str, tuple[SourceReference, ...]]:

@@ -268,7 +268,9 @@ class PipelineRunner:
                 return PipelineResult(
                     ResultKind.REFUSAL, body, language, envelope, sources=sources, reason="no_coverage", note=note
                 )
-            return PipelineResult(ResultKind.ANSWER, body, language, envelope, sources=sources, note=note)
+            return PipelineResult(
+                ResultKind.ANSWER, body, language, envelope, sources=sources, note=note, degraded=note is not None
+            )
         if outcome is Outcome.CLARIFICATION:
             return PipelineResult(
                 ResultKind.CLARIFICATION,
