@@ -113,9 +113,9 @@ async def main():
             ticker.worst = 0.0
             t = time.perf_counter()
             report = await app.ingest([folder])
-            wanted = "zanzibarquokka" if step == "add" else "second"
+            probe = SearchRequest(text="zanzibarquokka calibration second", top_k=3)
             while True:
-                hits = (await app.retriever.search(SearchRequest(text="zanzibarquokka calibration second", top_k=3))).hits
+                hits = (await app.retriever.search(probe)).hits
                 if hits and "quokka" in hits[0].url and (step == "add" or "second" in hits[0].text):
                     break
                 await asyncio.sleep(0.01)
@@ -141,7 +141,8 @@ async def main():
         for concurrency in (1, 10, 50):
             async def conversation(c):
                 for k in range(2):
-                    reply = await app.service.handle_message(inbound(questions[(c * 2 + k) % len(questions)], user=f"U{c}"))
+                    question = questions[(c * 2 + k) % len(questions)]
+                    reply = await app.service.handle_message(inbound(question, user=f"U{c}"))
                     kind = ("cached " if reply and reply.cached else "") + (reply.kind.value if reply else "none")
                     kinds[kind] = kinds.get(kind, 0) + 1
             t = time.perf_counter()
