@@ -185,7 +185,9 @@ def make_corpus(path: Path, chunks: int, seed: int = 0) -> list[str]:
     zipf = np.minimum(rng.zipf(1.2, size=chunks * 90), len(vocab)) - 1
     now = datetime.now(UTC).isoformat()
     con = sqlite3.connect(path)
-    docs, rows, vectors = [], [], []
+    docs: list[tuple[Any, ...]] = []
+    rows: list[tuple[Any, ...]] = []
+    vectors: list[tuple[Any, ...]] = []
     position = 0
     for d in range(chunks // CHUNKS_PER_DOC):
         doc_id = f"doc{d:07d}"
