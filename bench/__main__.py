@@ -4,6 +4,7 @@
     .venv/bin/python -m bench --quick          # a few minutes, smaller sizes, nothing written
     .venv/bin/python -m bench --quick --json   # the figures as one JSON object on stdout
     .venv/bin/python -m bench --data DIR       # shared data (emanual/, squad/) from DIR instead of ../shared/data
+    .venv/bin/python -m bench --scale --baseline /tmp/base-scale   # start-up/memory/rebuild vs a baseline tree
 
 Sections: framework overhead, throughput under 200 concurrent conversations, vector/hybrid search latency and
 ingest rate, Slack ack latency, retrieval recall (fixture manual always; e-manual and SQuAD when their data is
@@ -304,6 +305,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from bot.logs import configure_logging
 
     configure_logging("WARNING")
+    rest = list(sys.argv[1:] if argv is None else argv)
+    if "--scale" in rest:  # issue 16's section runs apart (fresh processes, a baseline tree): see bench/scale.py
+        from bench import scale
+
+        rest.remove("--scale")
+        scale.main(rest)
+        return {}
     opts, args = parse(argv)
     figures = asyncio.run(collect(opts, args.data))
     out = args.out if args.out is not None else (None if opts.quick else RESULTS)

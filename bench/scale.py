@@ -78,6 +78,22 @@ class CountingE5(E5Embedder):
 
 async def main():
     out = {}
+    if mode == "e5":  # the bundled embedder's own ceiling on paragraph-sized passages, `extra` engine threads
+        import numpy as np
+        texts = [" ".join(f"word{(i * 7 + j) % 997} setting" for j in range(45)) for i in range(64)]
+        threads = int(extra) if extra else None
+        e5 = E5Embedder(threads=threads) if "threads" in E5Embedder.__init__.__code__.co_varnames else E5Embedder()
+        await e5.embed_passages(texts[:2])
+        t = time.perf_counter(); await e5.embed_passages(texts)
+        out["chunks_per_s"] = round(len(texts) / (time.perf_counter() - t), 2)
+        print("RESULT " + json.dumps(out)); return
+    if mode == "ingest":  # the whole ingest path with the bundled embedder: fixture manual, three collections
+        app = await build_app(Settings(data_dir=data))
+        t = time.perf_counter(); chunks = 0
+        for collection in ("a", "b", "c"):
+            chunks += (await app.ingest([extra], collection=collection)).chunks
+        out["chunks_per_s"] = round(chunks / (time.perf_counter() - t), 2); out["chunks"] = chunks
+        await app.close(); print("RESULT " + json.dumps(out)); return
     if mode == "throughput":
         embedder = CountingE5()
     else:
@@ -279,20 +295,39 @@ def run(sizes: list[int], baseline: Path, work: Path, throughput: bool) -> dict[
     return figures
 
 
+def embedder_figures(baseline: Path, work: Path) -> dict[str, Any]:
+    """The E5 engine's ceiling (one and two OpenMP threads) and the whole ingest path of each tree against it."""
+    out: dict[str, Any] = {}
+    for threads in ("1", "2"):
+        data = work / f"e5-{threads}"
+        data.mkdir(parents=True, exist_ok=True)
+        out[f"e5_ceiling_threads_{threads}"] = run_child(REPO, "e5", data, threads)
+    for name, root in (("this", REPO), ("baseline", baseline)):
+        data = work / f"ingest-{name}"
+        data.mkdir(parents=True, exist_ok=True)
+        out[f"ingest_{name}"] = run_child(root, "ingest", data, str(root / "tests" / "fixtures" / "manual"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", type=Path, required=True, help="a checkout of the baseline commit")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--embedder", action="store_true", help="only the E5 ceiling and the ingest rate")
     parser.add_argument("--write", action="store_true", help="also write bench/results/scale.json")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="docbot-scale-") as tmp:
-        figures = run(sizes, args.baseline.resolve(), Path(tmp), not args.skip_throughput)
+        if args.embedder:
+            figures = embedder_figures(args.baseline.resolve(), Path(tmp))
+        else:
+            figures = run(sizes, args.baseline.resolve(), Path(tmp), not args.skip_throughput)
     text = json.dumps(figures, indent=2)
     print(text)
     if args.write:
-        (REPO / "bench" / "results" / "scale.json").write_text(text + "\n")
+        name = "scale-embedder.json" if args.embedder else "scale.json"
+        (REPO / "bench" / "results" / name).write_text(text + "\n")
 
 
 if __name__ == "__main__":
