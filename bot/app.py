@@ -38,7 +38,7 @@ from storage.db import Database, mask_url
 from storage.doc_tables import CorpusVersionRow
 from storage.embedder import E5Embedder, QueryMemo
 from storage.feedback import FeedbackStore
-from storage.ingest.ingestor import Ingestor, ProgressCallback, corpus_version
+from storage.ingest.ingestor import Ingestor, ProgressCallback
 from storage.ingest.model import IngestReport
 from storage.leases import JobLeases
 from storage.local_index import LocalVectorIndex
@@ -203,8 +203,15 @@ async def _all_versions(db: Database) -> int:
 
 
 async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
-    """One number that grows whenever any of the collections changes (each collection's counter only grows)."""
-    return sum([await corpus_version(db, collection) for collection in collections])
+    """One number that grows whenever any of the collections changes (each collection's counter only grows); one
+    statement for all of them."""
+    async with db.session() as session:
+        total = await session.scalar(
+            select(func.coalesce(func.sum(CorpusVersionRow.version), 0)).where(
+                CorpusVersionRow.collection.in_(list(collections))
+            )
+        )
+    return int(total or 0)
 
 
 def asker_language() -> Callable[[str, Context], Awaitable[str | None]]:
