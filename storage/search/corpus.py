@@ -18,7 +18,7 @@ import numpy.typing as npt
 from sqlalchemy import select
 
 from storage.doc_tables import ChunkRow, DocumentRow, SessionFactory
-from storage.search.keyword import KeywordLevel, gather_rows
+from storage.search.keyword import KeywordLevel, build_levels, gather_rows
 
 FORMAT = 1
 _FETCH_BATCH = 500  # documents per SELECT when reading changed documents (each batch yields to the event loop)
@@ -163,13 +163,20 @@ class SearchCorpus:
         keep_docs = np.array([i for i, d in enumerate(self.docs) if d.id not in drop], dtype=np.int64)
         new_chunks = [c for c, _ in fetched.chunks]
         keyword_texts = [_chunk_keyword_texts(c, t) for c, t in fetched.chunks]
+        text, crumbs, summary = build_levels(
+            [
+                self.text_level.table.splice(keep_chunks, [k[0] for k in keyword_texts]),
+                self.crumbs_level.table.splice(keep_chunks, [k[1] for k in keyword_texts]),
+                self.summary_level.table.splice(keep_docs, [_doc_keyword_text(d) for d in fetched.docs]),
+            ]
+        )
         return SearchCorpus(
             [self.chunks[int(i)] for i in keep_chunks] + new_chunks,
             [self.docs[int(i)] for i in keep_docs] + list(fetched.docs),
             self.texts.spliced(keep_chunks, [t for _, t in fetched.chunks]),
-            self.text_level.updated(keep_chunks, [k[0] for k in keyword_texts]),
-            self.crumbs_level.updated(keep_chunks, [k[1] for k in keyword_texts]),
-            self.summary_level.updated(keep_docs, [_doc_keyword_text(d) for d in fetched.docs]),
+            text,
+            crumbs,
+            summary,
         )
 
     # ---- persistence -------------------------------------------------------------------------------------

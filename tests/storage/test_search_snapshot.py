@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from sqlalchemy import event
 
@@ -17,7 +18,9 @@ from storage.db import Database
 from storage.embedder import HashingEmbedder
 from storage.ingest import Ingestor
 from storage.local_index import LocalVectorIndex
-from storage.search import HybridRetriever
+from storage.search import HybridRetriever, keyword
+from storage.search.keyword import KeywordLevel
+from storage.search.tokenize import tokenize
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
 BASE = "https://docs.example.com/manual"
@@ -136,3 +139,31 @@ async def test_an_unreadable_snapshot_is_rebuilt_from_the_database(db: Database,
     assert await index.count() == await first_index.count()
     assert await urls(restarted, "replace the remote batteries") == await urls(first, "replace the remote batteries")
     assert (folder / (folder / "current").read_text() / "meta.json").read_text().startswith('{"format"')
+
+
+TEXTS = [
+    "pair the remote with the hub",
+    "replace the remote batteries",
+    "",
+    "connect bluetooth headphones",
+    "night mode lowers loud sounds",
+    "restore factory settings from the menu",
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("child_process", [False, True])
+def test_an_updated_level_scores_like_one_built_from_scratch(
+    monkeypatch: pytest.MonkeyPatch, child_process: bool
+) -> None:
+    if child_process:  # the path large corpora take: indexing in `python -m storage.search.keyword`
+        monkeypatch.setattr(keyword, "PROCESS_BUILD_ROWS", 1)
+    old = KeywordLevel(TEXTS)
+    keep = np.array([0, 2, 3, 5], dtype=np.int64)
+    added = ["remote control pairing button", "headphones volume"]
+    [updated] = keyword.build_levels([old.table.splice(keep, added)])
+    fresh = KeywordLevel([TEXTS[i] for i in keep] + added)
+    for question in ("remote pairing", "headphones", "factory menu", "nothing matches"):
+        tokens = tokenize(question)
+        assert np.allclose(updated.scores(tokens), fresh.scores(tokens))
+        assert updated.coverage(tokens) == pytest.approx(fresh.coverage(tokens))
