@@ -184,12 +184,14 @@ class SearchCorpus:
     def save(self, folder: Path) -> None:
         """Write the snapshot into `folder` (blocking)."""
         folder.mkdir(parents=True, exist_ok=True)
-        columns = {
-            "format": FORMAT,
-            "chunks": [[c.id, c.doc_id, c.collection, c.section, c.title, list(c.crumbs), c.url] for c in self.chunks],
-            "docs": [[d.id, d.content_hash] for d in self.docs],
-        }
-        (folder / "meta.json").write_text(json.dumps(columns, ensure_ascii=False), encoding="utf-8")
+        # one small dumps per row: a single dumps of 100k rows would hold the GIL (and stall the loop) for a second
+        chunks = ",".join(
+            json.dumps([c.id, c.doc_id, c.collection, c.section, c.title, list(c.crumbs), c.url], ensure_ascii=False)
+            for c in self.chunks
+        )
+        docs = ",".join(json.dumps([d.id, d.content_hash]) for d in self.docs)
+        meta = f'{{"format": {FORMAT}, "chunks": [{chunks}], "docs": [{docs}]}}'
+        (folder / "meta.json").write_text(meta, encoding="utf-8")
         np.save(folder / "texts.npy", np.asarray(self.texts.blob))
         np.save(folder / "text_offsets.npy", np.asarray(self.texts.offsets))
         self.text_level.save(folder / "text")
