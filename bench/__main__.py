@@ -6,6 +6,7 @@
     .venv/bin/python -m bench --data DIR       # shared data (emanual/, squad/) from DIR instead of ../shared/data
                                                # (or $DOCBOT_SHARED_DATA)
     .venv/bin/python -m bench answerability    # the answerability trade-off curve (bench/answerability.py)
+    .venv/bin/python -m bench --scale --baseline /tmp/base-scale   # start-up/memory/rebuild vs a baseline tree
 
 Sections: framework overhead, throughput under 200 concurrent conversations, vector/hybrid search latency and
 ingest rate, Slack ack latency, retrieval recall (fixture manual always; e-manual and SQuAD when their data is
@@ -337,6 +338,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
         return answerability.main(args_in[1:])
     configure_logging("WARNING")
+    rest = list(sys.argv[1:] if argv is None else argv)
+    if "--scale" in rest:  # issue 16's section runs apart (fresh processes, a baseline tree): see bench/scale.py
+        from bench import scale
+
+        rest.remove("--scale")
+        scale.main(rest)
+        return {}
     opts, args = parse(argv)
     if args.llm_real:  # its own section, never part of --quick or the full run (minutes per question on 2 cores)
         from bench import llm_real

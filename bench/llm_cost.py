@@ -226,14 +226,14 @@ async def cache_hit_rate(thresholds: Sequence[float]) -> None:
         latencies: list[float] = []
         for original, paraphrase in PARAPHRASES:
             started = time.perf_counter()
-            found = await cache.lookup(paraphrase, ("manual",), 1)
+            found = await cache.lookup(paraphrase, ("manual",), 1, language="en")
             latencies.append((time.perf_counter() - started) * 1000)
             hits += found is not None and found.question == original
             wrong += found is not None and found.question != original
         unrelated = [q for q in QUESTIONS if q not in {o for o, _ in PARAPHRASES}]
-        false_hits = sum([await cache.lookup(q, ("manual",), 1) is not None for q in unrelated])
-        repeats = sum([await cache.lookup(o, ("manual",), 1) is not None for o, _ in PARAPHRASES])
-        near = sum([await cache.lookup(other, ("manual",), 1) is not None for _, other in NEAR_MISSES])
+        false_hits = sum([await cache.lookup(q, ("manual",), 1, language="en") is not None for q in unrelated])
+        repeats = sum([await cache.lookup(o, ("manual",), 1, language="en") is not None for o, _ in PARAPHRASES])
+        near = sum([await cache.lookup(other, ("manual",), 1, language="en") is not None for _, other in NEAR_MISSES])
         print(
             f"  threshold {threshold:.2f}: paraphrase hits {hits}/{len(PARAPHRASES)}, wrong answers {wrong}, "
             f"exact repeats {repeats}/{len(PARAPHRASES)}, false hits on other questions {false_hits}/{len(unrelated)}, "

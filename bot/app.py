@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -24,17 +26,19 @@ from bot.scheduler import JobSpec, LeasedScheduler
 from bot.service import ConversationService
 from bot.settings import Settings
 from pipeline.agents.base import Strategy
+from pipeline.agents.lang import LangAgent
 from pipeline.assembly import build_agents
+from pipeline.envelope import Context, Payload
 from pipeline.messages import ThreadRef
 from pipeline.runner import PipelineRunner
 from pipeline.types import Embedder, Role
 from storage.actions import ActionStore
 from storage.conversations import ConversationStore
-from storage.db import Database
+from storage.db import Database, mask_url
 from storage.doc_tables import CorpusVersionRow
-from storage.embedder import E5Embedder
+from storage.embedder import E5Embedder, QueryMemo
 from storage.feedback import FeedbackStore
-from storage.ingest.ingestor import Ingestor, ProgressCallback, corpus_version
+from storage.ingest.ingestor import Ingestor, ProgressCallback
 from storage.ingest.model import IngestReport
 from storage.leases import JobLeases
 from storage.local_index import LocalVectorIndex
@@ -183,9 +187,8 @@ class App:
         )
 
     async def reload_search(self) -> None:
-        """Pick up documents another replica ingested: the keyword levels and, for the local index, the vectors."""
-        if isinstance(self.index, LocalVectorIndex):
-            await self.index.load(self.db)
+        """Pick up documents another replica ingested: the retriever reads only the changed documents (keyword
+        levels and, for the local index, their vectors)."""
         await self.retriever.reload()
 
     async def close(self) -> None:
@@ -203,8 +206,27 @@ async def _all_versions(db: Database) -> int:
 
 
 async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
-    """One number that grows whenever any of the collections changes (each collection's counter only grows)."""
-    return sum([await corpus_version(db, collection) for collection in collections])
+    """One number that grows whenever any of the collections changes (each collection's counter only grows); one
+    statement for all of them."""
+    async with db.session() as session:
+        total = await session.scalar(
+            select(func.coalesce(func.sum(CorpusVersionRow.version), 0)).where(
+                CorpusVersionRow.collection.in_(list(collections))
+            )
+        )
+    return int(total or 0)
+
+
+def asker_language() -> Callable[[str, Context], Awaitable[str | None]]:
+    """The asker's language for the semantic cache's key: the lang role's offline detector (the same cached
+    detector the pipeline uses; no LLM call before the cache)."""
+    detector = LangAgent()
+
+    async def language(text: str, context: Context) -> str | None:
+        result = await detector.run(Payload(text=text), context)
+        return result.payload.language
+
+    return language
 
 
 def llm_strategies(settings: Settings) -> tuple[Mapping[Role, Strategy], OpenAIChat | None]:
@@ -254,9 +276,18 @@ async def build_index(settings: Settings, db: Database, dim: int) -> VectorIndex
         )
         await index.open()
         return index
-    local = LocalVectorIndex(dim)
-    await local.load(db)
-    return local
+    return LocalVectorIndex(dim)  # filled by the retriever's load (snapshot file, then the changed documents)
+
+
+def snapshot_dir(settings: Settings, embedder: Embedder) -> Path | None:
+    """Where this database's search snapshot lives: `<data_dir>/index/<key of database, model, dimension>` (none for
+    an in-memory database). Replicas on PostgreSQL each keep their own (or share one volume): see operations.md."""
+    url = settings.effective_database_url
+    if url.rstrip("/").endswith((":memory:", "sqlite:", "aiosqlite:")):
+        return None
+    model = str(getattr(embedder, "model_name", type(embedder).__name__))
+    key = hashlib.blake2b(f"{mask_url(url)}\0{model}\0{embedder.dim}".encode(), digest_size=8).hexdigest()
+    return settings.data_dir / "index" / key
 
 
 async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> App:
@@ -265,11 +296,12 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
     closers: list[Callable[[], Awaitable[None]]] = [db.dispose]
     try:
         await db.migrate()
-        embedder = embedder or E5Embedder()
+        # one embedder for search, cache and ingest; the memo lets the cache and the search share a question's vector
+        embedder = QueryMemo(embedder or E5Embedder())
         index = await build_index(settings, db, embedder.dim)
         if hasattr(index, "close"):
             closers.append(index.close)
-        retriever = HybridRetriever(db, embedder, index)
+        retriever = HybridRetriever(db, embedder, index, snapshot_dir=snapshot_dir(settings, embedder))
         await retriever.load()
         strategies, chat = llm_strategies(settings)
         if chat is not None:
@@ -311,6 +343,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             metrics=metrics,
             cache=cache,
             corpus_version=lambda collections: _corpus_version(db, collections),
+            cache_language=asker_language(),
         )
         ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
     except BaseException:

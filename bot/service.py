@@ -80,6 +80,7 @@ class ConversationService:
         metrics: Metrics | None = None,
         cache: SemanticCache | None = None,
         corpus_version: Callable[[Sequence[str]], Awaitable[int]] | None = None,
+        cache_language: Callable[[str, Context], Awaitable[str | None]] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._settings = settings
@@ -92,6 +93,7 @@ class ConversationService:
         self._metrics = metrics or Metrics()
         self._cache = cache
         self._corpus_version = corpus_version
+        self._cache_language = cache_language  # the asker's language, which keys the cache (the pipeline's detector)
         self._now = now
         self._thread_locks = ThreadLocks()
 
@@ -172,7 +174,7 @@ class ConversationService:
         started = self._now()
         pending = await self._conversations.get_pending(conversation.id)
         new_topic = not any(not m.from_bot for m in history)
-        if pending is None and new_topic and (cached := await self._cached(inbound, text, collections)):
+        if pending is None and new_topic and (cached := await self._cached(inbound, text, collections, context)):
             return await self._finish(conversation, inbound.message_id, cached, started, cached=True)
         if pending is not None and answers_clarification(envelope_from_json(pending).payload, text):
             envelope = envelope_from_json(pending)
@@ -187,13 +189,19 @@ class ConversationService:
         await self._remember(result, collections)
         return await self._finish(conversation, inbound.message_id, result, started)
 
-    async def _cached(self, inbound: Inbound, text: str, collections: tuple[str, ...]) -> PipelineResult | None:
-        """A previously approved answer to a near-identical question over the same corpus version, if any."""
-        if self._cache is None or self._corpus_version is None:
+    async def _cached(
+        self, inbound: Inbound, text: str, collections: tuple[str, ...], context: Context
+    ) -> PipelineResult | None:
+        """A previously approved answer to a near-identical question in the asker's language over the same corpus
+        version, if any (no lookup when the language is unknown)."""
+        if self._cache is None or self._corpus_version is None or self._cache_language is None:
             return None
         try:
+            language = await self._cache_language(text, context)
+            if language is None:
+                return None
             version = await self._corpus_version(collections)
-            hit = await self._cache.lookup(text, collections, version)
+            hit = await self._cache.lookup(text, collections, version, language=language)
         except Exception:
             log.warning("semantic cache lookup failed", exc_info=True)
             return None
@@ -215,6 +223,8 @@ class ConversationService:
     async def _remember(self, result: PipelineResult, collections: tuple[str, ...]) -> None:
         payload = result.envelope.payload
         if self._cache is None or self._corpus_version is None or result.kind != ResultKind.ANSWER:
+            return
+        if result.degraded:  # made by a fallback: never replayed once the model or the index is back
             return
         try:
             await self._cache.store(

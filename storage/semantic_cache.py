@@ -6,7 +6,9 @@ is loaded from the table the first time it is asked for. Re-ingesting bumps the 
 matching; `forget_older` deletes them.
 
 Embeddings barely see numbers ("set the volume to 20" and "... to 80" are 0.96 apart with E5), so a match also
-needs the same numbers and codes (any word with a digit) in both questions.
+needs the same numbers and codes (any word with a digit) in both questions, and the same language of the asker (a
+German question never gets a cached English answer). Entries are grouped by (language, numbers and codes): a lookup
+is one matrix product over its group, not a scan over every cached question.
 """
 
 from __future__ import annotations
@@ -41,11 +43,31 @@ class CachedAnswer:
     similarity: float = 1.0  # of the question that found it
 
 
+GroupKey = tuple[str, frozenset[str]]  # (language, identifiers)
+
+
 @dataclass(slots=True)
-class _Bucket:
+class _Group:
     vectors: np.ndarray[Any, np.dtype[np.float32]]
     answers: list[CachedAnswer] = field(default_factory=list)
     row_ids: list[int | None] = field(default_factory=list)
+
+    def add(self, vector: Vector, answer: CachedAnswer, row_id: int | None) -> None:
+        self.vectors = np.vstack([self.vectors, vector[None, :]]) if self.answers else vector[None, :]
+        self.answers.append(answer)
+        self.row_ids.append(row_id)
+
+
+@dataclass(slots=True)
+class _Bucket:
+    groups: dict[GroupKey, _Group] = field(default_factory=dict)
+
+    def add(self, vector: Vector, answer: CachedAnswer, row_id: int | None) -> None:
+        key = (answer.language, identifiers(answer.question))
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = _Group(vectors=np.zeros((0, vector.shape[0]), dtype=np.float32))
+        group.add(vector, answer, row_id)
 
 
 _IDENTIFIER = re.compile(r"\w*\d[\w.-]*")
@@ -86,25 +108,28 @@ class SemanticCache:
         self._lock = asyncio.Lock()
 
     async def lookup(
-        self, question: str, collections: Sequence[str], corpus_version: int, *, language: str | None = None
+        self,
+        question: str,
+        collections: Sequence[str],
+        corpus_version: int,
+        *,
+        language: str,
+        vector: Vector | None = None,
     ) -> CachedAnswer | None:
-        """The approved answer of the most similar cached question, if it is within the threshold (and, when
-        `language` is given, written in that language)."""
+        """The approved answer, in `language` (the asker's), of the most similar cached question with the same
+        numbers and codes, if it is within the threshold. `vector`: the question's embedding when already known."""
         bucket = await self._bucket((collections_key(collections), corpus_version))
-        if not bucket.answers:
+        group = bucket.groups.get((language, identifiers(question)))
+        if group is None:
             return None
-        vector = await self._embed(question)
-        wanted = identifiers(question)
-        mask = np.array(
-            [identifiers(a.question) == wanted and (language is None or a.language == language) for a in bucket.answers]
-        )
-        scores = np.where(mask, bucket.vectors @ vector, -1.0)
+        vector = await self._embed(question) if vector is None else np.asarray(vector, dtype=np.float32)
+        scores = group.vectors @ vector
         best = int(np.argmax(scores))
         similarity = float(scores[best])
         if similarity < self.threshold:
             return None
-        await self._count_hit(bucket.row_ids[best])
-        found = bucket.answers[best]
+        await self._count_hit(group.row_ids[best])
+        found = group.answers[best]
         return CachedAnswer(found.question, found.response, found.language, found.sources, similarity)
 
     async def store(
@@ -117,19 +142,19 @@ class SemanticCache:
         language: str,
         sources: Sequence[SourceReference],
         quality_decision: QualityDecision | None,
+        vector: Vector | None = None,
     ) -> bool:
-        """Cache an answer; only approved answers are kept (returns whether it was stored)."""
+        """Cache an answer; only approved answers are kept (returns whether it was stored). The caller keeps
+        degraded answers (made by a fallback) out."""
         if quality_decision is not QualityDecision.APPROVE or not response.strip():
             return False
         key = (collections_key(collections), corpus_version)
         bucket = await self._bucket(key)
-        vector = await self._embed(question)
+        vector = await self._embed(question) if vector is None else np.asarray(vector, dtype=np.float32)
         answer = CachedAnswer(question, response, language, tuple(sources))
         row_id = await self._insert(key, answer, vector)
         async with self._lock:
-            bucket.vectors = np.vstack([bucket.vectors, vector[None, :]]) if bucket.answers else vector[None, :]
-            bucket.answers.append(answer)
-            bucket.row_ids.append(row_id)
+            bucket.add(vector, answer, row_id)
         return True
 
     async def forget_older(self, collections: Sequence[str], corpus_version: int) -> int:
@@ -164,28 +189,23 @@ class SemanticCache:
             return bucket
 
     async def _load(self, key: BucketKey) -> _Bucket:
-        empty = _Bucket(vectors=np.zeros((0, self.embedder.dim), dtype=np.float32))
+        bucket = _Bucket()
         if self.db is None:
-            return empty
+            return bucket
         async with self.db.session() as session:
-            rows = (
-                await session.execute(
-                    select(SemanticCacheRow)
-                    .where(SemanticCacheRow.collections_key == key[0], SemanticCacheRow.corpus_version == key[1])
-                    .order_by(SemanticCacheRow.id)
-                )
-            ).scalars()
-            loaded = [(row.id, row.question, row.vector, row.reply) for row in rows]
-        vectors = [np.frombuffer(blob, dtype=np.float32) for _, _, blob, _ in loaded]
-        usable = [i for i, v in enumerate(vectors) if v.shape == (self.embedder.dim,)]  # another model's vectors
-        if not usable:
-            return empty
-        log.info("semantic_cache.loaded", collections=key[0], corpus_version=key[1], entries=len(usable))
-        return _Bucket(
-            vectors=np.vstack([vectors[i] for i in usable]),
-            answers=[_from_json(loaded[i][1], loaded[i][3]) for i in usable],
-            row_ids=[loaded[i][0] for i in usable],
-        )
+            rows = await session.execute(
+                select(SemanticCacheRow.id, SemanticCacheRow.question, SemanticCacheRow.vector, SemanticCacheRow.reply)
+                .where(SemanticCacheRow.collections_key == key[0], SemanticCacheRow.corpus_version == key[1])
+                .order_by(SemanticCacheRow.id)
+            )
+            loaded = rows.all()
+        for row_id, question, blob, reply in loaded:
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape == (self.embedder.dim,):  # else another model's vector
+                bucket.add(vector, _from_json(question, reply), row_id)
+        if bucket.groups:
+            log.info("semantic_cache.loaded", collections=key[0], corpus_version=key[1], entries=len(loaded))
+        return bucket
 
     async def _insert(self, key: BucketKey, answer: CachedAnswer, vector: Vector) -> int | None:
         if self.db is None:

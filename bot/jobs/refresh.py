@@ -1,5 +1,6 @@
 """Keep every replica's in-memory search in step with the database: re-ingest runs on one replica (leased), so the
-others notice the corpus version move and reload their keyword corpus and local vector index."""
+others notice the corpus version move and bring their keyword levels and local vector index up to date (the
+retriever reads only the documents whose content hash changed; see docs/operations.md, search snapshot)."""
 
 from __future__ import annotations
 

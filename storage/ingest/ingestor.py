@@ -10,10 +10,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from pipeline.types import Embedder
@@ -68,6 +69,27 @@ def fill_derived(doc: SourceDoc) -> None:
     doc.description = doc.description or doc.summary[:200]
 
 
+EMBED_GROUP_CHUNKS = 64  # changed documents are embedded and written in groups of about this many chunks
+
+
+def _fill_all(docs: list[SourceDoc]) -> None:
+    for doc in docs:
+        fill_derived(doc)
+
+
+def _groups(changed: list[tuple[SourceDoc, str]], chunks: int) -> list[list[tuple[SourceDoc, str]]]:
+    """Consecutive documents with about `chunks` chunks per group (a large document is a group of its own)."""
+    groups: list[list[tuple[SourceDoc, str]]] = []
+    size = 0
+    for item in changed:
+        if not groups or size >= chunks:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += len(item[0].chunks)
+    return groups
+
+
 def _is_url(value: str) -> bool:
     return value.startswith(("http://", "https://"))
 
@@ -118,22 +140,30 @@ class Ingestor:
         for batch in batches:
             known = await self._known_hashes(collection, batch.origin)
             kept: set[str] = set()
+            changed: list[tuple[SourceDoc, str]] = []
             for doc in batch.docs:
                 if doc.id in kept:
                     continue
                 kept.add(doc.id)
-                fill_derived(doc)
-                digest = doc.content_hash()
+                digest = doc.content_hash()  # of what the source gave: the derived fields are a function of it
                 if known.get(doc.id) == digest:
                     counts["unchanged"] += 1
+                    done += 1
+                    if on_progress is not None:
+                        on_progress(done, total, doc.title or doc.source)
                 else:
-                    stored = await self._store(doc, digest, collection, batch.origin, replace=doc.id in known)
+                    changed.append((doc, digest))
+            if changed:  # derived fields only for the documents that changed, off the event loop
+                await asyncio.to_thread(_fill_all, [doc for doc, _ in changed])
+            for group in _groups(changed, EMBED_GROUP_CHUNKS):
+                stored, embedded = await self._store(group, collection, batch.origin, known)
+                counts["chunks"] += stored
+                counts["embedded"] += embedded
+                for doc, _ in group:
                     counts["updated" if doc.id in known else "added"] += 1
-                    counts["chunks"] += stored
-                    counts["embedded"] += stored
-                done += 1
-                if on_progress is not None:
-                    on_progress(done, total, doc.title or doc.source)
+                    done += 1
+                    if on_progress is not None:
+                        on_progress(done, total, doc.title or doc.source)
             vanished = [doc_id for doc_id in known if doc_id not in kept]
             if vanished:
                 await self._remove(vanished, collection)
@@ -245,73 +275,101 @@ class Ingestor:
             )
             return {doc_id: digest for doc_id, digest in rows.all()}
 
-    async def _store(self, doc: SourceDoc, digest: str, collection: str, origin: str, *, replace: bool) -> int:
-        """Replace the document's rows and vectors; returns the number of chunks embedded."""
-        chunk_ids = [f"{doc.id}-{i:04d}" for i in range(len(doc.chunks))]
-        vectors = await self._embedder.embed_passages([embedding_text(c.crumbs, c.text) for c in doc.chunks])
-        vectors = np.asarray(vectors, dtype=np.float32)
-        # Vectors first: if the index fails, the database still holds the old version (or nothing), so the next
-        # ingest sees the document as changed and tries again; an upsert is idempotent by chunk id.
-        await self._index.upsert(
-            [
-                VectorRecord(
-                    id=chunk_id,
-                    vector=vector,
-                    doc_id=doc.id,
-                    section=chunk.section,
-                    title=chunk.title,
-                    crumbs=chunk.crumbs,
-                    url=chunk_url(doc.source, chunk.section),
-                    collection=collection,
+    async def _old_vectors(self, doc_ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the current chunks of `doc_ids`, by embedding text (this model's only)."""
+        if not doc_ids:
+            return {}
+        async with self._db.session() as session:
+            rows = await session.execute(
+                select(ChunkRow.crumbs, ChunkRow.text, EmbeddingRow.vector)
+                .join(EmbeddingRow, EmbeddingRow.chunk_id == ChunkRow.id)
+                .where(ChunkRow.doc_id.in_(doc_ids), EmbeddingRow.model == self._model)
+            )
+            return {
+                embedding_text(crumbs, text): np.frombuffer(blob, dtype=np.float32) for crumbs, text, blob in rows.all()
+            }
+
+    async def _store(
+        self, group: list[tuple[SourceDoc, str]], collection: str, origin: str, known: dict[str, str]
+    ) -> tuple[int, int]:
+        """Replace the group's rows and vectors; returns (chunks stored, passages embedded). A chunk whose text is
+        unchanged keeps its stored vector; the others are embedded in one call for the whole group."""
+        replaced = [doc.id for doc, _ in group if doc.id in known]
+        reuse = await self._old_vectors(replaced)
+        texts = {doc.id: [embedding_text(c.crumbs, c.text) for c in doc.chunks] for doc, _ in group}
+        missing = list(dict.fromkeys(t for ts in texts.values() for t in ts if t not in reuse))
+        fresh = np.asarray(await self._embedder.embed_passages(missing), dtype=np.float32) if missing else None
+        vector_of = dict(reuse)
+        if fresh is not None:
+            vector_of.update(zip(missing, fresh, strict=True))
+        records: list[VectorRecord] = []
+        documents: list[dict[str, Any]] = []
+        chunks: list[dict[str, Any]] = []
+        embeddings: list[dict[str, Any]] = []
+        now = datetime.now(UTC)
+        for doc, digest in group:
+            documents.append(
+                {
+                    "id": doc.id,
+                    "collection": collection,
+                    "origin": origin,
+                    "source": doc.source,
+                    "title": doc.title,
+                    "crumbs": list(doc.crumbs),
+                    "description": doc.description,
+                    "content": doc.content,
+                    "summary": doc.summary,
+                    "keypoints": doc.keypoints,
+                    "keywords": doc.keywords,
+                    "content_hash": digest,
+                    "updated_at": now,
+                }
+            )
+            for ord_, (chunk, text) in enumerate(zip(doc.chunks, texts[doc.id], strict=True)):
+                chunk_id = f"{doc.id}-{ord_:04d}"
+                url = chunk_url(doc.source, chunk.section)
+                vector = vector_of[text]
+                records.append(
+                    VectorRecord(chunk_id, vector, doc.id, chunk.section, chunk.title, chunk.crumbs, url, collection)
                 )
-                for chunk_id, chunk, vector in zip(chunk_ids, doc.chunks, vectors, strict=True)
-            ]
-        )
+                chunks.append(
+                    {
+                        "id": chunk_id,
+                        "doc_id": doc.id,
+                        "collection": collection,
+                        "section": chunk.section,
+                        "title": chunk.title,
+                        "crumbs": list(chunk.crumbs),
+                        "url": url,
+                        "text": chunk.text,
+                        "ord": ord_,
+                    }
+                )
+                embeddings.append(
+                    {
+                        "chunk_id": chunk_id,
+                        "model": self._model,
+                        "dim": int(vector.shape[0]),
+                        "vector": vector.tobytes(),
+                    }
+                )
+        # Vectors first: if the index fails, the database still holds the old version (or nothing), so the next
+        # ingest sees the documents as changed and tries again; an upsert is idempotent by chunk id.
+        await self._index.upsert(records)
         old_ids: list[str] = []
         async with self._db.session() as session:
-            if replace:
-                old_ids = list(await session.scalars(select(ChunkRow.id).where(ChunkRow.doc_id == doc.id)))
-                await _delete_documents(session, [doc.id])
-            session.add(
-                DocumentRow(
-                    id=doc.id,
-                    collection=collection,
-                    origin=origin,
-                    source=doc.source,
-                    title=doc.title,
-                    crumbs=list(doc.crumbs),
-                    description=doc.description,
-                    content=doc.content,
-                    summary=doc.summary,
-                    keypoints=doc.keypoints,
-                    keywords=doc.keywords,
-                    content_hash=digest,
-                    updated_at=datetime.now(UTC),
-                )
-            )
-            await session.flush()
-            for ord_, (chunk_id, chunk) in enumerate(zip(chunk_ids, doc.chunks, strict=True)):
-                session.add(
-                    ChunkRow(
-                        id=chunk_id,
-                        doc_id=doc.id,
-                        collection=collection,
-                        section=chunk.section,
-                        title=chunk.title,
-                        crumbs=list(chunk.crumbs),
-                        url=chunk_url(doc.source, chunk.section),
-                        text=chunk.text,
-                        ord=ord_,
-                    )
-                )
-            await session.flush()
-            for chunk_id, vector in zip(chunk_ids, vectors, strict=True):
-                dim = int(vector.shape[0])
-                session.add(EmbeddingRow(chunk_id=chunk_id, model=self._model, dim=dim, vector=vector.tobytes()))
-        stale = [i for i in old_ids if i not in set(chunk_ids)]
+            if replaced:
+                old_ids = list(await session.scalars(select(ChunkRow.id).where(ChunkRow.doc_id.in_(replaced))))
+                await _delete_documents(session, replaced)
+            await session.execute(insert(DocumentRow), documents)  # bulk: one statement per table
+            if chunks:
+                await session.execute(insert(ChunkRow), chunks)
+                await session.execute(insert(EmbeddingRow), embeddings)
+        new_ids = {c["id"] for c in chunks}
+        stale = [i for i in old_ids if i not in new_ids]
         if stale:
             await self._index.delete(stale, collection)
-        return len(chunk_ids)
+        return len(chunks), len(missing)
 
     async def _remove(self, doc_ids: list[str], collection: str) -> None:
         async with self._db.session() as session:

@@ -52,7 +52,8 @@ class LevelWeights:
 # (see the module docstring for the figures). Monolingual questions do without it: their keywords already match the
 # titles, and on the e-manual's 426 English questions it (as a plain mean) lowered hit@5 from 0.948 to 0.913.
 TITLE_WEIGHT = 1.0
-MAX_TITLES = 5000  # more distinct title paths than this: the level is skipped (embedding them would delay start)
+MAX_TITLES = 5000  # more distinct title paths than this: the level is skipped (embedding them would take long)
+TITLE_BATCH = 16  # titles embedded per call: a question's own embedding waits for one batch at most
 
 
 def title_path(crumbs: tuple[str, ...], title: str) -> str:
@@ -78,9 +79,7 @@ def dense_to_unit(cosine: npt.NDArray[np.float32], *, cross_language: bool = Fal
     return unit.astype(np.float32)
 
 
-def is_cross_language(
-    language: str | None, docs_language: str, *, stopword_share: float, coverage: float
-) -> bool:
+def is_cross_language(language: str | None, docs_language: str, *, stopword_share: float, coverage: float) -> bool:
     """Whether the question is in another language than the docs: the detected language when the pipeline knows it,
     else a cheap guess (hardly any English function words and little of the corpus vocabulary)."""
     if language:

@@ -1,36 +1,195 @@
-"""One BM25 keyword level over a list of texts (bm25s), with the vocabulary kept for query-coverage estimates."""
+"""One BM25 keyword level over a list of texts (bm25s), with the vocabulary kept for query-coverage estimates.
+
+A level keeps its texts' token ids (`TokenTable`) next to the BM25 matrix, so an update re-tokenises only the
+texts that changed and re-indexes from ids; `save`/`load` persist both (the matrix memory-mapped on load).
+"""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
 import numpy.typing as npt
+from bm25s.tokenization import Tokenized
 
 from storage.search.tokenize import tokenize
+
+_TOKENS = "tokens.npy"
+_OFFSETS = "offsets.npy"
+_BM25 = "bm25"
+
+
+def gather_rows(
+    flat: npt.NDArray[Any], offsets: npt.NDArray[np.int64], keep: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
+    """Rows `keep` (ascending) of a ragged array (row i is `flat[offsets[i]:offsets[i + 1]]`), copied run by run of
+    consecutive rows: an update keeps long runs, so this is a few block copies, not an index array per element."""
+    lengths = (offsets[1:] - offsets[:-1])[keep]
+    new_offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    if keep.size == 0 or int(new_offsets[-1]) == 0:
+        return np.zeros(0, dtype=flat.dtype), new_offsets
+    breaks = np.flatnonzero(np.diff(keep) != 1) + 1
+    firsts = keep[np.concatenate(([0], breaks))]
+    lasts = keep[np.concatenate((breaks - 1, [keep.size - 1]))]
+    pieces = [flat[offsets[a] : offsets[b + 1]] for a, b in zip(firsts.tolist(), lasts.tolist(), strict=True)]
+    return np.concatenate(pieces), new_offsets
+
+
+@dataclass(frozen=True, slots=True)
+class TokenTable:
+    """Token ids of a list of texts: text i is `ids[offsets[i]:offsets[i + 1]]`; `vocab` maps token -> id and only
+    grows (ids of vanished tokens simply occur nowhere)."""
+
+    vocab: dict[str, int]
+    ids: npt.NDArray[np.int32]
+    offsets: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, texts: Sequence[str], vocab: dict[str, int] | None = None) -> TokenTable:
+        """Tokenise `texts`; new tokens extend a copy of `vocab`."""
+        vocab = dict(vocab or {})
+        flat: list[int] = []
+        offsets = [0]
+        for text in texts:
+            for token in tokenize(text):
+                flat.append(vocab.setdefault(token, len(vocab)))
+            offsets.append(len(flat))
+        return cls(vocab, np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def splice(self, keep: npt.NDArray[np.int64], added: Sequence[str]) -> TokenTable:
+        """The rows `keep` (in that order) followed by `added` texts, tokenised now."""
+        fresh = TokenTable.of(added, self.vocab)
+        kept, kept_offsets = gather_rows(self.ids, self.offsets, keep)
+        ids = np.concatenate((kept, fresh.ids)).astype(np.int32, copy=False)
+        offsets = np.concatenate((kept_offsets[:-1], kept_offsets[-1] + fresh.offsets)).astype(np.int64)
+        return TokenTable(fresh.vocab, ids, offsets)
+
+    def rows(self) -> list[list[int]]:
+        return [self.ids[self.offsets[i] : self.offsets[i + 1]].tolist() for i in range(len(self))]
+
+
+PROCESS_BUILD_ROWS = 20_000  # from this many rows, BM25 matrices are built in a child process (see build_levels)
+
+
+def _index(table: TokenTable) -> bm25s.BM25 | None:
+    if not len(table) or not table.ids.size:
+        return None
+    bm25 = bm25s.BM25()
+    bm25.index(Tokenized(ids=table.rows(), vocab=table.vocab), create_empty_token=False, show_progress=False)
+    return bm25
+
+
+def _save_table(table: TokenTable, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / _TOKENS, np.asarray(table.ids))
+    np.save(folder / _OFFSETS, np.asarray(table.offsets))
+    (folder / "vocab.json").write_text(json.dumps(table.vocab, ensure_ascii=False), encoding="utf-8")
+
+
+def _load_table(folder: Path, *, mmap: bool) -> TokenTable:
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    mode: Any = "r" if mmap else None
+    return TokenTable(vocab, np.load(folder / _TOKENS, mmap_mode=mode), np.load(folder / _OFFSETS, mmap_mode=mode))
+
+
+def _index_saved_tables(root: Path) -> None:
+    """In the child process: index every saved table under `root/<i>` into `root/<i>/bm25`."""
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        bm25 = _index(_load_table(folder, mmap=False))
+        if bm25 is not None:
+            bm25.save(str(folder / _BM25), show_progress=False)
+
+
+def build_levels(tables: Sequence[TokenTable]) -> list[KeywordLevel]:
+    """Keyword levels for `tables` (blocking: call it from a worker thread). Indexing is a Python loop per row in
+    bm25s that holds the GIL; for large tables it runs in a child interpreter (`python -m storage.search.keyword`),
+    so this process's event loop keeps answering while a 100k-chunk corpus is re-indexed. The tables go over and
+    the matrices come back as files."""
+    if sum(len(t) for t in tables) < PROCESS_BUILD_ROWS:
+        return [KeywordLevel(table=t) for t in tables]
+    with tempfile.TemporaryDirectory(prefix="docbot-bm25-") as tmp:
+        root = Path(tmp)
+        for i, table in enumerate(tables):
+            _save_table(table, root / f"{i:02d}")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        subprocess.run(  # noqa: S603 - our own interpreter and module, a folder we created
+            [sys.executable, "-m", "storage.search.keyword", str(root)], env=env, check=True, capture_output=True
+        )
+        built = []
+        for i, table in enumerate(tables):
+            saved = root / f"{i:02d}" / _BM25
+            bm25 = bm25s.BM25.load(str(saved), show_progress=False) if saved.is_dir() else None
+            built.append(KeywordLevel.from_index(table, bm25))
+        return built
 
 
 class KeywordLevel:
     """Built once (blocking; run it in a thread), then queried for a score per text."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        self.size = len(texts)
-        tokenized = [tokenize(t) or [""] for t in texts]
-        self._bm25: bm25s.BM25 | None = None
-        self._df: dict[str, int] = {}
-        for tokens in tokenized:
-            for token in set(tokens):
-                if token:
-                    self._df[token] = self._df.get(token, 0) + 1
-        if texts:
-            self._bm25 = bm25s.BM25()
-            self._bm25.index(tokenized, show_progress=False)
+    def __init__(self, texts: Sequence[str] = (), *, table: TokenTable | None = None) -> None:
+        self.table = table if table is not None else TokenTable.of(texts)
+        self.size = len(self.table)
+        self._bm25 = _index(self.table)
+        self._df = self._document_frequencies()
+
+    @classmethod
+    def from_index(cls, table: TokenTable, bm25: bm25s.BM25 | None) -> KeywordLevel:
+        level = cls.__new__(cls)
+        level.table, level.size, level._bm25 = table, len(table), bm25
+        if bm25 is not None:
+            bm25.vocab_dict = table.vocab
+        level._df = level._document_frequencies()
+        return level
+
+    def _document_frequencies(self) -> npt.NDArray[np.int64]:
+        """Documents per token id, read off the BM25 matrix (CSC: one column per token)."""
+        if self._bm25 is None:
+            return np.zeros(len(self.table.vocab), dtype=np.int64)
+        return np.diff(np.asarray(self._bm25.scores["indptr"])).astype(np.int64)
+
+    def updated(self, keep: npt.NDArray[np.int64], added: Sequence[str]) -> KeywordLevel:
+        """A new level of the rows `keep` followed by `added` (blocking: re-indexes from token ids)."""
+        return KeywordLevel(table=self.table.splice(keep, added))
+
+    def save(self, folder: Path) -> None:
+        _save_table(self.table, folder)
+        if self._bm25 is not None:
+            self._bm25.save(str(folder / _BM25), show_progress=False)
+
+    @classmethod
+    def load(cls, folder: Path) -> KeywordLevel:
+        """The level saved in `folder`: the BM25 matrix and the token ids memory-mapped, nothing re-tokenised."""
+        level = cls.__new__(cls)
+        level.table = _load_table(folder, mmap=True)
+        vocab = level.table.vocab
+        level.size = len(level.table)
+        level._bm25 = None
+        if (folder / _BM25).is_dir():
+            level._bm25 = bm25s.BM25.load(str(folder / _BM25), mmap=True, show_progress=False)
+            level._bm25.vocab_dict = vocab  # one dict for both (bm25s reads the same mapping from its own file)
+        level._df = level._document_frequencies()
+        return level
+
+    def _df_of(self, token: str) -> int:
+        token_id = self.table.vocab.get(token)
+        return int(self._df[token_id]) if token_id is not None and token_id < self._df.size else 0
 
     def idf(self, token: str) -> float:
         """Smoothed inverse document frequency; unseen tokens get the value of a one-document term."""
-        df = self._df.get(token, 0)
+        df = self._df_of(token)
         return math.log(1 + (self.size - max(df, 1) + 0.5) / (max(df, 1) + 0.5))
 
     def coverage(self, tokens: Sequence[str]) -> float:
@@ -39,11 +198,15 @@ class KeywordLevel:
         if not tokens:
             return 0.0
         total = sum(self.idf(t) for t in tokens)
-        found = sum(self.idf(t) for t in tokens if t in self._df)
+        found = sum(self.idf(t) for t in tokens if self._df_of(t) > 0)
         return found / total if total else 0.0
 
     def scores(self, tokens: Sequence[str]) -> npt.NDArray[np.float32]:
-        known = [t for t in tokens if t in self._df]
+        known = [t for t in tokens if self._df_of(t) > 0]
         if self._bm25 is None or not known:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+
+
+if __name__ == "__main__":  # the child of `build_levels`
+    _index_saved_tables(Path(sys.argv[1]))

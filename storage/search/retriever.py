@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import logging
+import os
+import shutil
 import time
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy import select
 
 from pipeline.types import Embedder, SearchHit, SearchQuality, SearchRequest, SearchResponse
-from storage.doc_tables import SessionFactory
-from storage.search.corpus import SearchCorpus
+from storage.doc_tables import EmbeddingRow, SessionFactory
+from storage.local_index import LocalVectorIndex
+from storage.search.corpus import FetchedDocuments, SearchCorpus, document_hashes, fetch_documents
 from storage.search.fusion import (
     MAX_TITLES,
+    TITLE_BATCH,
     adaptive_weights,
     dense_to_unit,
     dispersion,
@@ -25,7 +34,7 @@ from storage.search.fusion import (
 )
 from storage.search.quality import FITTED, QualityThresholds, grade
 from storage.search.tokenize import stopword_share, tokenize
-from storage.vector_index import VectorIndex, VectorIndexUnavailable
+from storage.vector_index import VectorIndex, VectorIndexUnavailable, VectorRecord
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +55,11 @@ def _relative(values: npt.NDArray[np.float32], best: float) -> npt.NDArray[np.fl
 class HybridRetriever:
     """Implements `pipeline.types.Retriever` over the document store, the vector index and in-memory BM25 levels.
 
-    Call `load()` at start and `reload()` after an ingest that changed something (the Ingestor's `on_change`).
+    Call `load()` at start and `reload()` after an ingest that changed something (the Ingestor's `on_change`) or
+    when another replica moved the corpus version. Both bring the in-memory snapshot up to date by a diff of
+    document content hashes: only added, changed and removed documents are read, and the keyword levels are
+    re-indexed from stored token ids in a worker thread. With `snapshot_dir`, the snapshot (and the local index's
+    vectors) are saved there after each change and restored from there at start, so start-up reads no chunk rows.
     """
 
     def __init__(
@@ -59,6 +72,7 @@ class HybridRetriever:
         thresholds: QualityThresholds = FITTED,
         docs_language: str = "en",
         clock: Callable[[], float] = time.perf_counter,
+        snapshot_dir: Path | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder
@@ -69,28 +83,170 @@ class HybridRetriever:
         self._clock = clock
         self._corpus: SearchCorpus | None = None
         self._reload_lock = asyncio.Lock()
+        self._snapshot_dir = snapshot_dir
         self._title_vectors: dict[str, npt.NDArray[np.float32]] = {}  # title path -> passage vector (title level)
+        self._titles_task: asyncio.Task[None] | None = None
+        self._snapshot_dir = snapshot_dir
 
     async def load(self) -> None:
-        """(Re)build the keyword levels from the database, in a worker thread; searches use the old snapshot
-        until the new one is ready."""
+        """Bring the snapshot up to date with the database (restoring the saved one first, at start); searches use
+        the old snapshot until the new one is ready. Nothing heavy runs on the event loop."""
         async with self._reload_lock:
-            chunks, docs = await SearchCorpus.fetch(self._db)
-            corpus = await asyncio.to_thread(SearchCorpus, chunks, docs)
-            await self._embed_titles(corpus)
-            self._corpus = corpus
-            log.info("search corpus loaded", extra={"chunks": len(chunks), "documents": len(docs)})
+            corpus = self._corpus
+            if corpus is None:
+                corpus = await asyncio.to_thread(self._restore)
+            diff = corpus.diff(await document_hashes(self._db))
+            if diff.empty:
+                self._corpus = corpus
+                self._start_titles(corpus)
+                return
+            fetched = await fetch_documents(self._db, diff.fetch)
+            gone = diff.removed | {d.id for d in fetched.docs}
+            old_chunk_ids = await asyncio.to_thread(corpus.chunk_ids_of, frozenset(gone))
+            updated = await asyncio.to_thread(corpus.updated, diff.removed, fetched)
+            if isinstance(self._index, LocalVectorIndex):
+                await self._index.replace(old_chunk_ids, await self._vector_records(fetched))
+            self._corpus = updated
+            self._start_titles(updated)
+            log.info(
+                "search corpus updated",
+                extra={"chunks": len(updated), "removed_docs": len(diff.removed), "read_docs": len(fetched.docs)},
+            )
+            await self._save(updated)
+
+    def _start_titles(self, corpus: SearchCorpus) -> None:
+        """Embed the title paths the title level lacks, in the background: loading never waits for them, and a
+        question asked meanwhile is ranked without the title level (it applies once every candidate's title is in)."""
+        if self._titles_task is not None and not self._titles_task.done():
+            self._titles_task.cancel()
+        self._titles_task = asyncio.get_running_loop().create_task(self._embed_titles(corpus))
+
+    async def wait_for_titles(self) -> None:
+        """For benchmarks and tests: until the background title embedding has finished."""
+        if self._titles_task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._titles_task
 
     async def _embed_titles(self, corpus: SearchCorpus) -> None:
-        """Embed each section's title path once (kept across reloads); skipped past `MAX_TITLES` distinct paths."""
+        """Embed each section's title path once (kept across reloads and, with a snapshot folder, across restarts),
+        a small batch at a time so a question's own embedding never queues behind many titles; skipped past
+        `MAX_TITLES` distinct paths."""
         paths = list(dict.fromkeys(title_path(c.crumbs, c.title) for c in corpus.chunks))
-        missing = [p for p in paths if p not in self._title_vectors]
-        if not missing or len(paths) > MAX_TITLES:
+        if len(paths) > MAX_TITLES:
             return
-        vectors = await self._embedder.embed_passages(missing)
-        self._title_vectors.update(zip(missing, vectors, strict=True))
+        if not self._title_vectors:
+            self._title_vectors.update(await asyncio.to_thread(self._read_titles))
+        missing = [p for p in paths if p not in self._title_vectors]
+        if not missing:
+            return
+        try:
+            for start in range(0, len(missing), TITLE_BATCH):
+                batch = missing[start : start + TITLE_BATCH]
+                vectors = await self._embedder.embed_passages(batch)
+                self._title_vectors.update(zip(batch, vectors, strict=True))
+        except Exception as exc:  # best effort: without titles the level is skipped, never the search
+            log.warning("title level not embedded", extra={"error": type(exc).__name__})
+            return
+        await asyncio.to_thread(self._write_titles)
+
+    def _titles_file(self) -> Path | None:
+        return None if self._snapshot_dir is None else self._snapshot_dir / f"titles-{self._embedder.dim}.npz"
+
+    def _read_titles(self) -> dict[str, npt.NDArray[np.float32]]:
+        path = self._titles_file()
+        if path is None or not path.is_file():
+            return {}
+        try:
+            with np.load(path) as saved:
+                names = [str(n) for n in saved["paths"]]
+                return dict(zip(names, saved["vectors"].astype(np.float32), strict=True))
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("title vectors unreadable", extra={"error": type(exc).__name__})
+            return {}
+
+    def _write_titles(self) -> None:
+        path = self._titles_file()
+        if path is None or not self._title_vectors:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = path.with_name(f".{path.name}-{uuid.uuid4().hex}.npz")
+            names, vectors = list(self._title_vectors), np.vstack(list(self._title_vectors.values()))
+            np.savez(temp, paths=np.array(names), vectors=vectors)
+            os.replace(temp, path)
+        except OSError as exc:
+            log.warning("title vectors not saved", extra={"error": type(exc).__name__})
 
     reload = load
+
+    async def _vector_records(self, fetched: FetchedDocuments) -> list[VectorRecord]:
+        """The stored embeddings of the fetched chunks (for the local index of a replica that did not ingest)."""
+        assert isinstance(self._index, LocalVectorIndex)
+        info = {c.id: c for c, _ in fetched.chunks}
+        ids = list(info)
+        records: list[VectorRecord] = []
+        for start in range(0, len(ids), 1000):
+            async with self._db.session() as session:
+                rows = await session.execute(
+                    select(EmbeddingRow.chunk_id, EmbeddingRow.vector).where(
+                        EmbeddingRow.chunk_id.in_(ids[start : start + 1000]), EmbeddingRow.dim == self._index.dim
+                    )
+                )
+                for chunk_id, blob in rows.all():
+                    c = info[chunk_id]
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    records.append(
+                        VectorRecord(c.id, vector, c.doc_id, c.section, c.title, c.crumbs, c.url, c.collection)
+                    )
+        return records
+
+    # ---- snapshot files ----------------------------------------------------------------------------------------
+
+    def _restore(self) -> SearchCorpus:
+        """The saved snapshot (with the local index's vectors), or an empty one (blocking)."""
+        folder = self._current_folder()
+        if folder is None:
+            return SearchCorpus.empty_levels()
+        try:
+            corpus = SearchCorpus.load(folder)
+            if isinstance(self._index, LocalVectorIndex):
+                if not self._index.restore(folder):  # both or neither: the diff assumes the vectors are there
+                    return SearchCorpus.empty_levels()
+                self._index.keep_only(set(corpus.row_of))
+        except (OSError, ValueError, KeyError) as exc:
+            log.warning("search snapshot unreadable, rebuilding", extra={"error": type(exc).__name__})
+            shutil.rmtree(folder, ignore_errors=True)  # so the rebuilt one (same content, same name) replaces it
+            return SearchCorpus.empty_levels()
+        log.info("search snapshot restored", extra={"chunks": len(corpus), "snapshot": folder.name})
+        return corpus
+
+    def _current_folder(self) -> Path | None:
+        if self._snapshot_dir is None:
+            return None
+        try:
+            name = (self._snapshot_dir / "current").read_text().strip()
+        except OSError:
+            return None
+        folder = self._snapshot_dir / name
+        return folder if name and folder.is_dir() else None
+
+    async def _save(self, corpus: SearchCorpus) -> None:
+        """Write the snapshot to a fresh folder, then point `current` at it (atomic renames: a replica sharing the
+        folder never reads half a snapshot); older folders are removed."""
+        root = self._snapshot_dir
+        if root is None:
+            return
+        content = "\n".join(sorted(f"{d}:{h}" for d, h in corpus.doc_hashes.items())).encode()
+        name = hashlib.blake2b(content, digest_size=10).hexdigest()
+        temp = root / f".tmp-{uuid.uuid4().hex}"
+        try:
+            await asyncio.to_thread(corpus.save, temp)
+            if isinstance(self._index, LocalVectorIndex):
+                await self._index.save(temp)
+            await asyncio.to_thread(_publish, root, temp, name)
+        except OSError as exc:
+            log.warning("search snapshot not saved", extra={"error": type(exc).__name__})
+            await asyncio.to_thread(shutil.rmtree, temp, True)
 
     @property
     def corpus(self) -> SearchCorpus | None:
@@ -114,7 +270,19 @@ class HybridRetriever:
         timer.lap("embed")
         dense_hits = await self._dense_matches(vectors, request.collections, pool)
         timer.lap("dense")
+        # scoring every chunk of a large corpus takes milliseconds: off the event loop
+        return await asyncio.to_thread(self._rank, corpus, request, vectors, dense_hits, mask, pool, timer)
 
+    def _rank(
+        self,
+        corpus: SearchCorpus,
+        request: SearchRequest,
+        vectors: npt.NDArray[np.float32],
+        dense_hits: dict[str, float] | None,
+        mask: npt.NDArray[np.bool_],
+        pool: int,
+        timer: _Timer,
+    ) -> SearchResponse:
         # keyword levels score every chunk (sparse, fast); collections are masked before choosing candidates
         tokens = tokenize(request.text_eng or request.text)
         text_scores = corpus.text_level.scores(tokens) * mask
@@ -242,7 +410,8 @@ def _one_per_section(
     hits: list[SearchHit] = []
     seen: set[tuple[str, str]] = set()
     for i in np.lexsort((-cosine, -fused)):
-        info = corpus.chunks[int(candidates[i])]
+        row = int(candidates[i])
+        info = corpus.chunks[row]
         if (info.doc_id, info.section) in seen:
             continue
         seen.add((info.doc_id, info.section))
@@ -254,7 +423,7 @@ def _one_per_section(
                 title=info.title,
                 crumbs=info.crumbs,
                 url=info.url,
-                text=info.text,
+                text=corpus.text(row),
                 score=float(fused[i]),
                 collection=info.collection,
                 level_scores={
@@ -268,3 +437,18 @@ def _one_per_section(
         if len(hits) == top_k:
             break
     return tuple(hits)
+
+
+def _publish(root: Path, temp: Path, name: str) -> None:
+    """Move `temp` to `root/name` (unless that snapshot exists already), point `current` at it, prune the rest."""
+    final = root / name
+    if final.exists():
+        shutil.rmtree(temp, ignore_errors=True)
+    else:
+        os.replace(temp, final)
+    pointer = root / f".current-{uuid.uuid4().hex}"
+    pointer.write_text(name)
+    os.replace(pointer, root / "current")
+    for other in root.iterdir():
+        if other.is_dir() and other.name != name and not other.name.startswith(".tmp-"):
+            shutil.rmtree(other, ignore_errors=True)

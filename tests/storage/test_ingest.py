@@ -112,7 +112,8 @@ async def test_reingest_is_incremental(db: Database, manual_copy: Path) -> None:
     second = await ingestor.ingest([str(manual_copy)], base_url=BASE)
     assert (second.added, second.updated, second.removed) == (0, 1, 1)
     assert second.unchanged == first.added - 2
-    assert embedder.passages_embedded - embedded_first == second.embedded == 5  # only sound.md's chunks
+    assert second.chunks == 5  # sound.md stored again with its five chunks ...
+    assert embedder.passages_embedded - embedded_first == second.embedded == 1  # ... of which only the new one embedded
     assert await index.count() == before + 1 - 2  # one section more, privacy.md's two sections gone
     async with db.session() as session:
         titles = set(await session.scalars(select(ChunkRow.title)))
