@@ -206,6 +206,7 @@ async def run_questions(
         await Ingestor(db, embedder, index).ingest([str(seed)], collection=COLLECTION)
         retriever = HybridRetriever(db, embedder, index)
         await retriever.load()
+        await retriever.wait_for_titles()  # the title level is embedded in the background; measure it complete
         corpus = retriever.corpus
         assert corpus is not None
         results: list[QuestionResult] = []

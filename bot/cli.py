@@ -266,6 +266,7 @@ def eval_command(
         _fail(f"cannot read {qa_file}: {exc}")
 
     async def body(app: App) -> None:
+        await app.retriever.wait_for_titles()  # scored with every search level in place
         report = await evaluate(app, pairs, name=qa_file.stem)
         json_path, md_path = out_dir / f"eval-{qa_file.stem}.json", out_dir / f"eval-{qa_file.stem}.md"
         write_report(report, json_path, md_path)
