@@ -170,14 +170,15 @@ async def _table(base_url: str, args: argparse.Namespace, work: Path, report: Re
         await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
         await app.warm_up()
         token = f"t{time.time_ns()}"
-        for number, (kind, question, thread) in enumerate(TABLE[: args.table]):
+        chosen = [row for row in TABLE[: args.table] if not args.kinds or row[0] in args.kinds.split(",")]
+        for number, (kind, question, thread) in enumerate(chosen):
             started = time.monotonic()
             reply = await app.service.handle_message(_inbound(question, number, thread, token))
             latency = time.monotonic() - started
             hops = await _hops(app, reply) if reply else []
             row = _row(kind, question, reply, latency, hops)
             report.rows.append(row)
-            _say(f"[{number + 1}/{args.table}] {kind}: {row.reply_kind} in {row.latency_s}s, llm {row.used_model}")
+            _say(f"[{number + 1}/{len(chosen)}] {kind}: {row.reply_kind} in {row.latency_s}s, llm {row.used_model}")
     finally:
         await app.close()
 
@@ -319,6 +320,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--emanual", type=int, default=10, help="e-manual questions, offline and LLM (0: none)")
     parser.add_argument("--deadline", type=float, default=60.0, help="question deadline in seconds")
     parser.add_argument("--fast", action="store_true", help="fast configuration (one understand call)")
+    parser.add_argument("--kinds", default="", help="only these kinds of table questions, e.g. de,fr,ru")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data folder (emanual/)")
     parser.add_argument("--out", type=Path, default=RESULTS / "llm_real.json")
     args = parser.parse_args(argv)
