@@ -197,7 +197,11 @@ async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: 
     if not folder.is_dir():
         report.emanual = {"skipped": f"data not present at {folder}"}
         return
-    corpus, qa = load_emanual(folder)
+    picked_files = work / "emanual-files"  # the corpus and the 50-question CSV (the zip's JSON is not valid JSON)
+    picked_files.mkdir()
+    for name in ("smart_tv_remote_manual_corpus.json", "smart_tv_remote_50_questions.csv"):
+        (picked_files / name).symlink_to(folder / name)
+    corpus, qa = load_emanual(picked_files)
     seed = work / "emanual.jsonl"
     seed.write_text("\n".join(json.dumps(record) for record in corpus), encoding="utf-8")
     step = max(1, len(qa) // args.emanual)
@@ -309,6 +313,8 @@ async def run(args: argparse.Namespace) -> Report:
         _say(f"server speed: {report.server_tokens_per_s} tokens/s")
         if args.table:
             await _table(server.base_url, args, work, report)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(asdict(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         if args.emanual:
             await _emanual(server.base_url, args, work, report)
     return report
