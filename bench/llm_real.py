@@ -170,14 +170,15 @@ async def _table(base_url: str, args: argparse.Namespace, work: Path, report: Re
         await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
         await app.warm_up()
         token = f"t{time.time_ns()}"
-        for number, (kind, question, thread) in enumerate(TABLE[: args.table]):
+        chosen = [row for row in TABLE[: args.table] if not args.kinds or row[0] in args.kinds.split(",")]
+        for number, (kind, question, thread) in enumerate(chosen):
             started = time.monotonic()
             reply = await app.service.handle_message(_inbound(question, number, thread, token))
             latency = time.monotonic() - started
             hops = await _hops(app, reply) if reply else []
             row = _row(kind, question, reply, latency, hops)
             report.rows.append(row)
-            _say(f"[{number + 1}/{args.table}] {kind}: {row.reply_kind} in {row.latency_s}s, llm {row.used_model}")
+            _say(f"[{number + 1}/{len(chosen)}] {kind}: {row.reply_kind} in {row.latency_s}s, llm {row.used_model}")
     finally:
         await app.close()
 
@@ -196,7 +197,11 @@ async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: 
     if not folder.is_dir():
         report.emanual = {"skipped": f"data not present at {folder}"}
         return
-    corpus, qa = load_emanual(folder)
+    picked_files = work / "emanual-files"  # the corpus and the 50-question CSV (the zip's JSON is not valid JSON)
+    picked_files.mkdir()
+    for name in ("smart_tv_remote_manual_corpus.json", "smart_tv_remote_50_questions.csv"):
+        (picked_files / name).symlink_to(folder / name)
+    corpus, qa = load_emanual(picked_files)
     seed = work / "emanual.jsonl"
     seed.write_text("\n".join(json.dumps(record) for record in corpus), encoding="utf-8")
     step = max(1, len(qa) // args.emanual)
@@ -308,6 +313,8 @@ async def run(args: argparse.Namespace) -> Report:
         _say(f"server speed: {report.server_tokens_per_s} tokens/s")
         if args.table:
             await _table(server.base_url, args, work, report)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(asdict(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         if args.emanual:
             await _emanual(server.base_url, args, work, report)
     return report
@@ -319,6 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--emanual", type=int, default=10, help="e-manual questions, offline and LLM (0: none)")
     parser.add_argument("--deadline", type=float, default=60.0, help="question deadline in seconds")
     parser.add_argument("--fast", action="store_true", help="fast configuration (one understand call)")
+    parser.add_argument("--kinds", default="", help="only these kinds of table questions, e.g. de,fr,ru")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="shared data folder (emanual/)")
     parser.add_argument("--out", type=Path, default=RESULTS / "llm_real.json")
     args = parser.parse_args(argv)

@@ -49,11 +49,12 @@ def share(role: Role, *, fast: bool = False) -> float:
     return ahead[0][1] / sum(weight for _, weight in ahead)
 
 
-def role_fallback_s(role_timeout_s: float, offline_reserve_s: float = OFFLINE_RESERVE_S) -> float:
-    """What an LLM call always leaves of its role's timeout for the role's offline strategy: half the offline
-    reserve (4 s by default; a loaded machine's offline answer, embeddings included, takes seconds), at most half the
-    role's timeout, at least `FALLBACK_RESERVE_S`."""
-    return max(FALLBACK_RESERVE_S, min(offline_reserve_s, role_timeout_s) / 2)
+def role_fallback_s(role_timeout_s: float) -> float:
+    """What an LLM call always leaves of its role's timeout for the role's offline strategy: half of it (10 s of the
+    default 20 s). On a loaded 2-core box the offline answer of a
+    German question (multilingual embeddings of every candidate sentence) took more than the 4 s it had before, and
+    the role timed out; raise `DOCBOT_ROLE_TIMEOUT_S` to give a slow model's answers more time."""
+    return max(FALLBACK_RESERVE_S, role_timeout_s / 2)
 
 
 def call_deadline(
@@ -73,7 +74,7 @@ def call_deadline(
     spendable = max(0.0, question_deadline - offline_reserve_s - now)
     own = spendable * share(role, fast=fast)
     if role_timeout_s is not None:
-        own = min(own, role_timeout_s - role_fallback_s(role_timeout_s, offline_reserve_s))
+        own = min(own, role_timeout_s - role_fallback_s(role_timeout_s))
     # remaining_s keeps FALLBACK_RESERVE_S of it for the role's own fallback
     return now + own + FALLBACK_RESERVE_S if own > 0 else now
 

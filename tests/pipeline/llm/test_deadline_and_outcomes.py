@@ -3,13 +3,15 @@ this", a weak understanding that falls back instead of refusing, and results mar
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
-from pipeline.agents.base import StrategyFailed
+from pipeline.agents.base import StrategyFailed, run_with_fallback
 from pipeline.agents.response import no_coverage_answer
-from pipeline.envelope import Context, Payload
+from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.llm.client import OpenAIChat
 from pipeline.llm.strategies import build_strategies
 from pipeline.llm.structured import FALLBACK_RESERVE_S, call_deadline, share
@@ -19,6 +21,7 @@ from tests.fakes.openai_server import ScriptedOpenAI, hang, plausible_model
 from tests.pipeline.llm.conftest import FakeLLM
 from tests.pipeline.llm.test_end_to_end import ask, build_runner
 from tests.pipeline.llm.test_strategies import SOURCES, UNDERSTOOD
+from tests.pipeline.test_runner import make_runner, run
 
 CTX = Context(docs_language="en")
 
@@ -37,9 +40,9 @@ def test_the_offline_reserve_and_the_role_timeout_bound_every_call() -> None:
     # 60 s deadline, 8 s reserve: lang may use 52/8 = 6.5 s (plus the role's own fallback second)
     lang = call_deadline(now + 60, Role.LANG, role_timeout_s=20, offline_reserve_s=8, now=now)
     assert lang == pytest.approx(now + 6.5 + FALLBACK_RESERVE_S)
-    # quality would get everything left, but it always leaves its role's offline strategy half the reserve (4 s)
+    # quality would get everything left, but it always leaves half its role's timeout to its offline strategy
     quality = call_deadline(now + 60, Role.QUALITY, role_timeout_s=20, offline_reserve_s=8, now=now)
-    assert quality == pytest.approx(now + 16 + FALLBACK_RESERVE_S)
+    assert quality == pytest.approx(now + 10 + FALLBACK_RESERVE_S)
     # inside the reserve: no time for the model at all
     assert call_deadline(now + 5, Role.RESPONSE, role_timeout_s=20, offline_reserve_s=8, now=now) == now
 
@@ -122,3 +125,31 @@ async def test_a_one_word_canonical_question_falls_back_in_the_default_configura
     llm = FakeLLM(lambda _title, _messages: decision)
     with pytest.raises(StrategyFailed, match="canonical question"):
         await build_strategies(llm, fast=False)[Role.ESSENCE](Payload(text="how do I pair it?"), CTX)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+async def test_a_slow_offline_answer_after_a_cut_llm_call_still_fits_in_the_role(slow_server: ScriptedOpenAI) -> None:
+    """Seen with llama.cpp on a loaded box: the response's LLM call used all but 4 s of the role's 20 s, the offline
+    answer needed more, and the role timed out ("took too long"). The call now leaves half the role's time."""
+    chat = OpenAIChat(api_key="k", base_url=slow_server.base_url, timeout_s=300, max_retries=0)
+    strategy = build_strategies(chat, fast=False, role_timeout_s=24.0)[Role.RESPONSE]
+    offline_started: list[float] = []
+
+    async def slow_offline(payload: Payload, context: Context) -> AgentResult:
+        offline_started.append(1.0)
+        await asyncio.sleep(7)  # more than the 4 s the role used to keep, less than the 12 s it keeps now
+        return AgentResult(payload.evolve(response="Hold the key. [1]"), "extractive")
+
+    async def response(payload: Payload, context: Context) -> AgentResult:
+        return await run_with_fallback(payload, context, slow_offline, strategy)
+
+    runner, _ = make_runner({Role.RESPONSE: response}, role_timeout_s=24.0)
+    try:
+        result = await run(runner, deadline=time.monotonic() + 300)
+    finally:
+        await chat.close()
+    assert offline_started and result.kind is ResultKind.ANSWER
+    assert not result.envelope.errors
+    hop = next(h for h in result.envelope.hops if h.role is Role.RESPONSE)
+    assert hop.strategy == "llm->offline" and "cut at" in hop.decision
