@@ -178,7 +178,9 @@ def docs_items(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-async def run(corpus: Path, items: list[dict[str, Any]], data_dir: Path, limit: int | None) -> list[dict[str, Any]]:
+async def run(
+    corpus: Path, items: list[dict[str, Any]], data_dir: Path, limit: int | None, *, ingest: bool = True
+) -> list[dict[str, Any]]:
     from bot.app import build_app
     from bot.messages import Inbound
     from bot.settings import load_settings
@@ -189,7 +191,8 @@ async def run(corpus: Path, items: list[dict[str, Any]], data_dir: Path, limit: 
     app = await build_app(settings)
     rows = []
     try:
-        await app.ingest([str(corpus)], collection="default", base_url=None)
+        if ingest:
+            await app.ingest([str(corpus)], collection="default", base_url=None)
         token = f"ans{time.time_ns()}"
         for number, item in enumerate(items[:limit] if limit else items):
             turns = item.get("thread") or [item["question"]]
@@ -253,13 +256,14 @@ def main() -> None:
     parser.add_argument("--qa", type=Path, default=ROOT / "bench" / "data" / "docbot_qa.jsonl")
     parser.add_argument("--docs", type=Path, default=ROOT / "docs")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--reuse", type=Path, help="database folder of a run with the same chunks")
     args = parser.parse_args()
     if args.which == "emanual":
         corpus, items = emanual_items()
     else:
         corpus, items = args.docs, docs_items(args.qa)
-    data_dir = Path(tempfile.mkdtemp(prefix="answers_eval_"))
-    rows = asyncio.run(run(corpus, items, data_dir, args.limit))
+    data_dir = args.reuse or Path(tempfile.mkdtemp(prefix="answers_eval_"))
+    rows = asyncio.run(run(corpus, items, data_dir, args.limit, ingest=args.reuse is None))
     result = {"summary": summary(rows), "rows": rows}
     args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
     print(json.dumps(result["summary"], indent=1))

@@ -309,7 +309,7 @@ class EssenceAgent:
             if topic is not None and _is_vague_complaint(question, payload.language):
                 # "it doesn't work" in a thread: ask which part, with the thread's topic as the search for choices
                 result = payload.evolve(
-                    canonical_question=resolution.canonical,
+                    canonical_question=topic,  # the choices are the topic's sections, not "doesn't work" matches
                     context_type=ContextType.FOLLOW_UP,
                     needs_clarification=True,
                     clarification_reason="vague",

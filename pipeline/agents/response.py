@@ -47,7 +47,7 @@ MAX_WHOLE_BLOCK = 2400
 MAX_TABLE_ROWS = 14
 MAX_ANSWER_CHARS = 2600
 LONG_UNIT = 500
-SECOND_SOURCE_SHARE = 0.9
+SECOND_SOURCE_SHARE = 0.8
 _HOW_TO = ("how ", "steps", "set up", "setup", "install", "configure", "create", "connect", "enable", "add ")
 
 
@@ -245,7 +245,7 @@ class ResponseAgent:
                 continue
             own = textutil.features(unit.text, stop, docs_language) & wanted
             other_section = all(unit.source.chunk_id != u.source.chunk_id for u in picked)
-            close = unit.score >= ranked[0].score * SECOND_SOURCE_SHARE and len(picked) < 2
+            close = unit.score >= ranked[0].score * SECOND_SOURCE_SHARE
             if picked and not own - covered and not (other_section and close):
                 continue  # adds nothing the question asked for (a second section only when nearly as good)
             picked.append(unit)
