@@ -321,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     configure_logging("WARNING")
     args = parse(argv)
     if args.rescore:
-        figures = {}
+        figures: dict[str, Any] = {}
         for path in args.rescore:
             figures |= rescored(path)
     else:
