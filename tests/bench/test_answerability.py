@@ -33,6 +33,7 @@ def test_a_point_of_the_curve_refuses_below_the_threshold_and_counts_gold_only_w
 
 @pytest.mark.integration
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # ingests docs/ with e5: minutes on a loaded 2-core box
 async def test_docbots_docs_do_not_answer_the_twenty_questions() -> None:
     """The 20 questions of bench/data/docbot_unanswerable.jsonl through the whole offline bot over docs/, with the
     bundled e5 embeddings as in production (the hashing stand-in finds nothing, so every question would be refused
