@@ -274,6 +274,32 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
+def rescored(path: Path) -> dict[str, Any]:
+    """The curves of a saved run (`--rows --out FILE`) recomputed with the current `score` from its signals: the
+    signals are measured once, the weights and the threshold are chosen on them."""
+    from pipeline.agents.answerability import score
+    from pipeline.types import AnswerabilitySignals
+
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    figures: dict[str, Any] = {}
+    for name, body in saved.items():
+        if not isinstance(body, dict) or "rows" not in body:
+            continue
+        rows = []
+        for r in body["rows"]:
+            names = ("term_coverage", "missing_terms", "unmatched_negation", "answer_type_missing", "levels_agree",
+                     "margin")  # fmt: skip
+            measured = r.get("term_coverage") is not None
+            signals = AnswerabilitySignals(**{k: r[k] for k in names}) if measured else None
+            question = Question(r["q"], r["answerable"])
+            rows.append(Row(question, r["kind"], r["reason"], r["gold"], score(signals) if signals else None,
+                            {k: r[k] for k in names} if measured else {}))  # fmt: skip
+        figures[name] = {"questions": len(rows), "answerable": sum(r.question.answerable for r in rows),
+                         "unanswerable": sum(not r.question.answerable for r in rows), "curve": curve(rows),
+                         "signals": signal_rates(rows)}  # fmt: skip
+    return figures
+
+
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.answerability", description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_SHARED, help="shared data folder (emanual/, squad/)")
@@ -285,6 +311,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--embedder", choices=("e5", "hashing"), default="e5")
     parser.add_argument("--rows", action="store_true", help="include every question's row in the JSON")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
+    parser.add_argument("--rescore", type=Path, nargs="*", help="recompute the curves of saved --rows runs, no run")
     return parser.parse_args(argv)
 
 
@@ -293,7 +320,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     configure_logging("WARNING")
     args = parse(argv)
-    figures = asyncio.run(collect(args))
+    if args.rescore:
+        figures: dict[str, Any] = {}
+        for path in args.rescore:
+            figures |= rescored(path)
+    else:
+        figures = asyncio.run(collect(args))
     for name, body in figures.items():
         if isinstance(body, dict) and "curve" in body:
             print(markdown_curve(f"{name} ({body['answerable']} answerable, {body['unanswerable']} unanswerable)",

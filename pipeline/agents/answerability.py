@@ -152,10 +152,8 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
     return AnswerabilitySignals(
         term_coverage=round(term_coverage(evidence.question, evidence.quoted or block, language), 4) if same else 1.0,
         missing_terms=len(missing_terms(terms, block)),
-        # negation and the thing asked for are judged on the quoted sentences: a long section nearly always has a
-        # "not" and a number somewhere (measured: 2% of SQuAD's unanswerable questions flagged on the whole block)
-        unmatched_negation=same and unmatched_negation(evidence.question, evidence.quoted or block),
-        answer_type_missing=same and answer_type_missing(evidence.question, evidence.quoted or block),
+        unmatched_negation=same and unmatched_negation(evidence.question, block),
+        answer_type_missing=same and answer_type_missing(evidence.question, block),
         levels_agree=levels_agree(evidence.hits),
         margin=round(margin(evidence.hits), 4),
         top_score=round(evidence.hits[0].score, 4) if evidence.hits else 0.0,

@@ -1,0 +1,47 @@
+"""bench.answerability: the curve arithmetic, and docbot's 20 unanswerable questions through the whole offline bot."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.answerability import Question, Row, curve, docbot_set, point, run_set
+from storage.embedder import E5Embedder
+
+OPERATING_POINT = 0.3  # bot.settings' default
+
+
+def row(answerable: bool, kind: str, score: float | None, gold: bool | None = None) -> Row:
+    return Row(Question("q", answerable), kind, None, gold, score)
+
+
+@pytest.mark.unit
+def test_a_point_of_the_curve_refuses_below_the_threshold_and_counts_gold_only_when_answered() -> None:
+    rows = [
+        row(True, "answer", 0.9, gold=True),
+        row(True, "answer", 0.2, gold=True),  # refused at 0.3: its gold no longer counts
+        row(True, "clarification", None, gold=False),  # declined by the pipeline at any threshold
+        row(False, "answer", 0.1),
+        row(False, "answer", 0.8),
+    ]
+    assert point(rows, 0.0) == {"threshold": 0.0, "unanswerable_refused": 0.0, "answerable_refused": 0.333,
+                                "gold_cited": 0.667}  # fmt: skip
+    assert point(rows, 0.3) == {"threshold": 0.3, "unanswerable_refused": 0.5, "answerable_refused": 0.667,
+                                "gold_cited": 0.333}  # fmt: skip
+    refused = [p["unanswerable_refused"] for p in curve(rows)]
+    assert refused == sorted(refused)  # a higher threshold never refuses less
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # ingests docs/ with e5: minutes on a loaded 2-core box
+async def test_docbots_docs_do_not_answer_the_twenty_questions() -> None:
+    """The 20 questions of bench/data/docbot_unanswerable.jsonl through the whole offline bot over docs/, with the
+    bundled e5 embeddings as in production (the hashing stand-in finds nothing, so every question would be refused
+    as out of scope and the test would prove nothing). Slow: it ingests docs/ (minutes on a loaded box)."""
+    folder, questions = docbot_set()
+    assert len(questions) == 20
+    rows = await run_set("docbot", [str(folder)], questions, E5Embedder(), threshold=OPERATING_POINT)
+    refused = [r for r in rows if r.kind != "answer"]
+    assert len(refused) / len(rows) >= 0.8
+    # most of them by the answerability decision, not by the search finding nothing
+    assert sum(r.reason == "no_coverage" and r.score is not None for r in refused) >= 10
