@@ -21,6 +21,7 @@ import numpy as np
 
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.agents.guardrails import beyond_capability
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
 from pipeline.types import Embedder, QualityDecision, Role, SearchQuality, SourceReference
@@ -75,6 +76,14 @@ def _units_of(source: SourceReference, wanted: set[str], stop: frozenset[str], l
             body = "\n".join(line.lstrip("> ").rstrip() for line in block.text.splitlines())
             flat = textutil.one_line(body)
             if textutil.word_count(flat) < MIN_SENTENCE_WORDS or flat.strip() == source.title.strip():
+                continue
+            planted = [s for s in textutil.sentences(body) if beyond_capability(s) == "injection"]
+            if planted:  # a paragraph carrying instructions to an assistant: only its other sentences are quotable
+                units.extend(
+                    Unit(source, position * 1000 + i, "paragraph", sentence)
+                    for i, sentence in enumerate(textutil.sentences(body))
+                    if sentence not in planted and textutil.word_count(sentence) >= MIN_SENTENCE_WORDS
+                )
                 continue
             if len(flat) <= MAX_WHOLE_PARAGRAPH:
                 units.append(Unit(source, position * 1000, "paragraph", flat))
