@@ -284,3 +284,24 @@ async def test_an_off_topic_question_is_told_the_docs_do_not_cover_it(app: App) 
     assert reply is not None and reply.kind is ReplyKind.REFUSAL
     assert reply.reason in ("no_coverage", "out_of_scope")
     assert not [a for a in reply.actions if a.kind is ActionKind.SEARCH]  # no menu of unrelated sections
+
+
+async def test_a_new_question_while_a_clarification_is_pending_is_answered_as_a_new_question(app: App) -> None:
+    first = inbound("it doesn't work")
+    waiting = await app.service.handle_message(first)
+    assert waiting is not None and waiting.kind is ReplyKind.CLARIFICATION
+    reply = await app.service.handle_message(inbound("What's the capital of France?", thread=first.message_id))
+    assert reply is not None and reply.kind is ReplyKind.REFUSAL  # not quotes about "it doesn't work ... France"
+    found = await app.runs.trace(reply.conversation_id)
+    assert found is not None
+    essence = [h.decision for h in found.runs[-1].hops if h.role == "essence"]
+    assert essence and not any("clarified question" in d for d in essence)  # a new question, not a reply to it
+
+
+async def test_an_elliptical_follow_up_keeps_the_previous_question(app: App) -> None:
+    first = inbound("What does error E-2041 mean?")
+    await app.service.handle_message(first)
+    reply = await app.service.handle_message(inbound("and E-3307?", thread=first.message_id))
+    assert reply is not None and reply.kind is ReplyKind.ANSWER
+    assert "errors.md#e-3307" in reply.citations[0].url
+    assert "E-3307" in reply.text and "E-2041" not in reply.text
