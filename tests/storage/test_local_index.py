@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -80,20 +79,16 @@ async def test_load_restores_the_index_from_the_database(tmp_path: Path) -> None
 
 @pytest.mark.unit
 @pytest.mark.slow
-async def test_query_at_100k_chunks_costs_little_more_than_the_matrix_product() -> None:
-    """The target is p95 <= 15 ms at 100k x 384 (measured by `python -m bench.retrieval --latency`). Other suites
-    share the two cores, so absolute times are noisy here; what is asserted is that filtering and top-k add little
-    to the unavoidable matrix-vector product, timed alongside."""
+async def test_query_at_100k_chunks_returns_the_exact_top_k_of_the_allowed_collection() -> None:
+    """Speed at this size is a benchmark (`python -m bench.retrieval --latency`, p95 against bare numpy in the same
+    run); here, that the filtered top-k at 100k x 384 is exactly numpy's."""
     index = LocalVectorIndex(384)
     vectors = unit_vectors(100_000, 384)
-    await index.upsert(records(vectors, ["a" if i % 4 else "b" for i in range(100_000)]))
-    ours, floor = [], []
-    for i in range(60):
-        started = time.perf_counter()
+    collections = ["a" if i % 4 else "b" for i in range(100_000)]
+    await index.upsert(records(vectors, collections))
+    allowed = np.array([c == "a" for c in collections])
+    for i in range(5):
         hits = await index.query(vectors[i], top_k=20, collections=["a"])
-        ours.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        _ = vectors @ vectors[i]
-        floor.append(time.perf_counter() - started)
-        assert len(hits) == 20
-    assert float(np.median(ours)) < 1.5 * float(np.median(floor)) + 0.003
+        scores = np.where(allowed, vectors @ vectors[i], -np.inf)
+        expected = set(np.argsort(-scores)[:20].tolist())
+        assert len(hits) == 20 and {int(h.id[1:]) for h in hits} == expected
