@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from adapters.tables import aligned, rewrite_tables
-from bot.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
+from pipeline.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
 
 PLATFORM = "console"
 WORKSPACE = "local"

@@ -182,8 +182,8 @@ async def run(
     corpus: Path, items: list[dict[str, Any]], data_dir: Path, limit: int | None, *, ingest: bool = True
 ) -> list[dict[str, Any]]:
     from bot.app import build_app
-    from bot.messages import Inbound
     from bot.settings import load_settings
+    from pipeline.messages import Inbound
 
     settings = load_settings(
         data_dir=data_dir, cache_similarity=1.0, user_rate_limit="100000/minute", workspace_rate_limit="100000/minute"

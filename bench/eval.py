@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bench.report import p50_p95
-from bot.messages import Inbound, Reply, ReplyKind, ThreadFetcher
+from pipeline.messages import Inbound, Reply, ReplyKind, ThreadFetcher
 
 # -- data -------------------------------------------------------------------------------------------------------
 

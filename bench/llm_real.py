@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, build_app
-from bot.messages import Inbound, InboundKind, Reply, ReplyKind
 from bot.settings import Settings
+from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind
 
 REPO = Path(__file__).resolve().parent.parent
 MANUAL = REPO / "tests" / "fixtures" / "manual"

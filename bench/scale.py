@@ -49,7 +49,7 @@ def rss_mb():
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 from bot.app import build_app
-from bot.messages import Inbound
+from pipeline.messages import Inbound
 from bot.settings import Settings
 from pipeline.types import SearchRequest
 from storage.embedder import E5Embedder, HashingEmbedder

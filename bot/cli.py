@@ -23,9 +23,9 @@ from adapters.console import ConsoleChat, render_reply
 from bot.app import App, build_app
 from bot.doctor import doctor_report
 from bot.logs import configure_logging
-from bot.messages import Inbound, Reply, ReplyKind
 from bot.output_contract import reply_contract
 from bot.settings import Settings, load_settings
+from pipeline.messages import Inbound, Reply, ReplyKind
 from storage.errors import StorageError
 
 cli = typer.Typer(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from bot.messages import Reply, ReplyKind
+from pipeline.messages import Reply, ReplyKind
 
 _STATUS = {
     ReplyKind.ANSWER: "answered",

@@ -65,7 +65,7 @@ class _Unlimited:
 
 
 class ConversationService:
-    """Implements `bot.messages.ConversationHandler` (and `StreamingConversationHandler`)."""
+    """Implements `pipeline.messages.ConversationHandler` (and `StreamingConversationHandler`)."""
 
     def __init__(
         self,

@@ -22,7 +22,7 @@ class ResultKind(StrEnum):
 class PipelineResult:
     """The outcome of one run.
 
-    `text` uses the neutral markup of `bot.messages.Reply`; its `[n]` markers refer to `sources`, which holds only
+    `text` uses the neutral markup of `pipeline.messages.Reply`; its `[n]` markers refer to `sources`, which holds only
     the cited sources, renumbered 1..n. `reason` is machine-readable (refusal and failure kinds, clarification
     reason); `note` is a short user-facing remark (e.g. answered without the language model).
 

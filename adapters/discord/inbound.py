@@ -43,7 +43,7 @@ def thread_name(question: str, user_name: str) -> str:
 
 
 class DiscordThreadFetcher:
-    """`bot.messages.ThreadFetcher`: the thread's messages before the current one, oldest first."""
+    """`pipeline.messages.ThreadFetcher`: the thread's messages before the current one, oldest first."""
 
     def __init__(self, channel: discord.abc.Messageable, *, before: int, bot_id: int, limit: int = 50) -> None:
         self._channel = channel

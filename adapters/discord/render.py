@@ -14,7 +14,7 @@ import discord
 
 from adapters.discord.buttons import ActionButton, ButtonRef
 from adapters.tables import aligned, rewrite_tables
-from bot.messages import Citation, Reply, ReplyAction
+from pipeline.messages import Citation, Reply, ReplyAction
 from pipeline.types import ActionKind
 
 MESSAGE_LIMIT = 2000

@@ -39,7 +39,7 @@ async def send_all(channel: discord.abc.Messageable, messages: list[OutgoingMess
 
 
 class DiscordReplySink:
-    """Implements `bot.messages.ReplySink` for Discord. Raises `DeliveryRejected` when Discord refuses for good
+    """Implements `pipeline.messages.ReplySink` for Discord. Raises `DeliveryRejected` when Discord refuses for good
     (403, 404); other errors are transient for the outbox. 429s are waited out and retried by discord.py."""
 
     def __init__(

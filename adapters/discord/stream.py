@@ -31,7 +31,7 @@ def shown_text(text: str) -> str:
 
 
 class DiscordAnswerStream:
-    """Implements `bot.messages.ReplyStream` for one Discord thread (or DM, or channel)."""
+    """Implements `pipeline.messages.ReplyStream` for one Discord thread (or DM, or channel)."""
 
     def __init__(
         self,

@@ -22,8 +22,8 @@ from slack_sdk.models.blocks import (
 
 from adapters.slack.mrkdwn import inert, link, to_mrkdwn
 from adapters.slack.wording import wording
-from bot.messages import Citation, Reply, ReplyAction
 from pipeline.locales import texts
+from pipeline.messages import Citation, Reply, ReplyAction
 from pipeline.types import ActionKind
 
 MAX_BLOCKS = 50

@@ -1,5 +1,5 @@
-"""Posting replies into Slack threads: `SlackReplySink.post(ref, reply)` implements `bot.messages.ReplySink`, so the
-durable outbox (`bot.delivery.Delivery`) can drive it. The worker that claimed an event also calls `prepare` (post
+"""Posting replies into Slack threads: `SlackReplySink.post(ref, reply)` implements `pipeline.messages.ReplySink`, so
+the durable outbox (`bot.delivery.Delivery`) can drive it. The worker that claimed an event also calls `prepare` (post
 a /ask question, resolve the asker's name), `show_progress` / `clear_progress` and, after an accepted press,
 `show_choice` — which rebuilds the message from what Slack holds, never from the press's payload."""
 

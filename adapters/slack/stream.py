@@ -35,7 +35,7 @@ def stream_safe(text: str) -> str:
 
 
 class SlackAnswerStream:
-    """Implements `bot.messages.ReplyStream` for one Slack thread."""
+    """Implements `pipeline.messages.ReplyStream` for one Slack thread."""
 
     def __init__(
         self,

@@ -18,8 +18,8 @@ from bot.jobs.digest import post_docs_gap_digest
 from bot.jobs.refresh import CorpusWatcher
 from bot.jobs.reingest import IngestSource, reingest_sources
 from bot.jobs.retention import RetentionPolicy, purge_expired
-from bot.messages import ThreadRef
 from bot.scheduler import EPOCH, JobSpec
+from pipeline.messages import ThreadRef
 from storage.db import Database
 
 WEEK = timedelta(days=7)

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Table, select, update
 
-from bot.messages import Reply, ReplyKind, ThreadRef
 from pipeline.locales import texts
+from pipeline.messages import Reply, ReplyKind, ThreadRef
 from storage.db import Database
 from storage.outbox import OutgoingReply, insert_replies
 from storage.tables import ConversationRow, ConversationState

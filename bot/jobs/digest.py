@@ -12,8 +12,8 @@ from datetime import datetime
 
 from sqlalchemy import Table, and_, select
 
-from bot.messages import Reply, ReplyKind, ThreadRef
 from pipeline.locales import content_words
+from pipeline.messages import Reply, ReplyKind, ThreadRef
 from storage.db import Database
 from storage.outbox import Outbox, OutgoingReply
 from storage.tables import FeedbackRow, MessageRow, RunRow

@@ -7,7 +7,7 @@ import pytest
 from adapters.console import render_reply
 from adapters.discord.render import to_discord_markdown
 from adapters.slack.mrkdwn import to_mrkdwn
-from bot.messages import Reply, ReplyKind
+from pipeline.messages import Reply, ReplyKind
 
 pytestmark = pytest.mark.unit
 

@@ -22,7 +22,7 @@ from bench.eval import (
     token_f1,
     write_report,
 )
-from bot.messages import Citation, Inbound, Reply, ReplyKind, ThreadFetcher
+from pipeline.messages import Citation, Inbound, Reply, ReplyKind, ThreadFetcher
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from bot.messages import Inbound, InboundKind
 from bot.settings import Settings
+from pipeline.messages import Inbound, InboundKind
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
 _ids = count(1)

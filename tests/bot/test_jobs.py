@@ -14,8 +14,8 @@ from bot.jobs.digest import Gap, collect_gaps, group_by_topic, post_docs_gap_dig
 from bot.jobs.refresh import CorpusWatcher
 from bot.jobs.reingest import reingest_sources
 from bot.jobs.retention import RetentionPolicy, purge_expired
-from bot.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from pipeline.locales import texts
+from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from storage.db import Database
 from storage.outbox import Outbox
 from storage.tables import (

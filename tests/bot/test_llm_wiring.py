@@ -12,11 +12,11 @@ import pytest
 from prometheus_client import generate_latest
 
 from bot.doctor import llm_check
-from bot.messages import ReplyKind
 from bot.output_contract import reply_contract
 from bot.settings import Settings
 from pipeline.llm.client import MalformedOutput, OpenAIChat
 from pipeline.llm.schemas import MAX_TOKENS, LanguageDecision, strict_schema
+from pipeline.messages import ReplyKind
 from pipeline.types import ChatMessage, Role
 from tests.bot.conftest import inbound
 from tests.fakes.llama_server import LlamaServer, LlamaUnavailable, free_port, unavailable

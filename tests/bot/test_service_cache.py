@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.messages import ReplyKind
+from pipeline.messages import ReplyKind
 from storage.embedder import QueryMemo
 from storage.vector_index import VectorIndexUnavailable
 from tests.bot.conftest import inbound

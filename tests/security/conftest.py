@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from bot.messages import Inbound
 from bot.settings import ChannelPolicy, Settings
+from pipeline.messages import Inbound
 
 DOCS = Path(__file__).resolve().parent.parent / "fixtures" / "security"
 COLLECTIONS = ("public", "secret", "acme", "poisoned")

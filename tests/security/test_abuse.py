@@ -12,8 +12,8 @@ import pytest
 
 from adapters.slack.blocks import render_reply
 from bot.app import App
-from bot.messages import Inbound, Reply, ReplyKind
 from pipeline.locales import texts
+from pipeline.messages import Inbound, Reply, ReplyKind
 from tests.security.conftest import ask
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.messages import Reply
+from pipeline.messages import Reply
 from tests.security.conftest import ask
 
 pytestmark = pytest.mark.integration

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from bot.app import App
-from bot.messages import Reply, ReplyKind
 from pipeline.llm.prompts import documents_block
+from pipeline.messages import Reply, ReplyKind
 from pipeline.types import SourceReference
 from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 from tests.security.conftest import ask

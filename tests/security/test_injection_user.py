@@ -18,7 +18,7 @@ import pytest
 
 import pipeline.llm.prompts as prompts
 from bot.app import App
-from bot.messages import Reply
+from pipeline.messages import Reply
 from tests.conftest import SHARED_DATA, shared_path
 from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, reply, schema_name
 from tests.security.conftest import ask

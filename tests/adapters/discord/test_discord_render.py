@@ -7,7 +7,7 @@ import pytest
 from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import strip_bot_mention, thread_name
 from adapters.discord.render import MESSAGE_LIMIT, citation_label, render_reply, sources_embed, split_text
-from bot.messages import Citation, Reply, ReplyAction, ReplyKind
+from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 
 pytestmark = pytest.mark.unit

@@ -28,7 +28,7 @@ import pytest
 
 from adapters.discord.buttons import ButtonRef
 from adapters.discord.client import DocbotClient
-from bot.messages import ActionOutcome, InboundKind, Reply, ReplyKind
+from pipeline.messages import ActionOutcome, InboundKind, Reply, ReplyKind
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.conftest import shared_path
 from tests.fakes import discord_payloads as p

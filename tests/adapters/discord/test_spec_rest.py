@@ -23,7 +23,7 @@ import pytest
 
 from adapters.discord.sink import discord_thread_ref
 from adapters.discord.stream import DiscordAnswerStream
-from bot.messages import ActionOutcome, Citation, Reply, ReplyAction, ReplyKind
+from pipeline.messages import ActionOutcome, Citation, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.conftest import shared_path

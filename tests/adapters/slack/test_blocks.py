@@ -14,7 +14,7 @@ from adapters.slack.blocks import (
     render_reply,
     split_text,
 )
-from bot.messages import Citation, Reply, ReplyAction, ReplyKind
+from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 
 pytestmark = pytest.mark.unit
