@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import crosslang, emanual, overhead, search_latency, squad, throughput
-from bench import eval as evaluation
 from bench.report import FIGURE_KEYS, RECALL_SETS, SYSTEMS, data_missing, machine, table, write_json
 from bench.retrieval import FIXTURE_MANUAL, fixture_questions, folder_to_seed, run_questions, summarise
+from bot import evaluation
 from bot.settings import Settings
 from pipeline.types import Embedder
 

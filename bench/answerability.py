@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.eval import cites_gold, load_squad
+from bot.evaluation import cites_gold, load_squad
 from bot.settings import Settings
 from pipeline.envelope import Context, Payload
 from pipeline.types import Embedder
@@ -67,7 +67,7 @@ class Row:
 
     @property
     def declined(self) -> bool:
-        """Refused or asked back without answering (as bench.eval counts it: no cited answer)."""
+        """Refused or asked back without answering (as bot.evaluation counts it: no cited answer)."""
         return self.kind != "answer"
 
     def refused_at(self, threshold: float) -> bool:

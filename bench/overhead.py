@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bench.report import p50_p95
+from bot.evaluation import p50_p95
 from bot.logs import configure_logging
 from bot.settings import DEFAULT_ROLE_LIMITS
 from pipeline.envelope import AgentResult, Context, Payload

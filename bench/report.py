@@ -7,12 +7,10 @@ prints as "skipped: <reason>" in the table. Every figure sits next to its baseli
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import re
-import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,19 +70,6 @@ TARGETS: Mapping[str, str] = {
     "ack_p99_ms": "<= 50 ms",
     "recall_at_1": "ours above bm25 and dense",
 }
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100) of a non-empty sequence."""
-    if not values:
-        raise ValueError("percentile of no values")
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
-    return float(ordered[rank - 1])
-
-
-def p50_p95(values: Sequence[float]) -> tuple[float, float]:
-    return float(statistics.median(values)), percentile(values, 95)
 
 
 def skipped(reason: str) -> str:

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.report import p50_p95
 from bench.retrieval import FIXTURE_MANUAL, fixture_questions, folder_to_seed
+from bot.evaluation import p50_p95
 from bot.logs import configure_logging
 from pipeline.types import Embedder, SearchRequest
 from storage.db import Database

@@ -5,7 +5,7 @@
 
 The bundled embedder indexes about 7-15 paragraphs a second on 2 cores, so the full run takes a fixed sample: the
 first `ARTICLES` articles in file order (every paragraph of each is a document; a question's gold is the paragraph it
-was written on) and a seeded sample of their questions (`bench.eval.load_squad`).
+was written on) and a seeded sample of their questions (`bot.evaluation.load_squad`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.eval import load_squad
+from bot.evaluation import load_squad
 
 V1 = Path("squad") / "dev-v1.1.json"
 V2 = Path("squad") / "dev-v2.0.json"

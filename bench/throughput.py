@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bench.overhead import ANSWER_PATH, approved_payload, default_runner, searched_payload
-from bench.report import p50_p95
+from bot.evaluation import p50_p95
 from bot.logs import configure_logging
 from bot.settings import DEFAULT_ROLE_LIMITS
 from pipeline.envelope import AgentResult, Context, Payload

@@ -248,7 +248,7 @@ def eval_command(
 ) -> None:
     """Run question/answer pairs through the whole pipeline: gold source cited, token-F1, clarification and
     refusal rates, latency."""
-    from bench.eval import compare, evaluate, load_qa, load_report, markdown, write_report
+    from bot.evaluation import compare, evaluate, load_qa, load_report, markdown, write_report
 
     if compare_reports is not None:
         first, second = compare_reports

@@ -19,12 +19,10 @@ FORBIDDEN = {
     "bot": ("tests", "bench"),
 }
 # Known exceptions, listed rather than hidden: the Slack demo is a small composition of its own (app, delivery on
-# the app's database) run against the recording fake Web API that lives with the tests; `docbot eval` runs the
-# benchmark harness from bench/.
+# the app's database) run against the recording fake Web API that lives with the tests.
 KNOWN = {
     ("adapters/slack/demo.py", "tests"),
     ("adapters/slack/demo.py", "storage"),
-    ("bot/cli.py", "bench"),
 }
 
 

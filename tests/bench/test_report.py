@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from bench.report import FIGURE_KEYS, data_missing, missing_keys, percentile, rows, table
+from bench.report import FIGURE_KEYS, data_missing, missing_keys, rows, table
+from bot.evaluation import percentile
 
 pytestmark = pytest.mark.unit
 

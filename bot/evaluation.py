@@ -20,8 +20,10 @@ QA files: JSONL, one object per line with `question`, `answer` (a string or a li
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
+import statistics
 import string
 import time
 import unicodedata
@@ -32,8 +34,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.report import p50_p95
 from pipeline.messages import Inbound, Reply, ReplyKind, ThreadFetcher
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty sequence."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
+    return float(ordered[rank - 1])
+
+
+def p50_p95(values: Sequence[float]) -> tuple[float, float]:
+    return float(statistics.median(values)), percentile(values, 95)
+
 
 # -- data -------------------------------------------------------------------------------------------------------
 

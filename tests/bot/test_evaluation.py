@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.eval import (
+from bot.evaluation import (
     EvalReport,
     EvalRow,
     QAPair,
