@@ -105,7 +105,8 @@ async def test_every_sink_call_matches_the_openapi_spec() -> None:
         reply = Reply(kind=ReplyKind.ANSWER, text="a", language="en", conversation_id="c",
                       actions=(ReplyAction("x", "Remote", ActionKind.SEARCH),))
         ts = await sink.post(ref, reply)
-        await sink.mark_choice(ref, ts, "Remote")
+        # an accepted choice is shown on the message read back from Slack (conversations.replies, then chat.update)
+        assert await sink.show_choice(ref, ts, "x", "Remote", "en")
         await sink.notify(ref, "only you")
         await sink.clear_progress(slack_thread_ref("T0001", "D1", "1.0", "UALICE", assistant=True))
     finally:
