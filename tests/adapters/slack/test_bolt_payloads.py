@@ -4,9 +4,10 @@ through the real adapter: signed HTTP requests into the real bolt app, the durab
 The expected outcome of each payload follows from its kind (index.json) and the few fields the rule names — never
 from what the adapter happens to do:
 
-    question      a mention, a DM, /ask            → stored in the inbox, `mentioned`
+    question      a mention (of the bot the event's `authorizations` name), a DM, /ask → stored, `mentioned`
     follow-up     a person's reply in a thread     → stored, not `mentioned` (the service decides whether to answer)
-    ignored       bots, edits, deletions, chatter outside threads, a mention without a channel → 200, nothing stored
+    ignored       bots, edits, deletions, chatter outside threads, thread messages without text, a mention without
+                  a channel → 200, nothing stored
     challenge     url_verification                 → 200 with the challenge echoed
     prompts       assistant_thread_started         → 200, suggested prompts set, nothing stored
     button        a press of one of docbot's buttons → stored as an action with the button's opaque value
