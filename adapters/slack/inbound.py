@@ -15,9 +15,11 @@ PLATFORM = "slack"
 
 
 def message_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbound, ThreadRef] | None:
-    """An `app_mention` or `message` event, or None when it cannot be for the bot (chatter outside threads).
+    """An `app_mention` or `message` event, or None when it cannot be for the bot (chatter outside threads, a thread
+    message without text).
 
     `mentioned` is True for mentions and DMs, False for plain messages in threads (follow-ups the service may take).
+    A bare mention is kept (empty text): the service answers it with "type a question after the mention".
     `user_name` is left empty for the caller to resolve.
     """
     event = cast(MessageEvent, body.get("event") or {})
@@ -27,8 +29,8 @@ def message_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbo
     is_dm = event.get("channel_type") == "im"
     mentioned = event["type"] == "app_mention" or is_dm or mentions(text, bot_user_id)
     thread_ts = event.get("thread_ts")
-    if not mentioned and thread_ts is None:
-        return None
+    if not mentioned and (thread_ts is None or not strip_mention(text, bot_user_id)):
+        return None  # chatter outside threads; a thread message without text (a bare file share) asks nothing
     team = team_of(body)
     inbound = Inbound(
         platform=PLATFORM,

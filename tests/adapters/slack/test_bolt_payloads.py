@@ -4,9 +4,10 @@ through the real adapter: signed HTTP requests into the real bolt app, the durab
 The expected outcome of each payload follows from its kind (index.json) and the few fields the rule names — never
 from what the adapter happens to do:
 
-    question      a mention, a DM, /ask            → stored in the inbox, `mentioned`
+    question      a mention (of the bot the event's `authorizations` name), a DM, /ask → stored, `mentioned`
     follow-up     a person's reply in a thread     → stored, not `mentioned` (the service decides whether to answer)
-    ignored       bots, edits, deletions, chatter outside threads, a mention without a channel → 200, nothing stored
+    ignored       bots, edits, deletions, chatter outside threads, thread messages without text, a mention without
+                  a channel → 200, nothing stored
     challenge     url_verification                 → 200 with the challenge echoed
     prompts       assistant_thread_started         → 200, suggested prompts set, nothing stored
     button        a press of one of docbot's buttons → stored as an action with the button's opaque value
@@ -98,10 +99,21 @@ def expected(payload: Payload) -> Outcome:
         if kind in ("event:message:bot", "event:message:bot_message", "event:message:message_changed",
                     "event:message:message_deleted") or event.get("bot_id") or not event.get("channel"):  # fmt: skip
             return Outcome.IGNORED
-        if kind == "event:app_mention" or event.get("channel_type") == "im" or f"<@{BOT_USER}" in event.get("text", ""):
-            return Outcome.QUESTION
-        return Outcome.FOLLOW_UP if event.get("thread_ts") else Outcome.IGNORED
+        mentioned = f"<@{bot_user(body)}" in event.get("text", "")
+        if kind == "event:app_mention" or event.get("channel_type") == "im" or mentioned:
+            return Outcome.QUESTION  # a bare mention too: stored, and the service answers "type a question after it"
+        return Outcome.FOLLOW_UP if event.get("thread_ts") and event.get("text") else Outcome.IGNORED
     return Outcome.ACKNOWLEDGED  # including other apps' slash commands and buttons, as the payloads are
+
+
+def bot_user(body: dict[str, Any]) -> str:
+    """The bot's user id as the event states it: `authorizations[0]` is the installation the event is delivered for,
+    and a bot installation's `user_id` is the bot user (docs.slack.dev/changelog/2020-09-15-events-api-truncate-
+    authed-users). The adapter takes the bot from there too, since single-workspace mode no longer calls auth.test.
+    So in test_events_org_apps__test_message__event_payload.json, whose authorization is the bot user W222, the
+    text `<@W222>` mentions the bot (the fake API's BOT_USER is not the bot those payloads were delivered to)."""
+    first = (body.get("authorizations") or [{}])[0]
+    return str(first.get("user_id")) if first.get("is_bot") and first.get("user_id") else BOT_USER
 
 
 async def drive(h: Harness, payload: Payload, body: dict[str, Any]) -> tuple[int, str]:

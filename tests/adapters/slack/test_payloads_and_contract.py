@@ -35,6 +35,17 @@ def test_dm_thread_follow_up_and_chatter() -> None:
 
 
 @pytest.mark.unit
+def test_a_thread_message_without_text_is_not_stored_but_a_bare_mention_is() -> None:
+    # a file shared in a thread with no words would otherwise reach the service as an empty follow-up, which the
+    # service answers with "type a question after the mention"
+    for text in ("", "   "):
+        shared = message_event("7.000007", text, thread_ts="7.000000", subtype="file_share")
+        assert message_inbound(shared, "UBOT0001") is None, repr(text)
+    inbound, _ = message_inbound(mention_event("8.000008", "<@UBOT0001>"), "UBOT0001") or pytest.fail("ignored")
+    assert inbound.mentioned and inbound.text == ""
+
+
+@pytest.mark.unit
 def test_action_inbound_takes_the_thread_of_the_pressed_message() -> None:
     body = {"type": "block_actions", "team": {"id": "T9"}, "user": {"id": "U1", "username": "al"},
             "container": {"message_ts": "5.5", "channel_id": "C5", "thread_ts": "5.0"},
@@ -105,7 +116,8 @@ async def test_every_sink_call_matches_the_openapi_spec() -> None:
         reply = Reply(kind=ReplyKind.ANSWER, text="a", language="en", conversation_id="c",
                       actions=(ReplyAction("x", "Remote", ActionKind.SEARCH),))
         ts = await sink.post(ref, reply)
-        await sink.mark_choice(ref, ts, "Remote")
+        # an accepted choice is shown on the message read back from Slack (conversations.replies, then chat.update)
+        assert await sink.show_choice(ref, ts, "x", "Remote", "en")
         await sink.notify(ref, "only you")
         await sink.clear_progress(slack_thread_ref("T0001", "D1", "1.0", "UALICE", assistant=True))
     finally:
