@@ -103,6 +103,7 @@ class AnswerabilitySignals:
 
     term_coverage: float = 0.0  # share of the question's content words in the quoted sentences' block
     missing_terms: int = 0  # names, numbers and codes of the question absent from the quoted block
+    distinguishing_terms: int = 0  # how many names, numbers and codes the question has
     unmatched_negation: bool = False
     answer_type_missing: bool = False
     levels_agree: bool = False  # the best section is also the best by keywords and by embedding

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from pipeline import text as textutil
 from pipeline.envelope import Payload
-from pipeline.locales import lexicon, texts
+from pipeline.locales import SUPPORTED, UNSUPPORTED_LANGUAGE, lexicon, texts
 from pipeline.types import Answerability, AnswerabilityReason, AnswerabilitySignals, SearchHit, SourceReference
 
 HARD_PENALTY = 0.5
@@ -151,7 +151,8 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
     terms = distinguishing_terms(evidence.question, same_language=same, language=language)
     return AnswerabilitySignals(
         term_coverage=round(term_coverage(evidence.question, evidence.quoted or block, language), 4) if same else 1.0,
-        missing_terms=len(missing_terms(terms, block)),
+        missing_terms=len(missing_terms(terms, evidence.quoted or block)),  # in what is quoted, not only nearby
+        distinguishing_terms=len(terms),
         unmatched_negation=same and unmatched_negation(evidence.question, block),
         answer_type_missing=same and answer_type_missing(evidence.question, block),
         levels_agree=levels_agree(evidence.hits),
@@ -169,7 +170,11 @@ def score(signals: AnswerabilitySignals) -> float:
         + WEIGHTS["agree"] * float(signals.levels_agree)
         + WEIGHTS["margin"] * min(max(signals.margin, 0.0) / MARGIN_SCALE, 1.0)
     )
-    hard = int(signals.missing_terms > 0) + int(signals.unmatched_negation) + int(signals.answer_type_missing)
+    # every one of several names/numbers/codes absent from the quote ("Python 2.7", "Microsoft Teams"): the quote is
+    # about something else, which counts twice; one of several absent is the usual doubt
+    all_missing = signals.missing_terms >= max(2, signals.distinguishing_terms)
+    missing = 0 if signals.missing_terms == 0 else 2 if all_missing else 1
+    hard = missing + int(signals.unmatched_negation) + int(signals.answer_type_missing)
     return round(max(0.0, soft - HARD_PENALTY * hard), 4)
 
 
@@ -206,12 +211,23 @@ def evidence_of(payload: Payload, docs_language: str) -> Evidence:
     by_number = {s.number: s for s in payload.source_references}
     cited = [by_number[n] for n in dict.fromkeys(textutil.citations(answer)) if n in by_number]
     blocks = cited or list(payload.source_references[:1])
-    quoted = "\n".join(
-        textutil.without_citations(line).lstrip("> ").strip()
-        for line in answer.splitlines()
-        if line.strip().startswith(">")
-    )
-    return Evidence(question, tuple(s.text for s in blocks), quoted, payload.search_results, same)
+    return Evidence(question, tuple(s.text for s in blocks), quoted_text(answer), payload.search_results, same)
+
+
+_CAPTION = re.compile(r"\*\*[^*]+\*\*(?:\s*\[\d+\])+")  # `**Page › Section** [n]`, the line above a list or table
+
+
+def quoted_text(answer: str) -> str:
+    """What an answer quotes from the docs: its `>` paragraphs and the lists, tables and code under a caption line,
+    without the lead-in, the caption lines and the citation markers (an LLM answer, having none, is all quote)."""
+    frame = {texts(code).answer_lead_in for code in SUPPORTED} | {UNSUPPORTED_LANGUAGE}
+    kept = []
+    for line in answer.splitlines():
+        bare = line.strip()
+        if not bare or bare in frame or _CAPTION.fullmatch(bare):
+            continue
+        kept.append(textutil.without_citations(bare.removeprefix(">").strip()))
+    return "\n".join(kept)
 
 
 def reads_as(text: str, language: str, share: float = 0.3) -> bool:

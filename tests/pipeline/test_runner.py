@@ -220,8 +220,10 @@ async def test_fifty_concurrent_runs_hold_every_role_limit() -> None:
 
         return step
 
-    runner, _ = make_runner({role: delayed(role) for role in AGENT_ROLES}, limits=limits)
-    results = await asyncio.gather(*(run(runner, text=f"q{i} {'odd' if i % 2 else 'even'}") for i in range(50)))
+    # generous timeouts: what is checked is the limits, and a loaded box must not turn waits into timeouts
+    runner, _ = make_runner({role: delayed(role) for role in AGENT_ROLES}, limits=limits, role_timeout_s=120)
+    texts = [f"q{i} {'odd' if i % 2 else 'even'}" for i in range(50)]
+    results = await asyncio.gather(*(run(runner, text=t, deadline=time.monotonic() + 600) for t in texts))
     assert {r.kind for r in results} == {ResultKind.ANSWER, ResultKind.CLARIFICATION}
     for role, limit in runner.limits().items():
         assert limit.peak_running == limits[role], role
