@@ -79,9 +79,7 @@ class App:
         base_url: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> IngestReport:
-        report = await self.ingestor.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
-        await self.retriever.wait_for_titles()  # the title level of what was ingested, kept for the next start
-        return report
+        return await self.ingestor.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
 
     async def warm_up(self) -> None:
         """Build what the first question would otherwise wait for (the language detector), off the event loop."""

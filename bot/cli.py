@@ -167,7 +167,11 @@ def ingest(
 ) -> None:
     """Add or refresh documents (incremental: unchanged documents cost nothing)."""
     settings = _settings(verbose, data_dir=data_dir)
-    _run(lambda: _with_app(settings, lambda app: _ingest(app, sources, collection, base_url or settings.docs_base_url)))
+    async def body(app: App) -> None:
+        await _ingest(app, sources, collection, base_url or settings.docs_base_url)
+        await app.retriever.wait_for_titles()  # the title level of what was added, saved for the next start
+
+    _run(lambda: _with_app(settings, body))
 
 
 async def _ingest(app: App, sources: list[str], collection: str, base_url: str | None) -> None:

@@ -295,7 +295,20 @@ class EssenceAgent:
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        return await run_with_fallback(payload, context, self._offline, self._llm)
+        result = await run_with_fallback(payload, context, self._offline, self._llm)
+        if result.strategy != "llm" or not result.payload.needs_clarification:
+            return result
+        # A model's "too vague to search" is taken only where the offline reading finds the question vague too: a
+        # weak model asking to clarify "How do I pair the remote?" must not cost the person the answer.
+        offline = await self._offline(payload, context)
+        if offline.payload.needs_clarification:
+            return result
+        return AgentResult(
+            payload=offline.payload,
+            decision=f"{offline.decision} (llm asked to clarify a question the offline reading finds clear)",
+            usage=result.usage,
+            strategy="llm->offline",
+        )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         question = one_line(strip_mentions(payload.text))
