@@ -291,7 +291,7 @@ async def test_chaos(cluster: Cluster, api: FakeSlackAPI, tmp_path: Path) -> Non
 
             async def all_settled() -> None:  # answered, or any other bot post in the thread (an apology)
                 while len(answered_at) < len(asked):
-                    for root, question in asked.items():
+                    for root in asked:
                         if root not in answered_at and api.bot_messages(thread_ts=root):
                             answered_at[root] = time.monotonic()
                     await asyncio.sleep(0.1)
