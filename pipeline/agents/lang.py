@@ -78,11 +78,6 @@ def build_detector(languages: tuple[str, ...] = DEFAULT_LANGUAGES, low_accuracy:
     return builder.build()
 
 
-def warm(languages: tuple[str, ...] = DEFAULT_LANGUAGES, low_accuracy: bool = False) -> None:
-    """Build the detector now (blocking; call it from a thread at start): the composition root's warm-up hook."""
-    build_detector(languages, low_accuracy)
-
-
 class LangAgent:
     role: ClassVar[Role] = Role.LANG
 
