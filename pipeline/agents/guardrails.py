@@ -45,7 +45,17 @@ class GuardrailsAgent:
         offline = self._capability(payload)
         if offline.payload.refusal_reason is not None or self._llm is None:
             return offline  # known injection and capability patterns refuse whatever a model would say
-        return await run_with_fallback(payload, context, self._offline, self._llm)
+        result = await run_with_fallback(payload, context, self._offline, self._llm)
+        if result.strategy == "llm" and result.payload.refusal_reason is not None:
+            # a model's refusal before any search is not taken on its own (a weak model refused "How do I pair the
+            # remote?"): the offline reading lets it through, and the search evidence decides the scope after
+            return AgentResult(
+                payload=offline.payload,
+                decision=f"{offline.decision} (llm refused a request the offline reading accepts)",
+                usage=result.usage,
+                strategy="llm->offline",
+            )
+        return result
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         return self._capability(payload)

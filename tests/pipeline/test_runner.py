@@ -208,7 +208,7 @@ async def test_agents_cannot_change_system_attributes() -> None:
 async def test_fifty_concurrent_runs_hold_every_role_limit() -> None:
     limits = dict(DEFAULT_ROLE_LIMITS)
     steps = happy_steps()
-    slow = {role: 0.03 if limits[role] > 1 else 0.003 for role in AGENT_ROLES}
+    slow = {role: 0.2 if limits[role] > 1 else 0.003 for role in AGENT_ROLES}  # long enough for runs to overlap
 
     def delayed(role: Role) -> Step:
         async def step(payload: Payload, context: Context) -> AgentResult:
