@@ -17,7 +17,7 @@ from aiohttp import web
 from sqlalchemy import func, select
 
 from bot.budget import SqlTokenLedger, UsageGuard
-from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform, language_of_thread
+from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform
 from bot.http import build_http_app, start_http
 from bot.jobs import standard_jobs
 from bot.jobs.retention import RetentionPolicy
@@ -114,7 +114,7 @@ class App:
             {name: adapter.sink for name, adapter in adapters.items()},
             worker_id,
             fetcher_for=fetchers_by_platform({name: adapter.fetcher_for for name, adapter in adapters.items()}),
-            language_for=language_of_thread(ConversationStore(self.db).find),
+            language_for=self.service.language_of,  # an apology or progress sign in the message's own language
             on_lag=self.metrics.inbox_lag.set,
             config=DeliveryConfig(stream_answers=self.settings.llm_streaming and self.settings.llm_enabled),
         )
@@ -327,6 +327,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             metrics.watch_llm_breaker(chat.breaker.status)
         runs = RunStore(db)
         cache = SemanticCache(db, embedder, threshold=settings.cache_similarity)
+        detect = asker_language()
         service = ConversationService(
             settings=settings,
             conversations=ConversationStore(db),
@@ -343,7 +344,8 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             metrics=metrics,
             cache=cache,
             corpus_version=lambda collections: _corpus_version(db, collections),
-            cache_language=asker_language(),
+            cache_language=detect,
+            message_language=detect,  # notices in the language of the message they answer
         )
         ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
     except BaseException:

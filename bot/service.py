@@ -6,6 +6,7 @@ or a notice that says what happened.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -13,14 +14,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from bot.budget import Denial
-from bot.input_check import check_question
+from bot.input_check import InputProblem, check_question
 from bot.metrics import Metrics
 from bot.settings import Settings
 from bot.thread_locks import ThreadLocks
 from pipeline.agents.clarification import answers_clarification
 from pipeline.codec import envelope_from_json, envelope_to_json
 from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
-from pipeline.locales import texts
+from pipeline.locales import texts, with_unsupported_line
 from pipeline.messages import (
     ActionOutcome,
     Citation,
@@ -33,8 +34,8 @@ from pipeline.messages import (
     ThreadFetcher,
 )
 from pipeline.result import PipelineResult, ResultKind
-from pipeline.runner import PipelineRunner
-from pipeline.types import ActionKind, QualityDecision, Role, SuggestedAction
+from pipeline.runner import PipelineRunner, stop_text
+from pipeline.types import ActionKind, HistoryMessage, QualityDecision, Role, SuggestedAction
 from storage.actions import ActionStore
 from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 BOT_NAME = "docbot"
 CLARIFICATION_TTL = timedelta(days=2)
 HISTORY_LIMIT = 40
+NOTICE_DETECT_CHARS = 1000  # a too-long message's language shows in its first thousand characters
 
 
 class UsageLimiter(Protocol):
@@ -81,8 +83,11 @@ class ConversationService:
         cache: SemanticCache | None = None,
         corpus_version: Callable[[Sequence[str]], Awaitable[int]] | None = None,
         cache_language: Callable[[str, Context], Awaitable[str | None]] | None = None,
+        message_language: Callable[[str, Context], Awaitable[str | None]] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
+        """`message_language` detects the language of one message (the lang role's detector): every notice is said
+        in the language of the message it answers; without it, notices use the thread's language."""
         self._settings = settings
         self._conversations = conversations
         self._runs = runs
@@ -94,6 +99,7 @@ class ConversationService:
         self._cache = cache
         self._corpus_version = corpus_version
         self._cache_language = cache_language  # the asker's language, which keys the cache (the pipeline's detector)
+        self._message_language = message_language
         self._now = now
         self._thread_locks = ThreadLocks()
 
@@ -108,15 +114,16 @@ class ConversationService:
         existing = await self._conversations.find(inbound.thread_key)
         if not inbound.mentioned and (existing is None or policy.follow_mode == "mention"):
             return None  # a plain thread message the bot is not engaged in
-        lang_hint = existing.language if existing and existing.language else "en"
+        checked = check_question(inbound.text, max_chars=self._settings.max_question_chars)
         if not policy.allowed:
             log.info("channel refused", extra={"platform": inbound.platform, "channel": inbound.channel_id})
-            return self._notice(lang_hint, "channel_not_allowed", conversation_id="")
-
-        checked = check_question(inbound.text, max_chars=self._settings.max_question_chars)
+            language = await self._language_of(checked.text, existing)
+            return self._notice(language, "channel_not_allowed", conversation_id="")
         if checked.problem is not None:
             log.info("input refused", extra={"reason": checked.problem.value, "chars": len(inbound.text)})
-            return self._notice(lang_hint, checked.problem.value, conversation_id=existing.id if existing else "")
+            readable = checked.problem is InputProblem.TOO_LONG  # empty or junk says nothing about a language
+            language = await self._language_of(checked.text if readable else "", existing)
+            return self._notice(language, checked.problem.value, conversation_id=existing.id if existing else "")
 
         async with self._thread_locks.hold(inbound.thread_key):
             stream = stream if self._settings.llm_streaming else None
@@ -161,7 +168,8 @@ class ConversationService:
         denial = await self._usage.check(inbound.user_id, inbound.workspace_id)
         if denial is not None:
             log.info("usage limit", extra={"reason": denial.message_key, "scope": denial.scope})
-            return self._notice(conversation.language or "en", denial.message_key, conversation_id=conversation.id)
+            language = await self._detect(text, history, conversation.language)
+            return self._notice(language, denial.message_key, conversation_id=conversation.id)
 
         context = Context(
             history=tuple(history),
@@ -186,8 +194,42 @@ class ConversationService:
                 payload=Payload(text=text),
                 context=context,
             )
+        if result.kind in (ResultKind.BUSY, ResultKind.FAILURE) and result.envelope.payload.language is None:
+            # stopped before the lang role said which language this message is in: the notice must not fall back
+            # to English (or to the thread's previous language)
+            language = await self._detect(text, history, conversation.language)
+            notice = stop_text(result.kind, result.reason, language)
+            result = dataclasses.replace(result, text=notice, language=language)
         await self._remember(result, collections)
         return await self._finish(conversation, inbound.message_id, result, started)
+
+    async def language_of(self, inbound: Inbound) -> str:
+        """The language to tell the sender of `inbound` something in (a notice, an apology, a progress sign): the
+        message's own language; for a button press, which has no words of its own, the thread's."""
+        existing = await self._conversations.find(inbound.thread_key)
+        if inbound.kind is InboundKind.ACTION:
+            return existing.language if existing and existing.language else "en"
+        return await self._language_of(inbound.text, existing)
+
+    async def _language_of(self, text: str, existing: ConversationRecord | None) -> str:
+        history: list[HistoryMessage] = []
+        if existing is not None and text.strip() and self._message_language is not None:
+            history = await self._conversations.history(existing.id, limit=HISTORY_LIMIT)
+        return await self._detect(text, history, existing.language if existing else None)
+
+    async def _detect(self, text: str, history: Sequence[HistoryMessage], thread_language: str | None) -> str:
+        """The language of `text` (the thread's history weighs for short texts); the thread's language when the
+        text has no words or no detector is configured."""
+        fallback = thread_language or "en"
+        if self._message_language is None or not text.strip():
+            return fallback
+        context = Context(history=tuple(history), docs_language=self._settings.docs_language)
+        try:
+            detected = await self._message_language(text[:NOTICE_DETECT_CHARS], context)
+        except Exception:  # a notice must go out whatever the detector does
+            log.warning("language detection for a notice failed", exc_info=True)
+            return fallback
+        return detected or fallback
 
     async def _cached(
         self, inbound: Inbound, text: str, collections: tuple[str, ...], context: Context
@@ -345,7 +387,7 @@ class ConversationService:
         )
         return Reply(
             kind=kind,
-            text=result.text,
+            text=with_unsupported_line(result.text, result.language),
             language=result.language,
             conversation_id=conversation.id,
             citations=citations,
@@ -459,13 +501,13 @@ _NOTICE_FIELDS = {
 
 
 def notice_text(language: str, reason: str, *, limit: int = 0) -> str:
-    """The localized sentence for a notice reason (a `Texts` field name, or an alias above)."""
+    """The localized sentence for a notice reason (a `Texts` field name, or an alias above); in a language without
+    templates, the English sentence under the line saying so."""
     t = texts(language)
     field = _NOTICE_FIELDS.get(reason, reason)
     template = getattr(t, field, None)
-    if not isinstance(template, str):
-        return t.failure
-    return template.format(limit=limit)
+    sentence = template.format(limit=limit) if isinstance(template, str) else t.failure
+    return with_unsupported_line(sentence, language)
 
 
 def _shorten(text: str, limit: int) -> str:

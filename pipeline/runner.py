@@ -18,6 +18,7 @@ from types import MappingProxyType
 import structlog
 
 from pipeline.agents.search import KEYWORD_ONLY
+from pipeline.closest import out_of_scope_refusal
 from pipeline.envelope import Agent, AgentResult, Context, Envelope, EnvelopeError, Hop, Payload
 from pipeline.limits import RoleBusy, RoleLimit, build_limits
 from pipeline.locales import DEFAULT, texts
@@ -130,7 +131,7 @@ class PipelineRunner:
             while True:
                 route = await self._route(envelope)
                 if isinstance(route.to, Outcome):
-                    result = self._finish(envelope, route.to)
+                    result = self._finish(envelope, route.to, context.docs_language)
                     break
                 if envelope.process_count - first_count >= self._max_process_count:
                     message = f"circuit breaker: {self._max_process_count} agent runs without an outcome"
@@ -257,7 +258,7 @@ class PipelineRunner:
 
     # -- outcomes -------------------------------------------------------------------------------------------------
 
-    def _finish(self, envelope: Envelope, outcome: Outcome) -> PipelineResult:
+    def _finish(self, envelope: Envelope, outcome: Outcome, docs_language: str) -> PipelineResult:
         payload = envelope.payload
         language = payload.language or DEFAULT
         words = texts(language)
@@ -298,28 +299,47 @@ class PipelineRunner:
             )
         raw = payload.refusal_reason or ("out_of_scope" if payload.within_scope is False else "capability")
         reason = "out_of_scope" if raw == "out_of_scope" else "capability"  # e.g. an LLM's "beyond_capabilities"
-        text = words.refusal[reason]
+        if reason == "out_of_scope":  # outside the docs: say so, with the sections that come reasonably close
+            question = payload.text_eng or payload.canonical_question or payload.text
+            text, sources = out_of_scope_refusal(
+                question, payload.search_results, language=language, docs_language=docs_language
+            )
+        else:
+            text, sources = words.refusal[reason], ()
         return PipelineResult(
-            ResultKind.REFUSAL, text, language, envelope, reason=reason, note=note, fallback_notes=fallbacks
+            ResultKind.REFUSAL,
+            text,
+            language,
+            envelope,
+            sources=sources,
+            reason=reason,
+            note=note,
+            fallback_notes=fallbacks,
         )
 
     def _busy(self, envelope: Envelope, busy: RoleBusy) -> PipelineResult:
         envelope.errors.append(EnvelopeError(busy.role, "busy", str(busy)))
         envelope.update_ts = self._clock.now()
         language = envelope.payload.language or DEFAULT
-        return PipelineResult(
-            ResultKind.BUSY, texts(language).busy, language, envelope, reason="busy", fallback_notes=("busy",)
-        )
+        text = stop_text(ResultKind.BUSY, "busy", language)
+        return PipelineResult(ResultKind.BUSY, text, language, envelope, reason="busy", fallback_notes=("busy",))
 
     def _fail(self, envelope: Envelope, role: Role, kind: str, message: str) -> PipelineResult:
         envelope.errors.append(EnvelopeError(role, kind, message))
         envelope.update_ts = self._clock.now()
         language = envelope.payload.language or DEFAULT
-        words = texts(language)
-        text = words.timeout if kind == "timeout" else words.failure
+        text = stop_text(ResultKind.FAILURE, kind, language)
         log.warning("pipeline.failure", conversation_id=envelope.conversation_id, role=role.value, kind=kind)
         notes = (*fallback_notes(envelope), f"{role.value}: {kind}")
         return PipelineResult(ResultKind.FAILURE, text, language, envelope, reason=kind, fallback_notes=notes)
+
+
+def stop_text(kind: ResultKind, reason: str | None, language: str | None) -> str:
+    """The notice of a run that stopped short (busy, a timeout, any other failure), in `language`."""
+    words = texts(language)
+    if kind is ResultKind.BUSY:
+        return words.busy
+    return words.timeout if reason == "timeout" else words.failure
 
 
 def _describe(exc: Exception) -> str:

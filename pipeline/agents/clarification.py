@@ -96,9 +96,13 @@ class ClarificationAgent:
     async def _nearest_sections(self, payload: Payload, context: Context) -> tuple[SearchHit, ...]:
         if self._retriever is None:
             return ()
+        query = payload.canonical_question or payload.text
+        # text_eng is the English of the message; once the question was rewritten (a vague "it doesn't work" in a
+        # thread becomes the thread's topic) it no longer says what to look for
+        english = payload.language in (None, "en")
         request = SearchRequest(
-            text=payload.canonical_question or payload.text,
-            text_eng=payload.text_eng,
+            text=query,
+            text_eng=query if english else (payload.text_eng if query == payload.text else None),
             language=payload.language,
             collections=context.collections,
             top_k=20,

@@ -49,7 +49,7 @@ def voting_text(text: str) -> str:
     for name in sorted(identifiers(text), key=len, reverse=True):
         text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", text, flags=re.IGNORECASE)
     text = _CAMEL.sub(" ", text)
-    kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡").lower() not in PRODUCT_NAMES]
+    kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡؟？。،").lower() not in PRODUCT_NAMES]
     return " ".join(kept)
 
 
@@ -107,7 +107,7 @@ class LangAgent:
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         text = one_line(strip_mentions(payload.text))
-        foreign = unsupported_script(text)
+        foreign = unsupported_script(voting_text(text))  # "ما هو docbot؟": the product's name does not vote
         if foreign is not None:
             result = payload.evolve(language=foreign, confidence=1.0)
             return AgentResult(result, f"language={foreign} (script; no templates, answered in English)")

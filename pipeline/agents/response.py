@@ -22,6 +22,7 @@ import numpy as np
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.agents.guardrails import beyond_capability
+from pipeline.closest import close_sections, closest_list
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
 from pipeline.types import Embedder, QualityDecision, Role, SearchQuality, SourceReference
@@ -115,13 +116,26 @@ def _units_of(source: SourceReference, wanted: set[str], stop: frozenset[str], l
     return units
 
 
-def no_coverage_answer(language: str | None, sources: tuple[SourceReference, ...], limit: int = 3) -> str:
+def no_coverage_answer(
+    language: str | None,
+    sources: tuple[SourceReference, ...],
+    limit: int = 3,
+    *,
+    question: str | None = None,
+    docs_language: str = "en",
+) -> str:
+    """"The docs don't seem to cover this" in the person's language, then the closest sections labelled with their
+    page as cited bullets; with `question`, only the sections reasonably close to it (`pipeline.closest`)."""
     words = texts(language)
     note = "" if is_supported(language) else f"\n\n{UNSUPPORTED_LANGUAGE}"
-    if not sources:
+    listed = (
+        list(sources[:limit])
+        if question is None
+        else close_sections(question, sources, language=language, docs_language=docs_language, limit=limit)
+    )
+    if not listed:
         return words.no_coverage + note
-    bullets = "\n".join(f"- **{s.title}** [{s.number}]" for s in sources[:limit])
-    return f"{words.no_coverage}\n\n{words.closest_sections}\n{bullets}{note}"
+    return f"{words.no_coverage}\n\n{closest_list(language, listed)}{note}"
 
 
 MIN_RELATIVE_SIMILARITY = 0.5
@@ -152,8 +166,11 @@ class ResponseAgent:
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         sources = payload.source_references
+        asked = payload.text_eng or payload.canonical_question or payload.text
         if not sources or payload.search_quality is SearchQuality.POOR:
-            answer = no_coverage_answer(payload.language, sources)
+            answer = no_coverage_answer(
+                payload.language, sources, question=asked, docs_language=context.docs_language
+            )
             reason = "no_sources" if not sources else "poor_search"
             return AgentResult(payload.evolve(response=answer, docs_insufficient=reason), "documents insufficient")
         question = payload.canonical_question or payload.text
@@ -164,7 +181,9 @@ class ResponseAgent:
             ranked = [u for u in ranked if textutil.comparable(u.text)[:120] not in previous]
         picked = self._pick(ranked, question, payload.language, context.docs_language)
         if not picked:
-            answer = no_coverage_answer(payload.language, sources)
+            answer = no_coverage_answer(
+                payload.language, sources, question=asked, docs_language=context.docs_language
+            )
             uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_block")
             return AgentResult(uncovered, "no quotable block")
         body = "\n\n".join(self._quote(u) for u in picked)

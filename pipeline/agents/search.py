@@ -29,6 +29,7 @@ from pipeline.types import (
 )
 
 MAX_LABEL_CHARS = 75  # Slack button labels
+MIN_PAGE_CHARS = 16  # the least of a page's name a shortened label keeps
 
 
 def section_actions(hits: tuple[SearchHit, ...], *, floor: float, limit: int) -> tuple[SuggestedAction, ...]:
@@ -44,14 +45,25 @@ def section_actions(hits: tuple[SearchHit, ...], *, floor: float, limit: int) ->
             continue
         seen.add(key)
         value = section_key(hit)
-        label = value if len(value) <= MAX_LABEL_CHARS else title  # "Slack › Creating the app": the page says which
-        actions.append(SuggestedAction(label=shorten(label, MAX_LABEL_CHARS), kind=ActionKind.SEARCH, value=value))
+        actions.append(SuggestedAction(label=choice_label(value, title), kind=ActionKind.SEARCH, value=value))
         if len(actions) == limit:
             break
     return tuple(actions)
 
 
 KEYWORD_ONLY = "keyword-only"  # the hop's strategy when the vector index failed; the reply gets a note
+
+
+def choice_label(key: str, title: str) -> str:
+    """A button's label: "Slack › Creating the app" (the page says which section it is); when that is too long for a
+    button, the page is shortened, never dropped ("Reliability: nothing lost… › What happens when things go wrong")."""
+    if len(key) <= MAX_LABEL_CHARS or key == title:
+        return shorten(key, MAX_LABEL_CHARS)
+    page = key[: len(key) - len(title)].removesuffix(" › ")
+    room = MAX_LABEL_CHARS - len(title) - len(" › ")
+    if room < MIN_PAGE_CHARS:  # a long section title: both shortened, the page first
+        return shorten(f"{shorten(page, MIN_PAGE_CHARS)} › {title}", MAX_LABEL_CHARS)
+    return f"{shorten(page, room)} › {title}"
 
 
 def section_key(hit: SearchHit) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.locales import de, en, es, fr, ru, zh
+from pipeline.locales import de, en, es, fr, ru, unsupported, zh
 from pipeline.locales.base import Lexicon, Texts
 from pipeline.text import has_cjk, tokens
 
@@ -18,7 +18,7 @@ DEFAULT = "en"
 
 __all__ = [
     "DEFAULT", "SUPPORTED", "UNSUPPORTED_LANGUAGE", "Lexicon", "Texts", "all_lexicons", "content_words",
-    "is_supported", "lexicon", "texts",
+    "is_supported", "lexicon", "texts", "unsupported_line", "with_unsupported_line",
 ]  # fmt: skip
 
 
@@ -26,16 +26,29 @@ def _base(lang: str | None) -> str:
     return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
 
 
-# One line above an answer to a question in a language without templates; English by design (we have no other).
-UNSUPPORTED_LANGUAGE = (
-    "I can't answer in your language yet, so this answer is in English "
-    "(supported: English, Spanish, German, French, Russian, Chinese)."
-)
+# One line above an answer to a question in a language without templates, in English (`unsupported_line` adds the
+# person's own language where we have it).
+UNSUPPORTED_LANGUAGE = unsupported.IN_ENGLISH
 
 
 def is_supported(lang: str | None) -> bool:
     """Whether `lang` has its own templates (None means the default)."""
     return lang is None or _base(lang) in _TEXTS
+
+
+def unsupported_line(lang: str | None) -> str:
+    """The line saying `lang` has no templates: in English, then in `lang` itself when we have it."""
+    own = unsupported.IN_THEIR_LANGUAGE.get(_base(lang))
+    return f"{UNSUPPORTED_LANGUAGE}\n{own}" if own else UNSUPPORTED_LANGUAGE
+
+
+def with_unsupported_line(text: str, lang: str | None) -> str:
+    """`text` as said to a person writing in `lang`: unchanged for a language with templates, else opened by
+    `unsupported_line` (once: an answer whose framing already opens with the English line gets the rest of it)."""
+    if is_supported(lang):
+        return text
+    body = text.removeprefix(UNSUPPORTED_LANGUAGE).lstrip("\n") if text.startswith(UNSUPPORTED_LANGUAGE) else text
+    return f"{unsupported_line(lang)}\n\n{body}" if body else unsupported_line(lang)
 
 
 def texts(lang: str | None) -> Texts:

@@ -52,13 +52,20 @@ async def test_lead_in_follows_the_language_of_the_question() -> None:
 
 
 async def test_poor_evidence_says_the_docs_do_not_cover_it_and_lists_the_closest() -> None:
-    payload = Payload(text="q", language="fr", search_quality=SearchQuality.POOR).evolve(
-        search_results=(hit("Factory reset", 0.35), hit("Wi-Fi setup", 0.3))
-    )
-    payload = (await AugmentationAgent().run(payload, Context())).payload
+    hits = (hit("Factory reset", 0.35), hit("Wi-Fi setup", 0.3))
+    payload = Payload(text="factory reset of the TV", language="fr", search_quality=SearchQuality.POOR)
+    payload = (await AugmentationAgent().run(payload.evolve(search_results=hits), Context())).payload
     answer = (await ResponseAgent().run(payload, Context())).payload.response or ""
     assert answer.startswith(texts("fr").no_coverage)
-    assert "- **Factory reset** [1]" in answer
+    assert "- **Guide › Factory reset** [1]" in answer and "Wi-Fi" not in answer  # with its page; only the close one
+
+
+async def test_poor_evidence_far_from_every_section_lists_none() -> None:
+    hits = (hit("Factory reset", 0.35), hit("Wi-Fi setup", 0.3))
+    payload = Payload(text="how do I bake sourdough bread?", language="fr", search_quality=SearchQuality.POOR)
+    payload = (await AugmentationAgent().run(payload.evolve(search_results=hits), Context())).payload
+    answer = (await ResponseAgent().run(payload, Context())).payload.response or ""
+    assert answer == texts("fr").no_coverage
 
 
 class KeywordEmbedder:
