@@ -27,9 +27,17 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
 def render_reply(reply: Reply) -> str:
-    """Rich markup for a reply: text, sources, numbered choices."""
+    """Rich markup for a reply: text (tables aligned, code blocks indented without their fences), sources,
+    numbered choices."""
     lines: list[str] = []
+    fenced = False
     for line in rewrite_tables(reply.text, aligned).splitlines():
+        if line.strip().startswith(("```", "~~~")):  # a code block: its lines indented as they are, no fences
+            fenced = not fenced
+            continue
+        if fenced:
+            lines.append(f"      [cyan]{escape(line)}[/cyan]")
+            continue
         safe = _BOLD.sub(r"[bold]\1[/bold]", escape(line))
         lines.append(f"  [dim]│[/dim] [italic]{safe[2:]}[/italic]" if line.startswith("> ") else f"  {safe}")
     if reply.note:

@@ -3,9 +3,10 @@
 Search always returns something: asked "how do I bake sourdough bread?", the nearest sections of a bot's docs are
 benchmarks and model notes, which help nobody. A refusal lists a section only when it is *reasonably close*: its
 page or section title shares a content word of the question, or its text shares at least two of them (all of them
-when the question has one). A word found in most of the candidates (the product's own name, "docbot") says
-nothing about closeness and is left out. Words are compared stemmed in the docs' language, function words of the
-question's and the docs' language left out; names and identifiers ("Slack", "DOCBOT_LLM_MODEL") match in any language.
+when the question has one). A word found in the text of most candidates (the product's own name, "docbot")
+says nothing about closeness there and is not counted. Words are compared stemmed in the docs' language, function
+words of the question's and the docs' language left out; names and identifiers ("Slack", "DOCBOT_LLM_MODEL") match
+in any language.
 Each is labelled with its page, "Slack › Creating the app", never a bare heading ("Results").
 """
 
@@ -68,8 +69,9 @@ def close_sections(
         )
         for s in sections
     ]
+    in_text = wanted
     if len(sections) >= UBIQUITOUS_FROM:
-        wanted = frozenset(w for w in wanted if sum(w in path | body for path, body in words) * 2 <= len(sections))
+        in_text = frozenset(w for w in wanted if sum(w in body for _, body in words) * 2 <= len(sections))
     if not wanted:
         return []
     needed_in_text = min(MIN_SHARED_IN_TEXT, len(wanted))
@@ -79,7 +81,7 @@ def close_sections(
         label = section_label(section)
         if label in labels:
             continue
-        if wanted & path or len(wanted & body) >= needed_in_text:
+        if wanted & path or len(in_text & body) >= needed_in_text:
             kept.append(section)
             labels.add(label)
         if len(kept) == limit:

@@ -198,7 +198,18 @@ def shorten(text: str, limit: int) -> str:
 
 # -- blocks: the coherent units an extractive answer quotes ------------------------------------------------------
 
-_BLOCK_PARSER = MarkdownIt("commonmark").enable("table")
+def markdown_parser() -> MarkdownIt:
+    """CommonMark with GFM tables and, when mdit-py-plugins is installed (a declared dependency), definition lists
+    (`Term` then `: definition` lines) as `dl` blocks; without it a definition list reads as one paragraph."""
+    parser = MarkdownIt("commonmark").enable("table")
+    try:
+        from mdit_py_plugins.deflist import deflist_plugin  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # pragma: no cover - depends on the environment
+        return parser
+    return parser.use(deflist_plugin)
+
+
+_BLOCK_PARSER = markdown_parser()
 _IDENTIFIER = re.compile(
     r"`([^`\n]{2,80})`"  # anything in backticks
     r"|\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b"  # UPPER_SNAKE settings: DOCBOT_LLM_MODEL
@@ -218,7 +229,7 @@ class Block:
 def _kind(token_type: str) -> str:
     name = token_type.removesuffix("_open")
     return {"bullet_list": "list", "ordered_list": "list", "fence": "code", "code_block": "code",
-            "blockquote": "quote", "html_block": "paragraph"}.get(name, name)  # fmt: skip
+            "blockquote": "quote", "html_block": "paragraph", "dl": "list"}.get(name, name)  # fmt: skip
 
 
 def blocks(text: str) -> list[Block]:

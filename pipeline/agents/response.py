@@ -14,6 +14,7 @@ A poor search gets "the docs don't cover this" and the closest sections instead.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -68,6 +69,34 @@ def _defines(unit: Unit, name: str) -> bool:
         if head.startswith(name.lower()):
             return True
     return False
+
+
+def _items_naming(unit: Unit, names: set[str]) -> Unit:
+    """A bullet list (a definition list, a list of codes) cut to its intro and the items that mention one of
+    `names`: "what does ZX-42 mean?" quotes the ZX-42 item, not ZX-17 before it; a table to its header and the rows
+    naming it (`KETTLE_KEEP_WARM` shares "kettle" with every row). Numbered steps stay whole."""
+    if unit.kind == "table":
+        lead, header, rows = textutil.table_rows(unit.text)
+        named = [r for r in rows if any(textutil.mentions_identifier(r, n) for n in names)]
+        if not header or not named or len(named) == len(rows):
+            return unit
+        return dataclasses.replace(unit, text="\n".join([*lead, *header, *named]))
+    if unit.kind != "list" or unit.ordered:
+        return unit
+    intro: list[str] = []
+    items: list[list[str]] = []
+    for line in unit.text.splitlines():
+        if line[:1] in "-*+" and line[1:2] == " ":
+            items.append([line])
+        elif items:
+            items[-1].append(line)  # a nested item or a continuation line belongs to its item
+        else:
+            intro.append(line)
+    kept = [item for item in items if any(textutil.mentions_identifier("\n".join(item), n) for n in names)]
+    if not kept or len(kept) == len(items):
+        return unit
+    text = "\n".join([*intro, *(line for item in kept for line in item)])
+    return dataclasses.replace(unit, text=text)
 
 
 def _units_of(source: SourceReference, wanted: set[str], stop: frozenset[str], language: str) -> list[Unit]:
@@ -214,7 +243,7 @@ class ResponseAgent:
         names = textutil.identifiers(question)
         named = [u for u in units if any(textutil.mentions_identifier(u.text, n) for n in names)]
         if named:
-            units = named  # an exact name the docs have: only what contains it answers
+            units = [_items_naming(u, names) for u in named]  # an exact name the docs have: only what contains it
         defines = {id(u): any(_defines(u, n) for n in names) for u in units}
         if not units:
             return []

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from bs4 import BeautifulSoup, Tag
-from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
+from pipeline.text import markdown_parser
 from storage.ingest.errors import IngestError
 from storage.ingest.model import SourceChunk, SourceDoc
 from storage.ingest.text import Section, normalise_space, pack_blocks, slugify, split_long, unique_anchor
@@ -23,8 +24,10 @@ DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
 
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
 _INDENT = "\x00"  # a nested list's indent while HTML text is tidied (whitespace there is layout, not structure)
-_MARKDOWN = MarkdownIt("commonmark").enable("table")
-_STRUCTURED = frozenset({"table", "ordered_list", "bullet_list", "fence", "code_block", "blockquote", "html_block"})
+_MARKDOWN = markdown_parser()  # CommonMark, GFM tables, definition lists
+_STRUCTURED = frozenset(
+    {"table", "ordered_list", "bullet_list", "dl", "fence", "code_block", "blockquote", "html_block"}
+)
 
 
 def _block_kind(token_type: str) -> str:
@@ -66,6 +69,11 @@ def markdown_sections(text: str) -> list[Section]:
             blocks = []
             i += 3
             continue
+        if token.type == "dl_open":
+            definitions, i = _definition_list(tokens, i)
+            if definitions:
+                blocks.append(("dl", definitions))
+            continue
         if token.map is not None and token.type != "hr":
             start, stop = token.map
             chunk = "\n".join(line.rstrip() for line in lines[start:stop]).strip("\n")
@@ -74,6 +82,32 @@ def markdown_sections(text: str) -> list[Section]:
         i += 1
     close()
     return [s for s in sections if s.title or s.text]
+
+
+def _definition_list(tokens: list[Token], start: int) -> tuple[str, int]:
+    """A definition list (`Term` / `: definition`) as `- **Term**: definition` items, the form HTML `<dl>`s take,
+    which every chat renders as a list; and the index after its `dl_close`."""
+    items: list[str] = []
+    depth = 0
+    i = start
+    while i < len(tokens):
+        token = tokens[i]
+        depth += token.nesting if token.type in ("dl_open", "dl_close") else 0
+        if token.type == "dl_close" and depth == 0:
+            return "\n".join(items), i + 1
+        if token.type == "dt_open":
+            term = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            items.append(f"- **{' '.join(term.split())}**")
+        elif token.type == "dd_open":
+            closing = next((k for k in range(i + 1, len(tokens)) if tokens[k].type == "dd_close"
+                            and tokens[k].level == token.level), len(tokens))  # fmt: skip
+            words = " ".join(" ".join(t.content.split()) for t in tokens[i + 1 : closing] if t.type == "inline")
+            if items and words:
+                joint = ": " if items[-1].endswith("**") else (" " if items[-1].endswith((".", "!", "?")) else "; ")
+                items[-1] = f"{items[-1]}{joint}{words}"
+            i = closing
+        i += 1
+    return "\n".join(items), i
 
 
 def _dedent(block: str) -> str:

@@ -61,6 +61,15 @@ async def test_requests_beyond_capability_and_scope_are_refused(runner: Pipeline
     assert unrelated.text == texts("en").refusal["out_of_scope"]
 
 
+async def test_an_out_of_scope_refusal_lists_the_sections_near_it_with_their_page(runner: PipelineRunner) -> None:
+    result = await ask(runner, "Who painted the Mona Lisa and which remote island did he visit?")
+    assert (result.kind, result.reason) == (ResultKind.REFUSAL, "out_of_scope")
+    refusal, heading = texts("en").refusal["out_of_scope"], texts("en").closest_sections
+    assert result.text.startswith(f"{refusal}\n\n{heading}\n")
+    assert [s.title for s in result.sources] == ["Pairing the remote", "Remote batteries"]  # the near ones only
+    assert "- **Orbit speaker › Pairing the remote** [1]" in result.text  # labelled with its page, cited
+
+
 async def test_ambiguous_question_offers_sections_and_resumes_with_the_choice() -> None:
     runner = make_runner(WordRetriever(good=0.3, excellent=0.95))  # three sections match equally: which one?
     result = await ask(runner, "ring light?")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pipeline.agents.clarification import ClarificationAgent
-from pipeline.agents.search import SearchAgent, section_key
+from pipeline.agents.search import MAX_LABEL_CHARS, SearchAgent, section_actions, section_key
 from pipeline.envelope import Context, Payload
 from pipeline.locales import SUPPORTED, texts
 from pipeline.types import (
@@ -191,3 +193,13 @@ def test_whether_a_message_answers_the_pending_clarification(reply: str, answers
         suggested_actions=(SuggestedAction("Guide › Network reset", ActionKind.SEARCH, "Guide › Network reset"),)
     )
     assert answers_clarification(pending, reply) is answers
+
+
+def test_a_choice_too_long_for_a_button_shortens_its_page_and_keeps_it() -> None:
+    """Issue 14: choices were labelled "What happens when things go wrong" (the page dropped when too long)."""
+    page, title = "Reliability: nothing lost, nothing twice", "What happens when things go wrong"
+    long_hit = replace(hit(title, 0.9), crumbs=(page, title))
+    (choice,) = section_actions((long_hit,), floor=0.0, limit=4)
+    assert choice.value == f"{page} › {title}"  # what a press searches: the whole key
+    assert len(choice.label) <= MAX_LABEL_CHARS and choice.label.endswith(f"… › {title}")
+    assert choice.label.startswith("Reliability")

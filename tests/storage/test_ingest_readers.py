@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from storage.ingest.readers import html_to_markdown, markdown_sections, sections_to_doc, seed_records
@@ -146,3 +148,24 @@ def test_html_tables_lists_definitions_and_code_become_markdown_blocks() -> None
     assert "```\ndocbot run\n  --verbose\n```" in markdown
     blocks = markdown_sections(markdown)[-1].blocks
     assert len(blocks) == 4  # table, ordered list, definitions, code: one block each
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mdit_py_plugins") is None,
+    reason="mdit-py-plugins (definition lists) is not installed: pip install -e '.[dev]'",
+)
+def test_a_markdown_definition_list_is_one_block_of_term_items_like_an_html_one() -> None:
+    (section,) = markdown_sections(
+        "## Settings\n\nThe two settings that matter:\n\n"
+        "DOCBOT_LLM_MODEL\n: The model name.\n  Sent to the endpoint.\n\n"
+        "DOCBOT_ROLE_QUEUE_LIMIT\n: Requests waiting per role.\n: Beyond it, people are told the bot is busy.\n\n"
+        "Anything else keeps its default.\n"
+    )
+    assert section.blocks == (
+        "The two settings that matter:\n\n"  # the intro ending in ":" stays with its list
+        "- **DOCBOT_LLM_MODEL**: The model name. Sent to the endpoint.\n"
+        "- **DOCBOT_ROLE_QUEUE_LIMIT**: Requests waiting per role. Beyond it, people are told the bot is busy.",
+        "Anything else keeps its default.",
+    )
+    _, html = html_to_markdown("<dl><dt>DOCBOT_LLM_MODEL</dt><dd>The model name.</dd></dl>")
+    assert "- **DOCBOT_LLM_MODEL**: The model name." in html  # the same form as HTML's <dl>
