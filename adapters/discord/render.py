@@ -14,7 +14,8 @@ import discord
 
 from adapters.discord.buttons import ActionButton, ButtonRef
 from adapters.tables import aligned, rewrite_tables
-from pipeline.messages import Citation, Reply, ReplyAction
+from pipeline.closest import section_label
+from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 
 MESSAGE_LIMIT = 2000
@@ -120,15 +121,22 @@ def button_style(kind: ActionKind) -> discord.ButtonStyle:
     return discord.ButtonStyle.secondary
 
 
-def action_view(actions: tuple[ReplyAction, ...], asker_id: int) -> discord.ui.View | None:
-    """Persistent buttons (no timeout): one per action, in order; their custom_id holds the stored-action id."""
-    if not actions:
+def action_view(
+    actions: tuple[ReplyAction, ...], asker_id: int, links: tuple[Citation, ...] = ()
+) -> discord.ui.View | None:
+    """Persistent buttons (no timeout): one per action, in order; their custom_id holds the stored-action id. Then
+    one link button per section in `links` (the closest sections under a refusal), which opens it."""
+    links = tuple(c for c in links if c.url.startswith(("https://", "http://")))[: MAX_BUTTONS - len(actions)]
+    if not actions and not links:
         return None
     view = discord.ui.View(timeout=None)
     for action in actions[:MAX_BUTTONS]:
         ref = ButtonRef(action_id=action.id, asker_id=asker_id, ask_human=action.kind is ActionKind.HUMAN)
         label = shorten(action.label, BUTTON_LABEL_LIMIT)
         view.add_item(ActionButton(ref, label=label, style=button_style(action.kind)))
+    for citation in links:
+        label = shorten(section_label(citation), BUTTON_LABEL_LIMIT)
+        view.add_item(discord.ui.Button(style=discord.ButtonStyle.link, label=label, url=citation.url))
     return view
 
 
@@ -151,7 +159,7 @@ def render_reply(
     messages[-1] = OutgoingMessage(
         content=last.content,
         embed=sources_embed(reply.citations, sources_heading),
-        view=action_view(reply.actions, asker_id),
+        view=action_view(reply.actions, asker_id, reply.citations if reply.kind is ReplyKind.REFUSAL else ()),
         allowed_mentions=last.allowed_mentions,
     )
     return messages

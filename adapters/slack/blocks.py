@@ -6,6 +6,7 @@ Limits: 50 blocks per message, 3,000 characters per section text, about 12,000 c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +23,9 @@ from slack_sdk.models.blocks import (
 
 from adapters.slack.mrkdwn import inert, link, to_mrkdwn
 from adapters.slack.wording import wording
+from pipeline.closest import section_label
 from pipeline.locales import texts
-from pipeline.messages import Citation, Reply, ReplyAction
+from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 
 MAX_BLOCKS = 50
@@ -38,9 +40,12 @@ ACTION_PREFIX = "docbot:"  # every button's action_id starts with this; the valu
 OPTIONS_BLOCK = "docbot_options"
 FEEDBACK_BLOCK = "docbot_feedback"
 CHOICE_BLOCK = "docbot_choice"
+SECTIONS_BLOCK = "docbot_sections"
+LINK_PREFIX = "docbot_link:"  # not ACTION_PREFIX: a link press is never a stored action
 
 _FEEDBACK_KINDS = (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL, ActionKind.HUMAN)
 _STYLES = {ActionKind.HELPFUL: "primary"}
+_SAFE_LINK = re.compile(r"^https?://[^\s<>|]+$", re.IGNORECASE)
 
 Blocks = list[dict[str, Any]]
 
@@ -156,6 +161,9 @@ def _tail_blocks(reply: Reply) -> Blocks:
     feedback = [a for a in reply.actions if a.kind in _FEEDBACK_KINDS]
     if options:
         blocks.append(ActionsBlock(block_id=OPTIONS_BLOCK, elements=[_button(a, i) for i, a in enumerate(options)]))
+    links = [c for c in reply.citations if _SAFE_LINK.match(c.url)][:MAX_CHOICES]
+    if reply.kind is ReplyKind.REFUSAL and links:  # the closest sections under a refusal: one link button each
+        blocks.append(ActionsBlock(block_id=SECTIONS_BLOCK, elements=[_link_button(c) for c in links]))
     if feedback:
         blocks.append(ActionsBlock(block_id=FEEDBACK_BLOCK, elements=[_button(a, i) for i, a in enumerate(feedback)]))
     return [b.to_dict() for b in blocks]
@@ -186,6 +194,15 @@ def _button(action: ReplyAction, index: int) -> ButtonElement:
         action_id=f"{ACTION_PREFIX}{action.kind.value}:{index}",
         value=action.id,
         style=_STYLES.get(action.kind),
+    )
+
+
+def _link_button(citation: Citation) -> ButtonElement:
+    """A URL button opening a section (Slack still sends the press; the catch-all listener acknowledges it)."""
+    label = section_label(citation)
+    label = label if len(label) <= MAX_BUTTON_LABEL else label[: MAX_BUTTON_LABEL - 1] + "…"
+    return ButtonElement(
+        text=PlainTextObject(text=label, emoji=True), action_id=f"{LINK_PREFIX}{citation.number}", url=citation.url
     )
 
 

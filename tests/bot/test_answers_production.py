@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from discord import ui as discord_ui
 from rich.console import Console
 
 from adapters.console import ConsoleChat
 from adapters.discord.render import render_reply as discord_render
+from adapters.slack.blocks import ACTION_PREFIX, SECTIONS_BLOCK
 from adapters.slack.blocks import render_reply as slack_render
 from bot.app import App
 from bot.delivery import Delivery, DeliveryConfig
@@ -75,10 +77,16 @@ async def test_an_off_topic_question_near_a_section_lists_it_with_its_page_as_a_
         page_and_section = " › ".join([*citation.crumbs[:-1][-1:], citation.title])
         assert f"- **{page_and_section}** [{citation.number}]" in reply.text  # "Error messages › No picture on the TV"
     url = reply.citations[0].url
-    slack = slack_render(reply)[0]
+    slack = slack_render(reply)[-1]
     assert f"<{url}|[1]>" in str(slack.blocks)  # Slack: the [1] marker links to the section
+    (sections,) = [b for b in slack.blocks if b.get("block_id") == SECTIONS_BLOCK]
+    assert [e["url"] for e in sections["elements"]] == [c.url for c in reply.citations]  # and a link button each
+    assert not any(e["action_id"].startswith(ACTION_PREFIX) for e in sections["elements"])  # never a stored action
     discord = discord_render(reply, asker_id=1, sources_heading=texts(language).sources_heading)[-1]
     assert discord.embed is not None and f"]({url})" in (discord.embed.description or "")  # Discord: masked link
+    assert discord.view is not None
+    links = [b for b in discord.view.children if isinstance(b, discord_ui.Button) and b.url]
+    assert [b.url for b in links] == [c.url for c in reply.citations]  # link buttons under the feedback buttons
 
 
 # -- 2. notices in the language of the message they answer ---------------------------------------------------------
@@ -115,12 +123,12 @@ async def test_the_busy_notice_is_in_the_language_of_the_message_it_answers(
 ) -> None:
     """Held at search, the lang role has run; held at lang, the service finds the language itself."""
     app: App = await make_app(role_limits={held.value: 1}, role_queue_limit=0)
-    first, root = await thread_ask(app, "Wie tausche ich die Batterien der Fernbedienung aus?")
-    assert first is not None and first.kind is ReplyKind.ANSWER and first.language == "de"
+    first, root = await thread_ask(app, "How do I replace the batteries of the remote control?")
+    assert first is not None and first.kind is ReplyKind.ANSWER and first.language == "en"
     async with app.runner.limits()[held].slot():  # the role's only slot is taken and nobody may wait
-        second, _ = await thread_ask(app, "How do I replace the batteries of the remote control?", root)
+        second, _ = await thread_ask(app, "Wie tausche ich die Batterien der Fernbedienung aus?", root)
     assert second is not None and second.kind is ReplyKind.NOTICE and second.reason == "busy"
-    assert (second.language, second.text) == ("en", texts("en").busy)
+    assert (second.language, second.text) == ("de", texts("de").busy)
 
 
 async def test_the_timeout_notice_is_in_the_language_of_the_message_it_answers(make_app: Callable[..., Any]) -> None:
@@ -163,7 +171,7 @@ async def test_the_apology_is_in_the_language_of_the_message_that_could_not_be_a
     clock, sink = Clock(), _Sink()
     delivery = Delivery(  # as App.serve wires it: the apology's language comes from the service
         app.db,
-        _AnswersFirstOnly(app),  # type: ignore[arg-type]
+        _AnswersFirstOnly(app),
         {"slack": sink},
         "w1",
         language_for=app.service.language_of,
@@ -255,7 +263,7 @@ async def test_a_regenerate_round_quotes_something_else(app: App) -> None:
     seen: list[str] = []
 
     class RegenerateOnce:
-        role = Role.QUALITY
+        role: ClassVar[Role] = Role.QUALITY
 
         async def run(self, payload: Any, context: Any) -> Any:
             result = await quality.run(payload, context)
