@@ -428,7 +428,6 @@ class HybridRetriever:
         matrix = np.vstack([t for t in titles if t is not None])
         return np.asarray((matrix @ vectors.T).max(axis=1), dtype=np.float32)
 
-
     def _unit_cosines(
         self, corpus: SearchCorpus, candidates: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]
     ) -> npt.NDArray[np.float32] | None:
