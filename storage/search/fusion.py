@@ -51,7 +51,8 @@ class LevelWeights:
 # The title level, for a question in another language than the docs: each section's crumbs/title path embedded on
 # its own. A short question and a short title match across languages far better than a question and a long passage
 # (see the module docstring for the figures). Monolingual questions do without it: their keywords already match the
-# titles, and on the e-manual's 426 English questions it (as a plain mean) lowered hit@5 from 0.948 to 0.913.
+# titles, and on the e-manual's 426 English questions it (as a plain mean) lowered hit@5 from 0.948 to 0.913. (As
+# these raises, titles and units together lifted English on three sets; docs/benchmarks.md says why that waits.)
 # Weight 2 (2/3 of the way up) was chosen on the tune half together with the unit level's.
 TITLE_WEIGHT = 2.0
 # More distinct title paths than this and the level is skipped: they are embedded in the background after the
