@@ -168,6 +168,8 @@ class HybridRetriever:
         if units_of is None:
             self._chunk_units = {}
             return
+        # until the new units are in, a candidate whose text changed (or is new) leaves the level out
+        self._chunk_units = {c: u for c, u in self._chunk_units.items() if units_of.get(c) == u}
         if not self._unit_vectors:
             self._unit_vectors.update(await asyncio.to_thread(self._read_vectors, "units"))
         missing = list(dict.fromkeys(u for units in units_of.values() for u in units if u not in self._unit_vectors))
