@@ -8,12 +8,11 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from storage.search.tokenize import tokenize
+from storage.search.tokenize import sentences, tokenize
 
 MAX_CHUNK_CHARS = 1200
 CHUNK_OVERLAP_CHARS = 150
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}")
 _SPACES = re.compile(r"[ \t]+")
 
 
@@ -34,11 +33,6 @@ def unique_anchor(slug: str, seen: dict[str, int]) -> str:
 def normalise_space(text: str) -> str:
     lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-def sentences(text: str) -> list[str]:
-    parts = (" ".join(p.split()) for p in _SENTENCE_END.split(text))
-    return [p for p in parts if len(p) > 2 and not p.startswith("#")]
 
 
 def summary_of(text: str, *, max_chars: int = 300) -> str:

@@ -3,7 +3,8 @@
 Across languages (`python -m bench.crosslang`, 56 e-manual questions translated to ru/es/de/zh/fr, tuned on one
 half and reported on the other): the keyword level finds little (hit@1 0.00-0.21), and the question/passage cosine
 alone got hit@1 0.32-0.43 on the held-out half where the English originals got 0.86. Raising it toward the cosine
-between the question and the section's title path (`with_titles`) gave 0.39-0.61 (hit@5 0.71-0.86; English 0.93).
+between the question and the section's title path (`with_titles`), then toward the best cosine between the question
+and one of the chunk's sentences (`with_units`), lifts it; the figures are in docs/benchmarks.md.
 
 A fixed blend of keyword and embedding scores loses one of two cases: a question in another language than the docs
 (its words are absent from the corpus, so keyword scores are noise) or an exact term such as an error code (which the
@@ -50,13 +51,21 @@ class LevelWeights:
 # The title level, for a question in another language than the docs: each section's crumbs/title path embedded on
 # its own. A short question and a short title match across languages far better than a question and a long passage
 # (see the module docstring for the figures). Monolingual questions do without it: their keywords already match the
-# titles, and on the e-manual's 426 English questions it (as a plain mean) lowered hit@5 from 0.948 to 0.913.
-TITLE_WEIGHT = 1.0
+# titles, and on the e-manual's 426 English questions it (as a plain mean) lowered hit@5 from 0.948 to 0.913. (As
+# these raises, titles and units together lifted English on three sets; docs/benchmarks.md says why that waits.)
+# Weight 2 (2/3 of the way up) was chosen on the tune half together with the unit level's.
+TITLE_WEIGHT = 2.0
 # More distinct title paths than this and the level is skipped: they are embedded in the background after the
 # retriever loads (new ones on reload) and kept beside the search snapshot, at 4.9 titles/s measured on 2 cores at
 # load average 23 (faster on an idle box).
 MAX_TITLES = 1000
-TITLE_BATCH = 16  # titles embedded per call: a question's own embedding waits for one batch at most
+TITLE_BATCH = 16  # titles (and units) embedded per call: a question's own embedding waits for one batch at most
+# The unit level, for a question in another language than the docs: every sentence of a chunk embedded on its own
+# (`storage.search.units`), the chunk scored by its best one. Applied after the title level, with the same rule.
+UNIT_WEIGHT = 2.0
+# More units than this and the level is skipped: the e-manual's 343 chunks give 2,090 units, embedded in the
+# background (see docs/benchmarks.md for the time it takes).
+MAX_UNITS = 5000
 
 
 def title_path(crumbs: tuple[str, ...], title: str) -> str:
@@ -64,16 +73,29 @@ def title_path(crumbs: tuple[str, ...], title: str) -> str:
     return " > ".join(p for p in parts if p)
 
 
+def raised_toward(
+    cosine: npt.NDArray[np.float32], other: npt.NDArray[np.float32] | None, weight: float
+) -> npt.NDArray[np.float32]:
+    """`cosine` raised toward `other` where that is higher, by w / (1 + w) of the difference; never lowered."""
+    if other is None or weight <= 0:
+        return cosine
+    raised: npt.NDArray[np.float32] = cosine + np.float32(weight / (1.0 + weight)) * np.maximum(0.0, other - cosine)
+    return raised.astype(np.float32)
+
+
 def with_titles(
     cosine: npt.NDArray[np.float32], title_cosine: npt.NDArray[np.float32] | None, weight: float | None = None
 ) -> npt.NDArray[np.float32]:
-    """The dense level's cosine, raised toward its title path's cosine where that is higher (by w / (1 + w) of the
-    difference; never lowered: a plain mean of the two lost 2 of 10 Spanish questions on the fixture manual)."""
-    w = TITLE_WEIGHT if weight is None else weight
-    if title_cosine is None or w <= 0:
-        return cosine
-    raised: npt.NDArray[np.float32] = cosine + np.float32(w / (1.0 + w)) * np.maximum(0.0, title_cosine - cosine)
-    return raised.astype(np.float32)
+    """The dense level's cosine, raised toward its title path's cosine where that is higher (never lowered: a plain
+    mean of the two lost 2 of 10 Spanish questions on the fixture manual)."""
+    return raised_toward(cosine, title_cosine, TITLE_WEIGHT if weight is None else weight)
+
+
+def with_units(
+    cosine: npt.NDArray[np.float32], unit_cosine: npt.NDArray[np.float32] | None, weight: float | None = None
+) -> npt.NDArray[np.float32]:
+    """The dense level's cosine, raised toward the cosine of the chunk's best unit where that is higher."""
+    return raised_toward(cosine, unit_cosine, UNIT_WEIGHT if weight is None else weight)
 
 
 def dense_to_unit(cosine: npt.NDArray[np.float32], *, cross_language: bool = False) -> npt.NDArray[np.float32]:
@@ -84,10 +106,18 @@ def dense_to_unit(cosine: npt.NDArray[np.float32], *, cross_language: bool = Fal
 
 def is_cross_language(language: str | None, docs_language: str, *, stopword_share: float, coverage: float) -> bool:
     """Whether the question is in another language than the docs: the detected language when the pipeline knows it,
-    else a cheap guess (hardly any English function words and little of the corpus vocabulary)."""
+    else a cheap guess (hardly any English function words and little of the corpus vocabulary).
+
+    The user's language is not always the text's: in LLM mode the search runs on the model's English canonical
+    question while the request still carries the user's language. So English docs and a text that reads as English
+    (English function words and most of its vocabulary in the corpus) are monolingual whatever the language says.
+    None of the 320 translated questions of bench/data reads as English by that rule; 83 of the 86 English ones do."""
+    english_docs = docs_language.split("-")[0].lower() == "en"
+    reads_english = stopword_share >= 0.15 and coverage >= 0.5
     if language:
-        return language.split("-")[0].lower() != docs_language.split("-")[0].lower()
-    return docs_language.startswith("en") and stopword_share < 0.15 and coverage < 0.5
+        other = language.split("-")[0].lower() != docs_language.split("-")[0].lower()
+        return other and not (english_docs and reads_english)
+    return english_docs and stopword_share < 0.15 and coverage < 0.5
 
 
 def dispersion(scores: npt.NDArray[np.float32], *, window: int = 10) -> float:

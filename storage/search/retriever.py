@@ -1,4 +1,5 @@
-"""`HybridRetriever`: dense + keyword + crumbs + summary levels, fused adaptively, one hit per section."""
+"""`HybridRetriever`: dense + keyword + crumbs + summary levels, fused adaptively, one hit per section; for a question
+in another language than the docs, the dense level also reads each section's title path and each chunk's sentences."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from storage.local_index import LocalVectorIndex
 from storage.search.corpus import FetchedDocuments, SearchCorpus, document_hashes, fetch_documents
 from storage.search.fusion import (
     MAX_TITLES,
+    MAX_UNITS,
     TITLE_BATCH,
     adaptive_weights,
     dense_to_unit,
@@ -31,9 +33,11 @@ from storage.search.fusion import (
     is_cross_language,
     title_path,
     with_titles,
+    with_units,
 )
 from storage.search.quality import FITTED, QualityThresholds, grade
 from storage.search.tokenize import stopword_share, tokenize
+from storage.search.units import text_units
 from storage.vector_index import VectorIndex, VectorIndexUnavailable, VectorRecord
 
 log = logging.getLogger(__name__)
@@ -85,8 +89,9 @@ class HybridRetriever:
         self._reload_lock = asyncio.Lock()
         self._snapshot_dir = snapshot_dir
         self._title_vectors: dict[str, npt.NDArray[np.float32]] = {}  # title path -> passage vector (title level)
+        self._unit_vectors: dict[str, npt.NDArray[np.float32]] = {}  # sentence -> passage vector (unit level)
+        self._chunk_units: dict[str, tuple[str, ...]] = {}  # chunk id -> its units, once all of them are embedded
         self._titles_task: asyncio.Task[None] | None = None
-        self._snapshot_dir = snapshot_dir
 
     async def load(self) -> None:
         """Bring the snapshot up to date with the database (restoring the saved one first, at start); searches use
@@ -115,17 +120,24 @@ class HybridRetriever:
             await self._save(updated)
 
     def _start_titles(self, corpus: SearchCorpus) -> None:
-        """Embed the title paths the title level lacks, in the background: loading never waits for them, and a
-        question asked meanwhile is ranked without the title level (it applies once every candidate's title is in)."""
+        """Embed the title paths and units the title and unit levels lack, in the background: loading never waits
+        for them, and a question asked meanwhile is ranked without those levels (each applies once every
+        candidate's titles, or units, are in)."""
         if self._titles_task is not None and not self._titles_task.done():
             self._titles_task.cancel()
-        self._titles_task = asyncio.get_running_loop().create_task(self._embed_titles(corpus))
+        self._titles_task = asyncio.get_running_loop().create_task(self._embed_levels(corpus))
 
-    async def wait_for_titles(self) -> None:
-        """For benchmarks and tests: until the background title embedding has finished."""
+    async def wait_for_levels(self) -> None:
+        """For benchmarks, tests and the CLI: until the background title and unit embedding has finished."""
         if self._titles_task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._titles_task
+
+    wait_for_titles = wait_for_levels  # the earlier name (the title level came first)
+
+    async def _embed_levels(self, corpus: SearchCorpus) -> None:
+        await self._embed_titles(corpus)
+        await self._embed_units(corpus)
 
     async def _embed_titles(self, corpus: SearchCorpus) -> None:
         """Embed each section's title path once (kept across reloads and, with a snapshot folder, across restarts),
@@ -149,11 +161,43 @@ class HybridRetriever:
             return
         await asyncio.to_thread(self._write_titles)
 
+    async def _embed_units(self, corpus: SearchCorpus) -> None:
+        """Embed each chunk's units (`storage.search.units`) once, after the titles, the same way: small batches,
+        kept across reloads and restarts; skipped past `MAX_UNITS` units."""
+        units_of = await asyncio.to_thread(_units_of, corpus)
+        if units_of is None:
+            self._chunk_units = {}
+            return
+        # until the new units are in, a candidate whose text changed (or is new) leaves the level out
+        self._chunk_units = {c: u for c, u in self._chunk_units.items() if units_of.get(c) == u}
+        if not self._unit_vectors:
+            self._unit_vectors.update(await asyncio.to_thread(self._read_vectors, "units"))
+        missing = list(dict.fromkeys(u for units in units_of.values() for u in units if u not in self._unit_vectors))
+        try:
+            for start in range(0, len(missing), TITLE_BATCH):
+                batch = missing[start : start + TITLE_BATCH]
+                vectors = await self._embedder.embed_passages(batch)
+                self._unit_vectors.update(zip(batch, vectors, strict=True))
+        except Exception as exc:  # best effort, as the titles
+            log.warning("unit level not embedded", extra={"error": type(exc).__name__})
+            return
+        self._chunk_units = units_of
+        kept = {u for units in units_of.values() for u in units}
+        self._unit_vectors = {u: v for u, v in self._unit_vectors.items() if u in kept}  # drop those of old texts
+        if missing:
+            await asyncio.to_thread(self._write_units)
+
+    def _vectors_file(self, level: str) -> Path | None:
+        return None if self._snapshot_dir is None else self._snapshot_dir / f"{level}-{self._embedder.dim}.npz"
+
     def _titles_file(self) -> Path | None:
-        return None if self._snapshot_dir is None else self._snapshot_dir / f"titles-{self._embedder.dim}.npz"
+        return self._vectors_file("titles")
 
     def _read_titles(self) -> dict[str, npt.NDArray[np.float32]]:
-        path = self._titles_file()
+        return self._read_vectors("titles")
+
+    def _read_vectors(self, level: str) -> dict[str, npt.NDArray[np.float32]]:
+        path = self._vectors_file(level)
         if path is None or not path.is_file():
             return {}
         try:
@@ -161,21 +205,27 @@ class HybridRetriever:
                 names = [str(n) for n in saved["paths"]]
                 return dict(zip(names, saved["vectors"].astype(np.float32), strict=True))
         except (OSError, ValueError, KeyError) as exc:
-            log.warning("title vectors unreadable", extra={"error": type(exc).__name__})
+            log.warning("level vectors unreadable", extra={"level": level, "error": type(exc).__name__})
             return {}
 
     def _write_titles(self) -> None:
-        path = self._titles_file()
-        if path is None or not self._title_vectors:
+        self._write_vectors("titles", self._title_vectors)
+
+    def _write_units(self) -> None:
+        self._write_vectors("units", self._unit_vectors)
+
+    def _write_vectors(self, level: str, vectors_of: dict[str, npt.NDArray[np.float32]]) -> None:
+        path = self._vectors_file(level)
+        if path is None or not vectors_of:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temp = path.with_name(f".{path.name}-{uuid.uuid4().hex}.npz")
-            names, vectors = list(self._title_vectors), np.vstack(list(self._title_vectors.values()))
+            names, vectors = list(vectors_of), np.vstack(list(vectors_of.values()))
             np.savez(temp, paths=np.array(names), vectors=vectors)
             os.replace(temp, path)
         except OSError as exc:
-            log.warning("title vectors not saved", extra={"error": type(exc).__name__})
+            log.warning("level vectors not saved", extra={"level": level, "error": type(exc).__name__})
 
     reload = load
 
@@ -306,6 +356,7 @@ class HybridRetriever:
         )
         if dense_hits is not None and cross_language:
             cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))
+            cosine = with_units(cosine, self._unit_cosines(corpus, candidates, vectors))
         weights = adaptive_weights(
             coverage,
             dispersion(text_scores[mask]),
@@ -378,6 +429,41 @@ class HybridRetriever:
             return None
         matrix = np.vstack([t for t in titles if t is not None])
         return np.asarray((matrix @ vectors.T).max(axis=1), dtype=np.float32)
+
+    def _unit_cosines(
+        self, corpus: SearchCorpus, candidates: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32] | None:
+        """Per candidate, the best cosine between the query vectors and one of its units; None when the units are
+        not (all) embedded. A chunk without units gets -1 (nothing to raise toward)."""
+        chunk_units = self._chunk_units
+        per_chunk = [chunk_units.get(corpus.chunks[r].id) for r in candidates]
+        if not per_chunk or any(u is None for u in per_chunk):
+            return None
+        units = [u for us in per_chunk if us is not None for u in us]
+        out = np.full(candidates.size, -1.0, dtype=np.float32)
+        if not units:
+            return out
+        sims = (np.vstack([self._unit_vectors[u] for u in units]) @ vectors.T).max(axis=1)
+        start = 0
+        for i, us in enumerate(per_chunk):
+            count = len(us or ())
+            if count:
+                out[i] = sims[start : start + count].max()
+            start += count
+        return out
+
+
+def _units_of(corpus: SearchCorpus) -> dict[str, tuple[str, ...]] | None:
+    """Chunk id -> its units, or None past `MAX_UNITS` units (blocking: reads the chunk texts)."""
+    out: dict[str, tuple[str, ...]] = {}
+    total = 0
+    for row, chunk in enumerate(corpus.chunks):
+        units = tuple(text_units(corpus.text(row)))
+        total += len(units)
+        if total > MAX_UNITS:
+            return None
+        out[chunk.id] = units
+    return out
 
 
 class _Timer:

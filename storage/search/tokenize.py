@@ -12,6 +12,7 @@ from functools import lru_cache
 import Stemmer
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}")
 # Han, Hiragana, Katakana, Hangul syllables, Thai: scripts written without spaces between words.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]+")
 
@@ -62,3 +63,10 @@ def stopword_share(text: str) -> float:
     """Share of the words of `text` that are English function words (about 0.3-0.5 for English questions)."""
     words = _TOKEN.findall(text.lower())
     return sum(w in ENGLISH_STOPWORDS for w in words) / len(words) if words else 0.0
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (ends at . ! ? and their CJK forms, or a blank line), spaces normalised; headings
+    (`#`) and fragments of two characters or fewer dropped."""
+    parts = (" ".join(p.split()) for p in _SENTENCE_END.split(text))
+    return [p for p in parts if len(p) > 2 and not p.startswith("#")]

@@ -14,10 +14,12 @@ from storage.search.fusion import (
     is_cross_language,
     title_path,
     with_titles,
+    with_units,
 )
 from storage.search.keyword import KeywordLevel
 from storage.search.quality import QualityThresholds, grade
 from storage.search.tokenize import stopword_share, tokenize
+from storage.search.units import MAX_UNIT_CHARS, text_units
 
 pytestmark = pytest.mark.unit
 
@@ -42,8 +44,22 @@ def test_question_language_guess() -> None:
     assert is_cross_language(None, "en", stopword_share=german, coverage=0.0)
     assert not is_cross_language(None, "en", stopword_share=english, coverage=0.9)
     assert not is_cross_language(None, "en", stopword_share=0.0, coverage=1.0)  # a bare code like "NX-7731"
-    assert is_cross_language("de-DE", "en", stopword_share=0.9, coverage=1.0)  # a known language wins
+    assert is_cross_language("de-DE", "en", stopword_share=german, coverage=0.0)  # a known language wins
+    assert is_cross_language("de-DE", "en", stopword_share=0.9, coverage=0.3)
     assert not is_cross_language("en", "en-US", stopword_share=0.0, coverage=0.0)
+
+
+def test_an_english_text_is_monolingual_whatever_the_users_language() -> None:
+    """LLM mode searches the model's English canonical question with the user's language on the request."""
+    canonical = "How do I pair the remote with the hub?"
+    level = KeywordLevel(DOCS)
+    share, coverage = stopword_share(canonical), level.coverage(tokenize(canonical))
+    assert not is_cross_language("ru", "en", stopword_share=share, coverage=coverage)
+    russian = "Как подключить пульт к хабу?"
+    assert is_cross_language(
+        "ru", "en", stopword_share=stopword_share(russian), coverage=level.coverage(tokenize(russian))
+    )
+    assert is_cross_language("en", "de", stopword_share=share, coverage=coverage)  # the rule reads English only
 
 
 def test_keyword_weight_adapts_to_coverage_language_and_dispersion() -> None:
@@ -91,3 +107,20 @@ def test_title_level_raises_a_passage_cosine_toward_a_higher_title_cosine_and_ne
     assert with_titles(passage, title, weight=0.0) is passage
     assert title_path(("Guide", "Remote"), "Pairing") == "Guide > Remote > Pairing"
     assert title_path(("Guide", "Pairing"), "Pairing") == "Guide > Pairing"
+
+
+def test_unit_level_raises_toward_the_best_unit_and_never_lowers() -> None:
+    passage = np.array([0.80, 0.90, 0.70], dtype=np.float32)
+    unit = np.array([0.95, 0.60, -1.0], dtype=np.float32)  # -1: a chunk without units
+    assert with_units(passage, unit, weight=2.0) == pytest.approx([0.90, 0.90, 0.70])
+    assert with_units(passage, None) is passage  # units not embedded yet
+
+
+def test_text_units_are_sentences_with_short_ones_joined_and_long_ones_cut() -> None:
+    text = "Select Reset. Then press the Select button to confirm the reset.\n\nOK. " + "Long " * 100 + "end."
+    units = text_units(text)
+    assert units[0] == "Select Reset. Then press the Select button to confirm the reset."
+    assert units[1].startswith("OK. Long Long") and len(units[1]) == MAX_UNIT_CHARS
+    assert text_units("Short.") == ["Short."]
+    assert text_units("A first full sentence here. Tail.") == ["A first full sentence here. Tail."]
+    assert text_units("") == []
