@@ -64,6 +64,7 @@ class Row:
     gold_cited: bool | None
     score: float | None  # None when the run ended before the answerability step
     signals: dict[str, Any] = field(default_factory=dict)
+    evidence: dict[str, Any] | None = None  # what the decision read (`--rows`): refitting needs no pipeline run
 
     @property
     def declined(self) -> bool:
@@ -77,8 +78,19 @@ class Row:
 # -- data -------------------------------------------------------------------------------------------------------
 
 
-def squad_set(path: Path, *, articles: int, questions: int) -> tuple[list[dict[str, Any]], list[Question]]:
-    docs, pairs = load_squad(path, articles=articles, questions=questions)
+def squad_set(
+    path: Path, *, articles: int, questions: int, skip: int = 0
+) -> tuple[list[dict[str, Any]], list[Question]]:
+    """The sample of `load_squad`; `skip` leaves out the first articles (the tune split: articles the reported
+    sample does not contain)."""
+    if skip:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        with tempfile.TemporaryDirectory() as scratch:
+            later = Path(scratch) / "squad.json"
+            later.write_text(json.dumps({"data": data["data"][skip:]}), encoding="utf-8")
+            docs, pairs = load_squad(later, articles=articles, questions=questions)
+    else:
+        docs, pairs = load_squad(path, articles=articles, questions=questions)
     return docs, [Question(p.question, p.answerable, gold_source=p.gold_source) for p in pairs]
 
 
@@ -147,6 +159,7 @@ async def run_set(
                     context=Context(docs_language=app.settings.docs_language),
                 )
                 verdict = getattr(result.envelope.payload, "answerability", None)
+                final = result.envelope.payload
                 gold = cites_gold([s.url for s in result.sources], [s.title for s in result.sources],
                                   gold_source=question.gold_source, gold_section=question.gold_section)  # fmt: skip
                 rows.append(Row(
@@ -157,12 +170,23 @@ async def run_set(
                     else None,
                     score=verdict.score if verdict is not None else None,
                     signals=_signals(verdict),
+                    evidence=_evidence(final, app.settings.docs_language) if verdict is not None else None,
                 ))  # fmt: skip
                 if (number + 1) % 50 == 0:
                     _say(f"{name}: {number + 1}/{len(questions)}")
         finally:
             await app.close()
     return rows
+
+
+def _evidence(payload: Payload, docs_language: str) -> dict[str, Any]:
+    """The question, quote, cited blocks and ranked hits the decision read, as JSON."""
+    from pipeline.agents.answerability import evidence_of
+
+    seen = evidence_of(payload, docs_language)
+    hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
+    return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
+            "blocks": list(seen.blocks), "hits": hits}  # fmt: skip
 
 
 def _signals(verdict: Any) -> dict[str, Any]:
@@ -231,16 +255,17 @@ def _say(message: str) -> None:
 
 
 async def collect(args: argparse.Namespace) -> dict[str, Any]:
-    from bench.__main__ import make_embedder
+    from bench.__main__ import cached_embedder
 
-    embedder = make_embedder(args.embedder)
+    embedder = cached_embedder(args.embedder)  # vectors memoised under bench/.cache/ (no timing is reported)
     figures: dict[str, Any] = {"threshold_confirmed": args.confirm}
     wanted = set(args.only.split(",")) if args.only else {"squad", "emanual", "docbot"}
     with tempfile.TemporaryDirectory() as scratch:
         sets: list[tuple[str, list[str], list[Question]]] = []
         squad = args.data / "squad" / "dev-v2.0.json"
         if "squad" in wanted and squad.is_file():
-            docs, asked = squad_set(squad, articles=args.squad_articles, questions=args.squad_questions)
+            docs, asked = squad_set(squad, articles=args.squad_articles, questions=args.squad_questions,
+                                    skip=args.squad_skip_articles)  # fmt: skip
             seed = Path(scratch) / "squad.jsonl"
             seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
             sets.append(("squad_v2", [str(seed)], asked))
@@ -268,8 +293,9 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
                 figures[name]["confirmed"] = point(confirmed, 0.0) | {"threshold": args.confirm}
             if args.rows:
                 figures[name]["rows"] = [
-                    {"q": r.question.text, "answerable": r.question.answerable, "kind": r.kind, "reason": r.reason,
-                     "gold": r.gold_cited, "score": r.score, **r.signals} for r in rows
+                    {"q": r.question.text, "answerable": r.question.answerable, "source": r.question.gold_source,
+                     "kind": r.kind, "reason": r.reason,
+                     "gold": r.gold_cited, "score": r.score, **r.signals, "evidence": r.evidence} for r in rows
                 ]  # fmt: skip
     return figures
 
@@ -306,6 +332,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", help="comma-separated sets: squad, emanual, docbot")
     parser.add_argument("--squad-articles", type=int, default=10)
     parser.add_argument("--squad-questions", type=int, default=300)
+    parser.add_argument("--squad-skip-articles", type=int, default=0,
+                        help="start after this many articles (10: the tune split, disjoint from the reported sample)")
     parser.add_argument("--emanual-questions", type=int, default=None, help="answerable e-manual questions (all)")
     parser.add_argument("--confirm", type=float, default=None, help="rerun with this threshold, end to end")
     parser.add_argument("--embedder", choices=("e5", "hashing"), default="e5")

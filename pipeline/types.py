@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -95,6 +95,10 @@ class AnswerabilityReason(StrEnum):
     NO_ANSWER_TYPE = "no_answer_type"  # asks when / how many / who; the block has no date / number / name
     WEAK_EVIDENCE = "weak_evidence"  # little of the question in the block, levels disagree, no clear best section
     MODEL_INSUFFICIENT = "model_insufficient"  # the response model said the documents do not answer it
+
+
+MODEL_SAYS_INSUFFICIENT: Final = "model_says_insufficient"
+"""`Payload.docs_insufficient` when the response model's typed `insufficient` field was true (LLM mode)."""
 
 
 @dataclass(frozen=True, slots=True)

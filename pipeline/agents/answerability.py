@@ -16,7 +16,8 @@ and the e-manual by `python -m bench.answerability` (figures in docs/benchmarks.
 The soft signals make a score in [0, 1]; each failed hard check (missing term, unmatched negation, missing answer
 type) takes `HARD_PENALTY` off it. Below the deployment's threshold the question is not answerable: the person gets
 "the docs don't say" with the closest sections, and the run is a `no_coverage` refusal (a docs gap for the digest).
-In LLM mode the response model's typed `docs_insufficient` decides on its own.
+In LLM mode the response model's typed `insufficient` (after one research round) decides on its own
+(`MODEL_INSUFFICIENT`), whatever the score.
 
 Term checks that depend on words (names, negation, answer type) run only when the question is in the docs'
 language; numbers and codes are compared whatever the language.
@@ -30,7 +31,14 @@ from dataclasses import dataclass
 from pipeline import text as textutil
 from pipeline.envelope import Payload
 from pipeline.locales import SUPPORTED, UNSUPPORTED_LANGUAGE, lexicon, texts
-from pipeline.types import Answerability, AnswerabilityReason, AnswerabilitySignals, SearchHit, SourceReference
+from pipeline.types import (
+    MODEL_SAYS_INSUFFICIENT,
+    Answerability,
+    AnswerabilityReason,
+    AnswerabilitySignals,
+    SearchHit,
+    SourceReference,
+)
 
 HARD_PENALTY = 0.5
 WEIGHTS = {"coverage": 0.7, "agree": 0.1, "margin": 0.2}
@@ -207,7 +215,7 @@ def evidence_of(payload: Payload, docs_language: str) -> Evidence:
     same = payload.language in (None, docs_language) or reads_as(question, docs_language)
     if not same and payload.text_eng:
         question, same = payload.text_eng, True
-    answer = payload.response or ""
+    answer = "" if payload.docs_insufficient else payload.response or ""  # a "not covered" text quotes nothing
     by_number = {s.number: s for s in payload.source_references}
     cited = [by_number[n] for n in dict.fromkeys(textutil.citations(answer)) if n in by_number]
     blocks = cited or list(payload.source_references[:1])
@@ -246,7 +254,7 @@ class AnswerabilityCheck:
 
     def assess(self, payload: Payload, docs_language: str) -> Answerability:
         signals = measure(evidence_of(payload, docs_language), docs_language)
-        return decide(signals, self.threshold)
+        return decide(signals, self.threshold, docs_insufficient=payload.docs_insufficient == MODEL_SAYS_INSUFFICIENT)
 
 
 # -- what the person gets -------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pipeline.locales import SUPPORTED, texts
 from pipeline.result import ResultKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import (
+    MODEL_SAYS_INSUFFICIENT,
     AnswerabilityReason,
     AnswerabilitySignals,
     QualityDecision,
@@ -194,16 +195,35 @@ async def test_quality_keeps_an_answer_the_block_supports() -> None:
 
 
 @pytest.mark.unit
-async def test_a_response_typed_as_not_covered_is_not_measured_but_searched_again_once() -> None:
+async def test_the_models_insufficient_is_searched_again_once_then_refused_by_the_same_decision() -> None:
     payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(
-        docs_insufficient="model_says_insufficient"
+        docs_insufficient=MODEL_SAYS_INSUFFICIENT, response=texts("en").no_coverage
     )
     agent = QualityAgent(answerability_threshold=OPERATING_POINT)
     first = await agent.run(payload, Context())
     assert first.payload.answerability is None  # the typed verdict stands; no score overrides it
     assert first.payload.quality_decision is QualityDecision.RESEARCH
+    second = await agent.run(first.payload, Context())  # the model still says so after the research round
+    verdict = second.payload.answerability
+    assert verdict is not None and not verdict.answerable
+    assert verdict.reason is AnswerabilityReason.MODEL_INSUFFICIENT
+    assert verdict.score >= OPERATING_POINT  # measured on the best source: the offline reading alone would answer
+    assert (second.payload.response or "").startswith(
+        texts("en").docs_dont_say.format(question="How do I pair the remote?")
+    )
+
+
+@pytest.mark.unit
+async def test_an_offline_not_covered_is_searched_again_once_and_not_measured() -> None:
+    payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(
+        docs_insufficient="poor_search", response=texts("en").no_coverage
+    )
+    agent = QualityAgent(answerability_threshold=OPERATING_POINT)
+    first = await agent.run(payload, Context())
+    assert first.payload.quality_decision is QualityDecision.RESEARCH
     second = await agent.run(first.payload, Context())
-    assert second.payload.quality_decision is QualityDecision.APPROVE  # after one research round it is accepted
+    assert second.payload.quality_decision is QualityDecision.APPROVE and second.payload.answerability is None
+    assert second.payload.response == texts("en").no_coverage  # the runner makes it a no_coverage refusal
 
 
 # -- the whole offline pipeline ------------------------------------------------------------------------------
