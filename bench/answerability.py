@@ -186,7 +186,7 @@ def _evidence(payload: Payload, docs_language: str) -> dict[str, Any]:
     seen = evidence_of(payload, docs_language)
     hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
     return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
-            "blocks": list(seen.blocks), "hits": hits}  # fmt: skip
+            "blocks": list(seen.blocks), "hits": hits, "answer": payload.response}  # fmt: skip
 
 
 def _signals(verdict: Any) -> dict[str, Any]:

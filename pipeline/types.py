@@ -105,7 +105,8 @@ MODEL_SAYS_INSUFFICIENT: Final = "model_says_insufficient"
 class AnswerabilitySignals:
     """The measured evidence behind an answerability decision (see pipeline/agents/answerability.py)."""
 
-    term_coverage: float = 0.0  # share of the question's content words in the quoted sentences' block
+    term_coverage: float = 0.0  # share of the question's content words in the best passage of the quote
+    # (up to three consecutive sentences of one quoted block: words scattered over several blocks do not add up)
     missing_terms: int = 0  # names, numbers and codes of the question absent from the quoted block
     distinguishing_terms: int = 0  # how many names, numbers and codes the question has
     unmatched_negation: bool = False

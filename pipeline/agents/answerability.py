@@ -6,10 +6,15 @@ and the e-manual by `python -m bench.answerability` (figures in docs/benchmarks.
 
 - distinguishing terms: the question's names (capitalised words), numbers and product/error codes must appear in
   the quoted block (the sources the answer cites), not merely somewhere in the corpus;
-- negation: a question asking what is *not* / *never* so needs a block that negates too;
+- negation: a question asking what is *not* / *never* so needs a passage that negates too;
 - the thing asked for: "when / what year" needs a date or number in the block, "how many / how much" a number,
   "who" a name (English questions);
-- term coverage: the share of the question's content words found in the quoted sentences' block;
+- term coverage: the share of the question's content words found in the best *passage* of the quote: up to
+  `PASSAGE_SENTENCES` consecutive sentences of one quoted block. The words of a question the docs do not answer are
+  often all there, but scattered: "delete my voice history" over an equalizer's "Voice" preset in one section and a
+  profile's "watch history" in another (a document removed), or a SQuAD v2 question built from words of several
+  sentences of its paragraph;
+- negation: checked against that passage too (a paragraph that negates something else does not match);
 - agreement: the best section is the best by keywords and by embedding alike;
 - margin: how far the best section is ahead of the next one.
 
@@ -45,6 +50,7 @@ WEIGHTS = {"coverage": 0.7, "agree": 0.1, "margin": 0.2}
 MARGIN_SCALE = 0.1  # a margin this large (in fused score) counts fully
 MAX_CLOSEST = 3
 MAX_QUESTION_CHARS = 140
+PASSAGE_SENTENCES = 3  # a passage: this many consecutive sentences of one quoted block (chosen on the tune split)
 
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*")
 _POSSESSIVE = re.compile(r"['’]s$")
@@ -136,6 +142,22 @@ def term_coverage(question: str, quoted: str, language: str = "en") -> float:
     return textutil.overlap(textutil.features(question, stop, language), textutil.features(quoted, stop, language))
 
 
+def best_passage(question: str, quoted: str, language: str = "en") -> tuple[str, float]:
+    """The passage of `quoted` (blocks apart by a blank line) holding the largest share of the question's content
+    words, and that share; a passage is up to `PASSAGE_SENTENCES` consecutive sentences of one block, never two."""
+    stop = lexicon(language).stopwords
+    wanted = textutil.features(question, stop, language)
+    best, best_share = "", -1.0
+    for block in quoted.split("\n\n"):
+        said = textutil.sentences(block) or [block]
+        for start in range(len(said)):
+            passage = " ".join(said[start : start + PASSAGE_SENTENCES])
+            share = textutil.overlap(wanted, textutil.features(passage, stop, language))
+            if share > best_share:
+                best, best_share = passage, share
+    return best, max(best_share, 0.0)
+
+
 def levels_agree(hits: tuple[SearchHit, ...]) -> bool:
     """The best section is also the best by the keyword level and by the embedding level."""
     if not hits:
@@ -154,14 +176,15 @@ def margin(hits: tuple[SearchHit, ...]) -> float:
 
 
 def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
-    block = "\n".join(evidence.blocks)
+    block = "\n\n".join(evidence.blocks)
     same = evidence.same_language
     terms = distinguishing_terms(evidence.question, same_language=same, language=language)
+    passage, coverage = best_passage(evidence.question, evidence.quoted or block, language)
     return AnswerabilitySignals(
-        term_coverage=round(term_coverage(evidence.question, evidence.quoted or block, language), 4) if same else 1.0,
+        term_coverage=round(coverage, 4) if same else 1.0,
         missing_terms=len(missing_terms(terms, evidence.quoted or block)),  # in what is quoted, not only nearby
         distinguishing_terms=len(terms),
-        unmatched_negation=same and unmatched_negation(evidence.question, block),
+        unmatched_negation=same and unmatched_negation(evidence.question, passage),
         answer_type_missing=same and answer_type_missing(evidence.question, block),
         levels_agree=levels_agree(evidence.hits),
         margin=round(margin(evidence.hits), 4),
@@ -227,15 +250,20 @@ _CAPTION = re.compile(r"\*\*[^*]+\*\*(?:\s*\[\d+\])+")  # `**Page › Section** 
 
 def quoted_text(answer: str) -> str:
     """What an answer quotes from the docs: its `>` paragraphs and the lists, tables and code under a caption line,
-    without the lead-in, the caption lines and the citation markers (an LLM answer, having none, is all quote)."""
+    without the lead-in, the caption lines and the citation markers (an LLM answer, having none, is all quote).
+    Quoted blocks are apart by a blank line: each `>` paragraph is one, the lines under one caption are one."""
     frame = {texts(code).answer_lead_in for code in SUPPORTED} | {UNSUPPORTED_LANGUAGE}
-    kept = []
+    blocks: list[list[str]] = [[]]
     for line in answer.splitlines():
         bare = line.strip()
         if not bare or bare in frame or _CAPTION.fullmatch(bare):
+            blocks.append([])  # a blank line or a caption ends a block
             continue
-        kept.append(textutil.without_citations(bare.removeprefix(">").strip()))
-    return "\n".join(kept)
+        if bare.startswith(">"):
+            blocks += [[textutil.without_citations(bare.removeprefix(">").strip())], []]
+            continue
+        blocks[-1].append(textutil.without_citations(bare))
+    return "\n\n".join("\n".join(block) for block in blocks if block)
 
 
 def reads_as(text: str, language: str, share: float = 0.3) -> bool:
