@@ -186,16 +186,14 @@ def _evidence(payload: Payload, docs_language: str) -> dict[str, Any]:
     seen = evidence_of(payload, docs_language)
     hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
     return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
-            "blocks": list(seen.blocks), "hits": hits, "answer": payload.response}  # fmt: skip
+            "blocks": list(seen.blocks), "hits": hits, "answer": payload.response,
+            "titles": list(seen.titles)}  # fmt: skip
 
 
 def _signals(verdict: Any) -> dict[str, Any]:
     if verdict is None:
         return {}
-    s = verdict.signals
-    return {"term_coverage": s.term_coverage, "missing_terms": s.missing_terms,
-            "unmatched_negation": s.unmatched_negation, "answer_type_missing": s.answer_type_missing,
-            "levels_agree": s.levels_agree, "margin": s.margin}  # fmt: skip
+    return {name: getattr(verdict.signals, name) for name in SIGNAL_NAMES}
 
 
 # -- figures ----------------------------------------------------------------------------------------------------
@@ -300,11 +298,46 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
-def rescored(path: Path) -> dict[str, Any]:
-    """The curves of a saved run (`--rows --out FILE`) recomputed with the current `score` from its signals: the
-    signals are measured once, the weights and the threshold are chosen on them."""
-    from pipeline.agents.answerability import score
+def saved_evidence(row: dict[str, Any]) -> Any:
+    """The `Evidence` a saved row's decision read (None when the run ended before the decision)."""
+    from pipeline.agents.answerability import Evidence, quoted_text
+    from pipeline.types import SearchHit
+
+    seen = row.get("evidence")
+    if not seen:
+        return None
+    # runs saved before the answer and the headings were kept: each quoted line was one block; a SQuAD paragraph's
+    # heading is its article's title
+    quoted = quoted_text(seen["answer"]) if "answer" in seen else seen["quoted"].replace("\n", "\n\n")
+    source = str(row.get("source") or "")
+    titles = seen.get("titles", [source.split("/")[1].replace("_", " ")] if source.startswith("squad/") else [])
+    hits = tuple(SearchHit(chunk_id=f"h{i}", doc_id=h["doc"], section="", title="", crumbs=(), url="", text=h["text"],
+                           score=h["score"], level_scores=h["levels"]) for i, h in enumerate(seen["hits"]))  # fmt: skip
+    return Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"], tuple(titles))
+
+
+SIGNAL_NAMES = ("term_coverage", "missing_terms", "distinguishing_terms", "unseen_terms", "unmatched_negation",
+                "answer_type_missing", "levels_agree", "margin")  # fmt: skip
+
+
+def saved_signals(row: dict[str, Any], *, remeasure: bool) -> Any:
+    """A saved row's signals: as measured in the run, or measured again from its evidence with the current code."""
+    from pipeline.agents.answerability import measure
     from pipeline.types import AnswerabilitySignals
+
+    if remeasure:
+        evidence = saved_evidence(row)
+        return measure(evidence) if evidence is not None else None
+    if row.get("term_coverage") is None:
+        return None
+    return AnswerabilitySignals(**{k: row[k] for k in SIGNAL_NAMES if k in row})
+
+
+def rescored(path: Path, *, remeasure: bool = False, before: bool = False) -> dict[str, Any]:
+    """The curves of a saved run (`--rows --out FILE`): with `before`, the scores the run itself gave (the code of
+    that run); otherwise the current `score` of the run's signals, or, with `remeasure`, of the signals measured
+    again from each question's saved evidence (the same pipeline pass: only the decision's code differs)."""
+    from pipeline.agents.answerability import score
 
     saved = json.loads(path.read_text(encoding="utf-8"))
     figures: dict[str, Any] = {}
@@ -313,17 +346,63 @@ def rescored(path: Path) -> dict[str, Any]:
             continue
         rows = []
         for r in body["rows"]:
-            names = ("term_coverage", "missing_terms", "unmatched_negation", "answer_type_missing", "levels_agree",
-                     "margin")  # fmt: skip
-            measured = r.get("term_coverage") is not None
-            signals = AnswerabilitySignals(**{k: r[k] for k in names}) if measured else None
-            question = Question(r["q"], r["answerable"])
-            rows.append(Row(question, r["kind"], r["reason"], r["gold"], score(signals) if signals else None,
-                            {k: r[k] for k in names} if measured else {}))  # fmt: skip
+            signals = saved_signals(r, remeasure=remeasure)
+            value = r["score"] if before else score(signals) if signals is not None else None
+            shown = {k: getattr(signals, k) for k in SIGNAL_NAMES} if signals is not None else {}
+            rows.append(Row(Question(r["q"], r["answerable"]), r["kind"], r["reason"], r["gold"], value, shown))
         figures[name] = {"questions": len(rows), "answerable": sum(r.question.answerable for r in rows),
                          "unanswerable": sum(not r.question.answerable for r in rows), "curve": curve(rows),
                          "signals": signal_rates(rows)}  # fmt: skip
     return figures
+
+
+# -- fitting the regression -------------------------------------------------------------------------------------
+
+NEVER_RAISES = ("missing", "negation", "answer_type")  # a failed check: coefficient <= 0
+NEVER_LOWERS = ("coverage", "agree", "margin")  # coefficient >= 0
+
+
+def fit(paths: Sequence[Path], *, l2: float = 1.0) -> dict[str, float]:
+    """`COEFFICIENTS` for pipeline/agents/answerability.py from saved tune runs (`--rows`): a logistic regression
+    (Newton's method, L2 on all but the bias) of "answerable" on `features` of the signals measured again from each
+    row's evidence, over the questions that reached the decision. A coefficient of the wrong sign (a failed check
+    that would raise the score) is held at 0 and the others refitted."""
+    import numpy as np
+
+    from pipeline.agents.answerability import features, off_topic
+
+    xs: list[list[float]] = []
+    ys: list[float] = []
+    names: list[str] = []
+    for path in paths:
+        for body in json.loads(path.read_text(encoding="utf-8")).values():
+            for r in body.get("rows", []) if isinstance(body, dict) else []:
+                signals = saved_signals(r, remeasure=True)
+                if signals is None or off_topic(signals):  # refused whatever the regression says
+                    continue
+                named = features(signals)
+                names = list(named)
+                xs.append(list(named.values()))
+                ys.append(1.0 if r["answerable"] else 0.0)
+    x_all, y = np.array(xs), np.array(ys)
+    kept = list(range(len(names)))
+    while True:
+        x = np.hstack([np.ones((len(y), 1)), x_all[:, kept]])
+        w = np.zeros(x.shape[1])
+        penalty = np.diag([0.0] + [l2] * len(kept))
+        for _ in range(100):
+            p = 1.0 / (1.0 + np.exp(-x @ w))
+            step = np.linalg.solve((x.T * (p * (1 - p))) @ x + penalty, x.T @ (p - y) + penalty @ w)
+            w -= step
+            if float(np.abs(step).max()) < 1e-9:
+                break
+        wrong = [kept[i] for i, c in enumerate(w[1:]) if (names[kept[i]] in NEVER_RAISES and c > 0)
+                 or (names[kept[i]] in NEVER_LOWERS and c < 0)]  # fmt: skip
+        if not wrong:
+            break
+        kept = [k for k in kept if k not in wrong]
+    fitted = dict.fromkeys(names, 0.0) | {names[k]: float(c) for k, c in zip(kept, w[1:], strict=True)}
+    return {"bias": round(float(w[0]), 2)} | {k: round(v, 2) for k, v in fitted.items()}
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -340,6 +419,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--rows", action="store_true", help="include every question's row in the JSON")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     parser.add_argument("--rescore", type=Path, nargs="*", help="recompute the curves of saved --rows runs, no run")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="with --rescore: measure the signals again from each row's saved evidence")
+    parser.add_argument("--before", action="store_true", help="with --rescore: the scores the saved run gave")
+    parser.add_argument("--fit", type=Path, nargs="*", help="fit COEFFICIENTS on saved --rows runs (the tune split)")
     return parser.parse_args(argv)
 
 
@@ -348,10 +431,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     configure_logging("WARNING")
     args = parse(argv)
+    if args.fit:
+        coefficients = fit(args.fit)
+        print(json.dumps(coefficients, indent=1))
+        return {"coefficients": coefficients}
     if args.rescore:
         figures: dict[str, Any] = {}
         for path in args.rescore:
-            figures |= rescored(path)
+            figures |= rescored(path, remeasure=args.remeasure, before=args.before)
     else:
         figures = asyncio.run(collect(args))
     for name, body in figures.items():
