@@ -165,6 +165,14 @@ def test_the_opposite_of_what_the_passage_says_counts_as_an_unmatched_negation()
 
 
 @pytest.mark.unit
+def test_a_negated_symptom_is_not_a_negated_question() -> None:
+    fix = "Check that the cable is firmly connected, then select the right input source."
+    assert ans.unmatched_negation("Which input is not supported?", fix)
+    assert not ans.unmatched_negation("The screen is not displaying anything. How do I fix this?", fix)
+    assert not ans.unmatched_negation("Why is there no picture?", fix)
+
+
+@pytest.mark.unit
 def test_the_best_passage_is_a_few_sentences_of_one_block_never_two() -> None:
     quoted = "Voice raises the middle frequencies. Music widens the stereo image.\n\nProfiles keep a watch history."
     passage, share = ans.best_passage("delete voice history", quoted)
