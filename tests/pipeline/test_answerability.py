@@ -286,9 +286,9 @@ async def ask(runner: PipelineRunner, text: str) -> ResultKind | tuple[ResultKin
 @pytest.mark.unit
 @pytest.mark.slow
 async def test_offline_pipeline_refuses_an_unanswerable_question_about_a_present_topic() -> None:
-    # the remote pairs with the speaker, not with a Sonos soundbar; the pairing section never says why it would not
+    # the remote pairs with the speaker, not with a Sonos soundbar; the pairing section never says which would not
     runner = make_runner(OPERATING_POINT)
-    unanswerable = ("How do I pair the remote with a Sonos soundbar?", "Why does the remote not pair with the speaker?")
+    unanswerable = ("How do I pair the remote with a Sonos soundbar?", "Which remote does not pair with the speaker?")
     for question in unanswerable:
         kind, reason, text, titles = await ask(runner, question)  # type: ignore[misc]
         assert (kind, reason) == (ResultKind.REFUSAL, "no_coverage"), question
