@@ -333,12 +333,41 @@ def saved_signals(row: dict[str, Any], *, remeasure: bool) -> Any:
     return AnswerabilitySignals(**{k: row[k] for k in SIGNAL_NAMES if k in row})
 
 
-def rescored(path: Path, *, remeasure: bool = False, before: bool = False) -> dict[str, Any]:
+def older_decision(path: Path) -> Any:
+    """An older pipeline/agents/answerability.py (`git show REV:pipeline/agents/answerability.py > FILE`) as a
+    function from a saved row to its score: the baseline decision on the same evidence."""
+    import importlib.util
+
+    from pipeline.types import SearchHit
+
+    spec = importlib.util.spec_from_file_location("older_answerability", path)
+    assert spec is not None and spec.loader is not None
+    older = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = older  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(older)
+
+    def scored(row: dict[str, Any]) -> float | None:
+        seen = row.get("evidence")
+        if not seen:
+            return None
+        quoted = older.quoted_text(seen["answer"]) if seen.get("answer") is not None else seen["quoted"]
+        hits = tuple(SearchHit(chunk_id=f"h{i}", doc_id=h["doc"], section="", title="", crumbs=(), url="",
+                               text=h["text"], score=h["score"], level_scores=h["levels"])
+                     for i, h in enumerate(seen["hits"]))  # fmt: skip
+        evidence = older.Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"])
+        return float(older.score(older.measure(evidence)))
+
+    return scored
+
+
+def rescored(path: Path, *, remeasure: bool = False, before: bool = False, older: Path | None = None) -> dict[str, Any]:
     """The curves of a saved run (`--rows --out FILE`): with `before`, the scores the run itself gave (the code of
-    that run); otherwise the current `score` of the run's signals, or, with `remeasure`, of the signals measured
-    again from each question's saved evidence (the same pipeline pass: only the decision's code differs)."""
+    that run); with `older`, the scores of an older decision module on the same evidence; otherwise the current
+    `score` of the run's signals, or, with `remeasure`, of the signals measured again from each question's saved
+    evidence (the same pipeline pass: only the decision's code differs)."""
     from pipeline.agents.answerability import score
 
+    baseline = older_decision(older) if older is not None else None
     saved = json.loads(path.read_text(encoding="utf-8"))
     figures: dict[str, Any] = {}
     for name, body in saved.items():
@@ -347,7 +376,8 @@ def rescored(path: Path, *, remeasure: bool = False, before: bool = False) -> di
         rows = []
         for r in body["rows"]:
             signals = saved_signals(r, remeasure=remeasure)
-            value = r["score"] if before else score(signals) if signals is not None else None
+            value = (baseline(r) if baseline is not None else r["score"] if before
+                     else score(signals) if signals is not None else None)  # fmt: skip
             shown = {k: getattr(signals, k) for k in SIGNAL_NAMES} if signals is not None else {}
             rows.append(Row(Question(r["q"], r["answerable"]), r["kind"], r["reason"], r["gold"], value, shown))
         figures[name] = {"questions": len(rows), "answerable": sum(r.question.answerable for r in rows),
@@ -422,6 +452,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--remeasure", action="store_true",
                         help="with --rescore: measure the signals again from each row's saved evidence")
     parser.add_argument("--before", action="store_true", help="with --rescore: the scores the saved run gave")
+    parser.add_argument("--older", type=Path, help="with --rescore: score with this older answerability.py instead")
     parser.add_argument("--fit", type=Path, nargs="*", help="fit COEFFICIENTS on saved --rows runs (the tune split)")
     return parser.parse_args(argv)
 
@@ -438,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.rescore:
         figures: dict[str, Any] = {}
         for path in args.rescore:
-            figures |= rescored(path, remeasure=args.remeasure, before=args.before)
+            figures |= rescored(path, remeasure=args.remeasure, before=args.before, older=args.older)
     else:
         figures = asyncio.run(collect(args))
     for name, body in figures.items():
