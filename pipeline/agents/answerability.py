@@ -118,11 +118,12 @@ def _bare(word: str) -> str:
 
 def unmatched_negation(question: str, passage: str) -> bool:
     """The question negates and the passage does not, or it asks for the opposite of what the passage says ("the
-    *last* ..." where the passage has "first" and not "last"). Only the sentence that asks counts, and a "why" does
-    not: "The screen is not displaying. How do I fix this?" and "Why is there no PIP?" describe a symptom whose
-    answer need not negate anything."""
+    *last* ..." where the passage has "first" and not "last"). Only the sentence that asks counts, and a "why" or an
+    "if" does not: "The screen is not displaying. How do I fix this?", "Why is there no PIP?" and "What if it still
+    does not respond?" describe a symptom whose answer need not negate anything."""
     asked_sentence = (textutil.sentences(question) or [question])[-1]
-    symptom = textutil.tokens(asked_sentence)[:1] == ["why"]
+    words = textutil.tokens(asked_sentence)
+    symptom = words[:1] == ["why"] or "if" in words  # "what if it still does not respond?"
     if not symptom and _NEGATION.search(asked_sentence) is not None and _NEGATION.search(passage) is None:
         return True
     asked, said = set(textutil.tokens(asked_sentence)), set(textutil.tokens(passage))

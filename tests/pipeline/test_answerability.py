@@ -170,6 +170,7 @@ def test_a_negated_symptom_is_not_a_negated_question() -> None:
     assert ans.unmatched_negation("Which input is not supported?", fix)
     assert not ans.unmatched_negation("The screen is not displaying anything. How do I fix this?", fix)
     assert not ans.unmatched_negation("Why is there no picture?", fix)
+    assert not ans.unmatched_negation("And what if the screen still does not show anything?", fix)
 
 
 @pytest.mark.unit
