@@ -109,7 +109,7 @@ class AnswerabilitySignals:
     # (up to three consecutive sentences of one quoted block: words scattered over several blocks do not add up)
     missing_terms: int = 0  # names, numbers and codes of the question absent from the quoted block
     distinguishing_terms: int = 0  # how many names, numbers and codes the question has
-    unseen_terms: int = 0  # of the missing ones, those no section the search found has either
+    unseen_terms: int = 0  # of the missing names and codes, those no section the search found has either
     unmatched_negation: bool = False
     answer_type_missing: bool = False
     levels_agree: bool = False  # the best section is also the best by keywords and by embedding
