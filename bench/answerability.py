@@ -64,6 +64,7 @@ class Row:
     gold_cited: bool | None
     score: float | None  # None when the run ended before the answerability step
     signals: dict[str, Any] = field(default_factory=dict)
+    evidence: dict[str, Any] | None = None  # what the decision read (`--rows`): refitting needs no pipeline run
 
     @property
     def declined(self) -> bool:
@@ -77,8 +78,19 @@ class Row:
 # -- data -------------------------------------------------------------------------------------------------------
 
 
-def squad_set(path: Path, *, articles: int, questions: int) -> tuple[list[dict[str, Any]], list[Question]]:
-    docs, pairs = load_squad(path, articles=articles, questions=questions)
+def squad_set(
+    path: Path, *, articles: int, questions: int, skip: int = 0
+) -> tuple[list[dict[str, Any]], list[Question]]:
+    """The sample of `load_squad`; `skip` leaves out the first articles (the tune split: articles the reported
+    sample does not contain)."""
+    if skip:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        with tempfile.TemporaryDirectory() as scratch:
+            later = Path(scratch) / "squad.json"
+            later.write_text(json.dumps({"data": data["data"][skip:]}), encoding="utf-8")
+            docs, pairs = load_squad(later, articles=articles, questions=questions)
+    else:
+        docs, pairs = load_squad(path, articles=articles, questions=questions)
     return docs, [Question(p.question, p.answerable, gold_source=p.gold_source) for p in pairs]
 
 
@@ -147,6 +159,7 @@ async def run_set(
                     context=Context(docs_language=app.settings.docs_language),
                 )
                 verdict = getattr(result.envelope.payload, "answerability", None)
+                final = result.envelope.payload
                 gold = cites_gold([s.url for s in result.sources], [s.title for s in result.sources],
                                   gold_source=question.gold_source, gold_section=question.gold_section)  # fmt: skip
                 rows.append(Row(
@@ -157,6 +170,7 @@ async def run_set(
                     else None,
                     score=verdict.score if verdict is not None else None,
                     signals=_signals(verdict),
+                    evidence=_evidence(final, app.settings.docs_language) if verdict is not None else None,
                 ))  # fmt: skip
                 if (number + 1) % 50 == 0:
                     _say(f"{name}: {number + 1}/{len(questions)}")
@@ -165,13 +179,21 @@ async def run_set(
     return rows
 
 
+def _evidence(payload: Payload, docs_language: str) -> dict[str, Any]:
+    """The question, quote, cited blocks and ranked hits the decision read, as JSON."""
+    from pipeline.agents.answerability import evidence_of
+
+    seen = evidence_of(payload, docs_language)
+    hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
+    return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
+            "blocks": list(seen.blocks), "hits": hits, "answer": payload.response,
+            "titles": list(seen.titles)}  # fmt: skip
+
+
 def _signals(verdict: Any) -> dict[str, Any]:
     if verdict is None:
         return {}
-    s = verdict.signals
-    return {"term_coverage": s.term_coverage, "missing_terms": s.missing_terms,
-            "unmatched_negation": s.unmatched_negation, "answer_type_missing": s.answer_type_missing,
-            "levels_agree": s.levels_agree, "margin": s.margin}  # fmt: skip
+    return {name: getattr(verdict.signals, name) for name in SIGNAL_NAMES}
 
 
 # -- figures ----------------------------------------------------------------------------------------------------
@@ -231,16 +253,17 @@ def _say(message: str) -> None:
 
 
 async def collect(args: argparse.Namespace) -> dict[str, Any]:
-    from bench.__main__ import make_embedder
+    from bench.__main__ import cached_embedder
 
-    embedder = make_embedder(args.embedder)
+    embedder = cached_embedder(args.embedder)  # vectors memoised under bench/.cache/ (no timing is reported)
     figures: dict[str, Any] = {"threshold_confirmed": args.confirm}
     wanted = set(args.only.split(",")) if args.only else {"squad", "emanual", "docbot"}
     with tempfile.TemporaryDirectory() as scratch:
         sets: list[tuple[str, list[str], list[Question]]] = []
         squad = args.data / "squad" / "dev-v2.0.json"
         if "squad" in wanted and squad.is_file():
-            docs, asked = squad_set(squad, articles=args.squad_articles, questions=args.squad_questions)
+            docs, asked = squad_set(squad, articles=args.squad_articles, questions=args.squad_questions,
+                                    skip=args.squad_skip_articles)  # fmt: skip
             seed = Path(scratch) / "squad.jsonl"
             seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
             sets.append(("squad_v2", [str(seed)], asked))
@@ -268,18 +291,83 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
                 figures[name]["confirmed"] = point(confirmed, 0.0) | {"threshold": args.confirm}
             if args.rows:
                 figures[name]["rows"] = [
-                    {"q": r.question.text, "answerable": r.question.answerable, "kind": r.kind, "reason": r.reason,
-                     "gold": r.gold_cited, "score": r.score, **r.signals} for r in rows
+                    {"q": r.question.text, "answerable": r.question.answerable, "source": r.question.gold_source,
+                     "kind": r.kind, "reason": r.reason,
+                     "gold": r.gold_cited, "score": r.score, **r.signals, "evidence": r.evidence} for r in rows
                 ]  # fmt: skip
     return figures
 
 
-def rescored(path: Path) -> dict[str, Any]:
-    """The curves of a saved run (`--rows --out FILE`) recomputed with the current `score` from its signals: the
-    signals are measured once, the weights and the threshold are chosen on them."""
-    from pipeline.agents.answerability import score
+def saved_evidence(row: dict[str, Any]) -> Any:
+    """The `Evidence` a saved row's decision read (None when the run ended before the decision)."""
+    from pipeline.agents.answerability import Evidence, quoted_text
+    from pipeline.types import SearchHit
+
+    seen = row.get("evidence")
+    if not seen:
+        return None
+    # runs saved before the answer and the headings were kept: each quoted line was one block; a SQuAD paragraph's
+    # heading is its article's title
+    quoted = quoted_text(seen["answer"]) if "answer" in seen else seen["quoted"].replace("\n", "\n\n")
+    source = str(row.get("source") or "")
+    titles = seen.get("titles", [source.split("/")[1].replace("_", " ")] if source.startswith("squad/") else [])
+    hits = tuple(SearchHit(chunk_id=f"h{i}", doc_id=h["doc"], section="", title="", crumbs=(), url="", text=h["text"],
+                           score=h["score"], level_scores=h["levels"]) for i, h in enumerate(seen["hits"]))  # fmt: skip
+    return Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"], tuple(titles))
+
+
+SIGNAL_NAMES = ("term_coverage", "missing_terms", "distinguishing_terms", "unseen_terms", "unmatched_negation",
+                "answer_type_missing", "levels_agree", "margin")  # fmt: skip
+
+
+def saved_signals(row: dict[str, Any], *, remeasure: bool) -> Any:
+    """A saved row's signals: as measured in the run, or measured again from its evidence with the current code."""
+    from pipeline.agents.answerability import measure
     from pipeline.types import AnswerabilitySignals
 
+    if remeasure:
+        evidence = saved_evidence(row)
+        return measure(evidence) if evidence is not None else None
+    if row.get("term_coverage") is None:
+        return None
+    return AnswerabilitySignals(**{k: row[k] for k in SIGNAL_NAMES if k in row})
+
+
+def older_decision(path: Path) -> Any:
+    """An older pipeline/agents/answerability.py (`git show REV:pipeline/agents/answerability.py > FILE`) as a
+    function from a saved row to its score: the baseline decision on the same evidence."""
+    import importlib.util
+
+    from pipeline.types import SearchHit
+
+    spec = importlib.util.spec_from_file_location("older_answerability", path)
+    assert spec is not None and spec.loader is not None
+    older = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = older  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(older)
+
+    def scored(row: dict[str, Any]) -> float | None:
+        seen = row.get("evidence")
+        if not seen:
+            return None
+        quoted = older.quoted_text(seen["answer"]) if seen.get("answer") is not None else seen["quoted"]
+        hits = tuple(SearchHit(chunk_id=f"h{i}", doc_id=h["doc"], section="", title="", crumbs=(), url="",
+                               text=h["text"], score=h["score"], level_scores=h["levels"])
+                     for i, h in enumerate(seen["hits"]))  # fmt: skip
+        evidence = older.Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"])
+        return float(older.score(older.measure(evidence)))
+
+    return scored
+
+
+def rescored(path: Path, *, remeasure: bool = False, before: bool = False, older: Path | None = None) -> dict[str, Any]:
+    """The curves of a saved run (`--rows --out FILE`): with `before`, the scores the run itself gave (the code of
+    that run); with `older`, the scores of an older decision module on the same evidence; otherwise the current
+    `score` of the run's signals, or, with `remeasure`, of the signals measured again from each question's saved
+    evidence (the same pipeline pass: only the decision's code differs)."""
+    from pipeline.agents.answerability import score
+
+    baseline = older_decision(older) if older is not None else None
     saved = json.loads(path.read_text(encoding="utf-8"))
     figures: dict[str, Any] = {}
     for name, body in saved.items():
@@ -287,17 +375,64 @@ def rescored(path: Path) -> dict[str, Any]:
             continue
         rows = []
         for r in body["rows"]:
-            names = ("term_coverage", "missing_terms", "unmatched_negation", "answer_type_missing", "levels_agree",
-                     "margin")  # fmt: skip
-            measured = r.get("term_coverage") is not None
-            signals = AnswerabilitySignals(**{k: r[k] for k in names}) if measured else None
-            question = Question(r["q"], r["answerable"])
-            rows.append(Row(question, r["kind"], r["reason"], r["gold"], score(signals) if signals else None,
-                            {k: r[k] for k in names} if measured else {}))  # fmt: skip
+            signals = saved_signals(r, remeasure=remeasure)
+            value = (baseline(r) if baseline is not None else r["score"] if before
+                     else score(signals) if signals is not None else None)  # fmt: skip
+            shown = {k: getattr(signals, k) for k in SIGNAL_NAMES} if signals is not None else {}
+            rows.append(Row(Question(r["q"], r["answerable"]), r["kind"], r["reason"], r["gold"], value, shown))
         figures[name] = {"questions": len(rows), "answerable": sum(r.question.answerable for r in rows),
                          "unanswerable": sum(not r.question.answerable for r in rows), "curve": curve(rows),
                          "signals": signal_rates(rows)}  # fmt: skip
     return figures
+
+
+# -- fitting the regression -------------------------------------------------------------------------------------
+
+NEVER_RAISES = ("missing", "negation", "answer_type")  # a failed check: coefficient <= 0
+NEVER_LOWERS = ("coverage", "agree", "margin")  # coefficient >= 0
+
+
+def fit(paths: Sequence[Path], *, l2: float = 1.0) -> dict[str, float]:
+    """`COEFFICIENTS` for pipeline/agents/answerability.py from saved tune runs (`--rows`): a logistic regression
+    (Newton's method, L2 on all but the bias) of "answerable" on `features` of the signals measured again from each
+    row's evidence, over the questions that reached the decision. A coefficient of the wrong sign (a failed check
+    that would raise the score) is held at 0 and the others refitted."""
+    import numpy as np
+
+    from pipeline.agents.answerability import features, off_topic
+
+    xs: list[list[float]] = []
+    ys: list[float] = []
+    names: list[str] = []
+    for path in paths:
+        for body in json.loads(path.read_text(encoding="utf-8")).values():
+            for r in body.get("rows", []) if isinstance(body, dict) else []:
+                signals = saved_signals(r, remeasure=True)
+                if signals is None or off_topic(signals):  # refused whatever the regression says
+                    continue
+                named = features(signals)
+                names = list(named)
+                xs.append(list(named.values()))
+                ys.append(1.0 if r["answerable"] else 0.0)
+    x_all, y = np.array(xs), np.array(ys)
+    kept = list(range(len(names)))
+    while True:
+        x = np.hstack([np.ones((len(y), 1)), x_all[:, kept]])
+        w = np.zeros(x.shape[1])
+        penalty = np.diag([0.0] + [l2] * len(kept))
+        for _ in range(100):
+            p = 1.0 / (1.0 + np.exp(-x @ w))
+            step = np.linalg.solve((x.T * (p * (1 - p))) @ x + penalty, x.T @ (p - y) + penalty @ w)
+            w -= step
+            if float(np.abs(step).max()) < 1e-9:
+                break
+        wrong = [kept[i] for i, c in enumerate(w[1:]) if (names[kept[i]] in NEVER_RAISES and c > 0)
+                 or (names[kept[i]] in NEVER_LOWERS and c < 0)]  # fmt: skip
+        if not wrong:
+            break
+        kept = [k for k in kept if k not in wrong]
+    fitted = dict.fromkeys(names, 0.0) | {names[k]: float(c) for k, c in zip(kept, w[1:], strict=True)}
+    return {"bias": round(float(w[0]), 2)} | {k: round(v, 2) for k, v in fitted.items()}
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -306,12 +441,19 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", help="comma-separated sets: squad, emanual, docbot")
     parser.add_argument("--squad-articles", type=int, default=10)
     parser.add_argument("--squad-questions", type=int, default=300)
+    parser.add_argument("--squad-skip-articles", type=int, default=0,
+                        help="start after this many articles (10: the tune split, disjoint from the reported sample)")
     parser.add_argument("--emanual-questions", type=int, default=None, help="answerable e-manual questions (all)")
     parser.add_argument("--confirm", type=float, default=None, help="rerun with this threshold, end to end")
     parser.add_argument("--embedder", choices=("e5", "hashing"), default="e5")
     parser.add_argument("--rows", action="store_true", help="include every question's row in the JSON")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     parser.add_argument("--rescore", type=Path, nargs="*", help="recompute the curves of saved --rows runs, no run")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="with --rescore: measure the signals again from each row's saved evidence")
+    parser.add_argument("--before", action="store_true", help="with --rescore: the scores the saved run gave")
+    parser.add_argument("--older", type=Path, help="with --rescore: score with this older answerability.py instead")
+    parser.add_argument("--fit", type=Path, nargs="*", help="fit COEFFICIENTS on saved --rows runs (the tune split)")
     return parser.parse_args(argv)
 
 
@@ -320,10 +462,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     configure_logging("WARNING")
     args = parse(argv)
+    if args.fit:
+        coefficients = fit(args.fit)
+        print(json.dumps(coefficients, indent=1))
+        return {"coefficients": coefficients}
     if args.rescore:
         figures: dict[str, Any] = {}
         for path in args.rescore:
-            figures |= rescored(path)
+            figures |= rescored(path, remeasure=args.remeasure, before=args.before, older=args.older)
     else:
         figures = asyncio.run(collect(args))
     for name, body in figures.items():

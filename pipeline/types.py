@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -97,13 +97,19 @@ class AnswerabilityReason(StrEnum):
     MODEL_INSUFFICIENT = "model_insufficient"  # the response model said the documents do not answer it
 
 
+MODEL_SAYS_INSUFFICIENT: Final = "model_says_insufficient"
+"""`Payload.docs_insufficient` when the response model's typed `insufficient` field was true (LLM mode)."""
+
+
 @dataclass(frozen=True, slots=True)
 class AnswerabilitySignals:
     """The measured evidence behind an answerability decision (see pipeline/agents/answerability.py)."""
 
-    term_coverage: float = 0.0  # share of the question's content words in the quoted sentences' block
+    term_coverage: float = 0.0  # share of the question's content words in the best passage of the quote
+    # (up to three consecutive sentences of one quoted block: words scattered over several blocks do not add up)
     missing_terms: int = 0  # names, numbers and codes of the question absent from the quoted block
     distinguishing_terms: int = 0  # how many names, numbers and codes the question has
+    unseen_terms: int = 0  # of the missing names and codes, those no section the search found has either
     unmatched_negation: bool = False
     answer_type_missing: bool = False
     levels_agree: bool = False  # the best section is also the best by keywords and by embedding

@@ -8,7 +8,9 @@ language). A failure asks to regenerate. "The docs don't cover this" asks for on
 Before any of that (and before an LLM review), the answerability step (pipeline/agents/answerability.py) asks
 whether the quoted evidence answers *this* question; when it does not, the answer is replaced by "the docs don't
 say" with the closest sections, `answerability` records the typed reason, and the manager ends the run as a
-`no_coverage` refusal.
+`no_coverage` refusal. In LLM mode the response model's typed `insufficient` (`docs_insufficient ==
+MODEL_SAYS_INSUFFICIENT`) asks for one research round like any "not covered"; if the model still says so, the same
+decision refuses with reason `model_insufficient`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pipeline.agents.answerability import AnswerabilityCheck, docs_dont_say
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
-from pipeline.types import QualityDecision, Role, SourceReference
+from pipeline.types import MODEL_SAYS_INSUFFICIENT, QualityDecision, Role, SourceReference
 
 
 def _folded(text: str) -> str:
@@ -111,8 +113,12 @@ class QualityAgent:
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        # a response that already says the docs don't cover it (typed, offline or model) takes the research path
-        if payload.source_references and payload.response and not payload.docs_insufficient:
+        # a response that already says the docs don't cover it (typed, offline or model) takes the research path;
+        # the model's typed "insufficient" after that round is the answerability decision's (MODEL_INSUFFICIENT)
+        model_says = payload.docs_insufficient == MODEL_SAYS_INSUFFICIENT
+        searched_again = payload.quality_decision is QualityDecision.RESEARCH
+        if payload.source_references and payload.response and (not payload.docs_insufficient or
+                                                                (model_says and searched_again)):  # fmt: skip
             verdict = self._answerability.assess(payload, context.docs_language)
             payload = payload.evolve(answerability=verdict)
             if not verdict.answerable:

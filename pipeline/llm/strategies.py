@@ -34,6 +34,7 @@ from pipeline.llm.structured import OFFLINE_RESERVE_S, M, ask, call_deadline, re
 from pipeline.llm.understand import Understander
 from pipeline.types import (
     LLM,
+    MODEL_SAYS_INSUFFICIENT,
     ActionKind,
     ChatMessage,
     ContextType,
@@ -215,7 +216,7 @@ class ResponseStrategy(_LLMRole):
         )
         if found.insufficient:  # typed: the localized "not covered" text with the closest sections, never the model's
             answer = no_coverage_answer(payload.language, payload.source_references)
-            uncovered = payload.evolve(response=answer, docs_insufficient="model_says_insufficient")
+            uncovered = payload.evolve(response=answer, docs_insufficient=MODEL_SAYS_INSUFFICIENT)
             return _llm(uncovered, "documents insufficient", usage)
         if not found.answer.strip():
             raise StrategyFailed("llm gave an empty answer", usage)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from pipeline.locales import SUPPORTED, texts
 from pipeline.result import ResultKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import (
+    MODEL_SAYS_INSUFFICIENT,
     AnswerabilityReason,
     AnswerabilitySignals,
     QualityDecision,
@@ -25,7 +27,7 @@ from pipeline.types import (
 from tests.pipeline.fakes import CORPUS, WordRetriever
 
 REPO = Path(__file__).resolve().parents[2]
-OPERATING_POINT = 0.3  # bot.settings' default, fitted in docs/benchmarks.md
+OPERATING_POINT = 0.25  # bot.settings' default, chosen on the tune split (docs/benchmarks.md)
 
 
 def hit(title: str, score: float, *, keywords: float, dense: float, text: str = "text") -> SearchHit:
@@ -115,27 +117,69 @@ STRONG = AnswerabilitySignals(term_coverage=1.0, levels_agree=True, margin=0.2, 
 
 
 @pytest.mark.unit
-def test_strong_evidence_is_answerable_and_each_hard_failure_lowers_the_score() -> None:
-    assert ans.score(STRONG) == 1.0
+def test_strong_evidence_is_answerable_and_each_failed_check_lowers_the_score() -> None:
     assert ans.decide(STRONG, OPERATING_POINT).answerable
-    one = AnswerabilitySignals(term_coverage=0.5, levels_agree=False, margin=0.05, missing_terms=1)
-    verdict = ans.decide(one, OPERATING_POINT)
-    assert not verdict.answerable and verdict.reason is AnswerabilityReason.MISSING_TERMS
-    assert ans.score(one) < ans.score(AnswerabilitySignals(term_coverage=0.5, levels_agree=False, margin=0.05))
+    weaker = AnswerabilitySignals(term_coverage=0.6, levels_agree=False, margin=0.05)
+    for failed in ({"missing_terms": 1, "distinguishing_terms": 2}, {"unmatched_negation": True}):
+        worse = AnswerabilitySignals(**{**asdict(weaker), **failed})
+        assert ans.score(worse) < ans.score(weaker) < ans.score(STRONG)
+    loose = AnswerabilitySignals(term_coverage=0.4, levels_agree=False, margin=0.0)
+    assert ans.decide(loose, OPERATING_POINT).answerable
+    one_missing = ans.decide(AnswerabilitySignals(**{**asdict(loose), "missing_terms": 1, "distinguishing_terms": 2}),
+                             OPERATING_POINT)  # fmt: skip
+    assert not one_missing.answerable and one_missing.reason is AnswerabilityReason.MISSING_TERMS
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "signals",
+    [
+        AnswerabilitySignals(term_coverage=1.0, levels_agree=True, margin=0.5, missing_terms=2, distinguishing_terms=2),
+        AnswerabilitySignals(term_coverage=0.33, levels_agree=True, margin=0.5),  # a third of its words, at most
+    ],
+    ids=["every-name-missing", "scattered-words"],
+)
+def test_a_quote_about_something_else_scores_zero_whatever_else_holds(signals: AnswerabilitySignals) -> None:
+    assert ans.off_topic(signals) and ans.score(signals) == 0.0
 
 
 @pytest.mark.unit
 @pytest.mark.parametrize(
     ("signals", "reason"),
     [
-        (AnswerabilitySignals(term_coverage=0.4, unmatched_negation=True), AnswerabilityReason.UNMATCHED_NEGATION),
-        (AnswerabilitySignals(term_coverage=0.4, answer_type_missing=True), AnswerabilityReason.NO_ANSWER_TYPE),
+        (AnswerabilitySignals(term_coverage=0.8, unmatched_negation=True), AnswerabilityReason.UNMATCHED_NEGATION),
         (AnswerabilitySignals(term_coverage=0.2, margin=0.01), AnswerabilityReason.WEAK_EVIDENCE),
     ],
 )
 def test_the_reason_names_the_failed_signal(signals: AnswerabilitySignals, reason: AnswerabilityReason) -> None:
     verdict = ans.decide(signals, OPERATING_POINT)
     assert (verdict.answerable, verdict.reason) == (False, reason)
+
+
+@pytest.mark.unit
+def test_the_opposite_of_what_the_passage_says_counts_as_an_unmatched_negation() -> None:
+    passage = "The first vote of the session is held in the main chamber."
+    assert ans.unmatched_negation("Where is the last vote of the session held?", passage)
+    assert not ans.unmatched_negation("Where is the first vote of the session held?", passage)
+    assert not ans.unmatched_negation("Where is the last vote held?", passage + " The last one is held outside.")
+
+
+@pytest.mark.unit
+def test_a_negated_symptom_is_not_a_negated_question() -> None:
+    fix = "Check that the cable is firmly connected, then select the right input source."
+    assert ans.unmatched_negation("Which input is not supported?", fix)
+    assert not ans.unmatched_negation("The screen is not displaying anything. How do I fix this?", fix)
+    assert not ans.unmatched_negation("Why is there no picture?", fix)
+    assert not ans.unmatched_negation("And what if the screen still does not show anything?", fix)
+
+
+@pytest.mark.unit
+def test_the_best_passage_is_a_few_sentences_of_one_block_never_two() -> None:
+    quoted = "Voice raises the middle frequencies. Music widens the stereo image.\n\nProfiles keep a watch history."
+    passage, share = ans.best_passage("delete voice history", quoted)
+    assert share == pytest.approx(1 / 3) and "history" not in passage.lower()  # "voice" and "history" never meet
+    passage, share = ans.best_passage("watch history profiles", quoted)
+    assert (passage, share) == ("Profiles keep a watch history.", 1.0)
 
 
 @pytest.mark.unit
@@ -194,16 +238,35 @@ async def test_quality_keeps_an_answer_the_block_supports() -> None:
 
 
 @pytest.mark.unit
-async def test_a_response_typed_as_not_covered_is_not_measured_but_searched_again_once() -> None:
+async def test_the_models_insufficient_is_searched_again_once_then_refused_by_the_same_decision() -> None:
     payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(
-        docs_insufficient="model_says_insufficient"
+        docs_insufficient=MODEL_SAYS_INSUFFICIENT, response=texts("en").no_coverage
     )
     agent = QualityAgent(answerability_threshold=OPERATING_POINT)
     first = await agent.run(payload, Context())
     assert first.payload.answerability is None  # the typed verdict stands; no score overrides it
     assert first.payload.quality_decision is QualityDecision.RESEARCH
+    second = await agent.run(first.payload, Context())  # the model still says so after the research round
+    verdict = second.payload.answerability
+    assert verdict is not None and not verdict.answerable
+    assert verdict.reason is AnswerabilityReason.MODEL_INSUFFICIENT
+    assert verdict.score >= OPERATING_POINT  # measured on the best source: the offline reading alone would answer
+    assert (second.payload.response or "").startswith(
+        texts("en").docs_dont_say.format(question="How do I pair the remote?")
+    )
+
+
+@pytest.mark.unit
+async def test_an_offline_not_covered_is_searched_again_once_and_not_measured() -> None:
+    payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(
+        docs_insufficient="poor_search", response=texts("en").no_coverage
+    )
+    agent = QualityAgent(answerability_threshold=OPERATING_POINT)
+    first = await agent.run(payload, Context())
+    assert first.payload.quality_decision is QualityDecision.RESEARCH
     second = await agent.run(first.payload, Context())
-    assert second.payload.quality_decision is QualityDecision.APPROVE  # after one research round it is accepted
+    assert second.payload.quality_decision is QualityDecision.APPROVE and second.payload.answerability is None
+    assert second.payload.response == texts("en").no_coverage  # the runner makes it a no_coverage refusal
 
 
 # -- the whole offline pipeline ------------------------------------------------------------------------------
@@ -224,10 +287,10 @@ async def ask(runner: PipelineRunner, text: str) -> ResultKind | tuple[ResultKin
 @pytest.mark.unit
 @pytest.mark.slow
 async def test_offline_pipeline_refuses_an_unanswerable_question_about_a_present_topic() -> None:
-    # the remote pairs with the speaker, not with a Sonos soundbar; the corpus describes Orbit Voice but never says
-    # when it came out ("when" needs a date in the quoted sentences)
+    # the remote pairs with the speaker, not with a Sonos soundbar; the pairing section never says which would not
     runner = make_runner(OPERATING_POINT)
-    for question in ("How do I pair the remote with a Sonos soundbar?", "When was the Orbit Voice assistant released?"):
+    unanswerable = ("How do I pair the remote with a Sonos soundbar?", "Which remote does not pair with the speaker?")
+    for question in unanswerable:
         kind, reason, text, titles = await ask(runner, question)  # type: ignore[misc]
         assert (kind, reason) == (ResultKind.REFUSAL, "no_coverage"), question
         assert text.startswith(texts("en").docs_dont_say.format(question=question))
