@@ -29,9 +29,12 @@ from tests.fakes.openai_server import (
     ScriptedOpenAI,
     Step,
     hang,
+    json_reply,
     malformed,
     rate_limited,
     refusal,
+    reply,
+    schema_name,
     server_error,
     unauthorized,
 )
@@ -137,3 +140,53 @@ async def test_a_model_slower_than_the_role_timeout_still_gets_the_offline_answe
     assert result.kind is ResultKind.ANSWER and result.note == texts("en").offline_note
     assert not result.envelope.errors  # no role timed out: each fell back in its own time
     await slow.close()
+
+
+def weak_model(request: dict[str, object]) -> Step:
+    """What SmolLM2-135M answered when its calls finished in time (recorded from the real server): the question
+    rewritten into something else, an answer citing nothing, "regenerate" for any draft, a garbled clarification.
+    Before the guards this steered "How do I pair the remote?" into a clarification on an idle machine."""
+    name = schema_name(request)
+    drifted = "The code is in a document."
+    if name == "language_decision":
+        return json_reply({"language": "en", "confidence": 1})
+    essence = {
+        "canonical_question": drifted,
+        "context_type": "new_topic",
+        "needs_clarification": False,
+        "clarification_reason": None,
+    }
+    if name == "essence_decision":
+        return json_reply(essence)
+    if name == "understanding":
+        scope = {"scope_verdict": "in_scope", "scope_reason": "about the product"}
+        return json_reply({"language": "en", "confidence": 1, "text_eng": drifted, **essence, **scope})
+    if name == "guardrails_decision":
+        return json_reply({"verdict": "in_scope", "reason": "ok"})
+    if name == "answer":
+        return json_reply({"answer": "You can pair the remote with the hub using the [insert method] command.",
+                           "insufficient": False})  # fmt: skip
+    if name == "quality_verdict":
+        return json_reply({"decision": "regenerate", "unsupported_claims": ["regenerating"], "notes": "regenerating"})
+    if name == "clarification":
+        return json_reply({"message": drifted, "options": ["no-response-to-user-feedback"]})
+    return reply(drifted)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["default", "fast"])
+async def test_a_weak_model_that_finishes_in_time_does_not_cost_the_offline_answer(
+    server: ScriptedOpenAI, chat: OpenAIChat, fast: bool
+) -> None:
+    server.responder = weak_model
+    result = await ask(build_runner(chat, fast=fast), "How do I pair the remote?")
+    assert result.kind is ResultKind.ANSWER and result.sources, result.kind
+    hops = result.envelope.hops
+    essence = next(h for h in hops if h.role is Role.ESSENCE)
+    assert essence.strategy == "llm->offline" and "not taken" in essence.decision
+    assert result.envelope.payload.canonical_question == "How do I pair the remote?"  # searched as asked
+    drafts = [h for h in hops if h.role is Role.RESPONSE]
+    assert drafts and all(h.strategy == "llm->offline" and "cites no source" in h.decision for h in drafts)
+    review = [h for h in hops if h.role is Role.QUALITY][-1]
+    assert review.strategy == "llm->offline" and review.decision.startswith("approve")
+    assert not any(h.role is Role.CLARIFICATION for h in hops)
+    assert server.chat_calls >= 3  # the model was asked, and answered in time
