@@ -109,6 +109,7 @@ class Report:
     throttled_rows: list[Row] = field(default_factory=list)
     throttled_summary: dict[str, Any] = field(default_factory=dict)
     emanual: dict[str, Any] = field(default_factory=dict)
+    squad: dict[str, Any] = field(default_factory=dict)
 
 
 def _inbound(text: str, number: int, thread: str | None, token: str) -> Inbound:
@@ -277,6 +278,53 @@ async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: 
     }
 
 
+async def _squad(base_url: str, args: argparse.Namespace, work: Path, report: Report) -> None:
+    """Issue 15's answerability figure in LLM mode: SQuAD v2 questions (the sample of `bench.answerability`, its
+    own loader, unchanged), `args.squad` answerable and as many unanswerable, asked offline and in LLM mode over
+    the same index in the same run: how many of each were refused (no cited answer), and gold cited."""
+    from bench.answerability import BASE_URL, squad_set
+    from bot.evaluation import cites_gold
+
+    path = args.data / "squad" / "dev-v2.0.json"
+    if not path.is_file():
+        report.squad = {"skipped": f"data not present at {path}"}
+        return
+    docs, asked = squad_set(path, articles=10, questions=300)
+    picked = [q for q in asked if q.answerable][: args.squad] + [q for q in asked if not q.answerable][: args.squad]
+    seed = work / "squad.jsonl"
+    seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
+    data = work / "squad"
+    data.mkdir()
+    figures: dict[str, Any] = {"answerable": args.squad, "unanswerable": args.squad}
+    for mode, url in (("offline", None), ("llm", base_url)):
+        app = await build_app(_settings(data, url, args))
+        try:
+            if url is None:
+                await app.ingest([str(seed)], base_url=BASE_URL)
+            await app.warm_up()
+            token = f"s{mode}{time.time_ns()}"
+            refused = {True: 0, False: 0}
+            gold = too_long = 0
+            for number, question in enumerate(picked):
+                reply = await app.service.handle_message(_inbound(question.text, number, None, token))
+                answered = reply is not None and reply.kind is ReplyKind.ANSWER and bool(reply.citations)
+                refused[question.answerable] += not answered
+                too_long += bool(reply and reply.kind is ReplyKind.NOTICE and reply.reason == "timeout")
+                if answered and reply is not None and question.answerable:
+                    urls, titles = [c.url for c in reply.citations], [c.title for c in reply.citations]
+                    gold += bool(cites_gold(urls, titles, gold_source=question.gold_source, gold_section=None))
+                _say(f"[squad {mode} {number + 1}/{len(picked)}] answered: {answered}")
+        finally:
+            await app.close()
+        figures[mode] = {
+            "unanswerable_refused": refused[False],
+            "answerable_refused": refused[True],
+            "answerable_gold_cited": gold,
+            "took_too_long": too_long,
+        }
+    report.squad = figures
+
+
 def _percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -342,6 +390,8 @@ def markdown(report: Report) -> str:
             f"- summary: {json.dumps(report.throttled_summary)}",
         ]
     lines += ["", f"- e-manual: {json.dumps({k: v for k, v in report.emanual.items() if k != 'rows'})}"]
+    if report.squad:
+        lines += [f"- SQuAD v2 answerability: {json.dumps(report.squad)}"]
     return "\n".join(lines)
 
 
@@ -402,6 +452,9 @@ async def run(args: argparse.Namespace) -> Report:
             save()
         if args.emanual:
             await _emanual(server.base_url, args, work, report)
+            save()
+        if args.squad:
+            await _squad(server.base_url, args, work, report)
     report.load_average["end"] = _load()
     save()
     return report
@@ -411,6 +464,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--table", type=int, default=len(TABLE), help="questions of the mixed table (0: none)")
     parser.add_argument("--emanual", type=int, default=10, help="e-manual questions, offline and LLM (0: none)")
+    parser.add_argument("--squad", type=int, default=0, help="SQuAD v2 answerable and unanswerable questions each")
     parser.add_argument("--deadline", type=float, default=60.0, help="question deadline in seconds")
     parser.add_argument("--throttled", type=int, default=len(THROTTLED), help="table questions through the proxy")
     parser.add_argument("--throttle-rate", type=float, default=2.0, help="the proxy's tokens per second")
