@@ -142,7 +142,11 @@ async def test_a_model_slower_than_the_role_timeout_still_gets_the_offline_answe
     await slow.close()
 
 
-def weak_model(request: dict[str, object]) -> Step:
+UNCITED = "You can pair the remote with the hub using the [insert method] command."
+CITED_BUT_UNSUPPORTED = "The code is in a document. [1]"
+
+
+def weak_model(request: dict[str, object], answer: str = UNCITED) -> Step:
     """What SmolLM2-135M answered when its calls finished in time (recorded from the real server): the question
     rewritten into something else, an answer citing nothing, "regenerate" for any draft, a garbled clarification.
     Before the guards this steered "How do I pair the remote?" into a clarification on an idle machine."""
@@ -164,8 +168,7 @@ def weak_model(request: dict[str, object]) -> Step:
     if name == "guardrails_decision":
         return json_reply({"verdict": "in_scope", "reason": "ok"})
     if name == "answer":
-        return json_reply({"answer": "You can pair the remote with the hub using the [insert method] command.",
-                           "insufficient": False})  # fmt: skip
+        return json_reply({"answer": answer, "insufficient": False})
     if name == "quality_verdict":
         return json_reply({"decision": "regenerate", "unsupported_claims": ["regenerating"], "notes": "regenerating"})
     if name == "clarification":
@@ -190,3 +193,21 @@ async def test_a_weak_model_that_finishes_in_time_does_not_cost_the_offline_answ
     assert review.strategy == "llm->offline" and review.decision.startswith("approve")
     assert not any(h.role is Role.CLARIFICATION for h in hops)
     assert server.chat_calls >= 3  # the model was asked, and answered in time
+
+
+async def test_a_cited_but_unsupported_redraft_gives_way_to_the_offline_answer(
+    server: ScriptedOpenAI, chat: OpenAIChat
+) -> None:
+    """The model's first draft cites [1] but says nothing the source says: the review (the model's "regenerate",
+    which the offline check shares) asks for a redraft; the redraft is the same, fails the offline check, and the
+    offline answer is given instead of a clarification after two rejected drafts."""
+    server.responder = lambda request: weak_model(request, CITED_BUT_UNSUPPORTED)
+    result = await ask(build_runner(chat, fast=False), "How do I pair the remote?")
+    assert result.kind is ResultKind.ANSWER and result.sources, result.kind
+    drafts = [h for h in result.envelope.hops if h.role is Role.RESPONSE]
+    assert [h.strategy for h in drafts] == ["llm", "llm->offline"]
+    assert "redraft still fails the offline check" in drafts[1].decision
+    reviews = [h for h in result.envelope.hops if h.role is Role.QUALITY]
+    assert reviews[0].strategy == "llm" and reviews[0].decision.startswith("regenerate")
+    assert reviews[-1].decision.startswith("approve")
+    assert "The code is in a document" not in result.text
