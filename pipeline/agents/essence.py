@@ -320,29 +320,26 @@ class EssenceAgent:
         result = await run_with_fallback(payload, context, self._offline, self._llm)
         if result.strategy != "llm":
             return result
+        # The model's reading is checked against the offline one; where it would cost the person the answer or the
+        # right question, the offline reading is taken (the trace says why):
+        offline = await self._offline(payload, context)
         drift = _drifted(payload, result.payload.canonical_question or "")
         if drift is not None:
-            # A model's canonical question that drops what the message asks about ("How do I pair the remote?" ->
-            # "The code is in a document.") would send the search elsewhere: the offline reading is searched instead.
-            offline = await self._offline(payload, context)
-            return AgentResult(
-                payload=offline.payload,
-                decision=f"{offline.decision} (llm question not taken: {drift})",
-                usage=result.usage,
-                strategy="llm->offline",
-            )
-        if not result.payload.needs_clarification:
-            return result
-        # A model's "too vague to search" is taken only where the offline reading finds the question vague too: a
-        # weak model asking to clarify "How do I pair the remote?" must not cost the person the answer.
-        offline = await self._offline(payload, context)
-        if offline.payload.needs_clarification:
-            return result
+            # a canonical question that drops what the message asks about ("How do I pair the remote?" -> "The code
+            # is in a document.") would send the search elsewhere
+            why = f"llm question not taken: {drift}"
+        elif not result.payload.needs_clarification:
+            if offline.payload.clarification_reason != "vague":
+                return result
+            # "it doesn't work" with nothing in the thread to say what "it" is: the model can only have invented the
+            # topic, so the person is asked which part they mean
+            why = "llm question not taken: the message names no topic"
+        elif offline.payload.needs_clarification:
+            return result  # a model's "too vague" is taken where the offline reading finds the question vague too
+        else:
+            why = "llm asked to clarify a question the offline reading finds clear"
         return AgentResult(
-            payload=offline.payload,
-            decision=f"{offline.decision} (llm asked to clarify a question the offline reading finds clear)",
-            usage=result.usage,
-            strategy="llm->offline",
+            payload=offline.payload, decision=f"{offline.decision} ({why})", usage=result.usage, strategy="llm->offline"
         )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:

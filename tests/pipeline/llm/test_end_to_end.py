@@ -31,6 +31,7 @@ from tests.fakes.openai_server import (
     hang,
     json_reply,
     malformed,
+    plausible_model,
     rate_limited,
     refusal,
     reply,
@@ -211,3 +212,23 @@ async def test_a_cited_but_unsupported_redraft_gives_way_to_the_offline_answer(
     assert reviews[0].strategy == "llm" and reviews[0].decision.startswith("regenerate")
     assert reviews[-1].decision.startswith("approve")
     assert "The code is in a document" not in result.text
+
+
+async def test_a_model_that_invents_the_topic_of_a_vague_message_does_not_skip_the_clarification(
+    server: ScriptedOpenAI, chat: OpenAIChat
+) -> None:
+    """"it doesn't work" in a new thread names nothing; a model's canonical question about the remote is invented,
+    and searching it answered (or refused) something the person never asked: they are asked which part they mean."""
+
+    def inventive(request: dict[str, object]) -> Step:
+        if schema_name(request) == "essence_decision":
+            return json_reply({"canonical_question": "Why does the remote not work?", "context_type": "new_topic",
+                               "needs_clarification": False, "clarification_reason": None})  # fmt: skip
+        return plausible_model(request)
+
+    server.responder = inventive
+    result = await ask(build_runner(chat, fast=False), "it doesn't work")
+    assert result.kind is ResultKind.CLARIFICATION, (result.kind, result.reason)
+    essence = next(h for h in result.envelope.hops if h.role is Role.ESSENCE)
+    assert essence.strategy == "llm->offline" and "names no topic" in essence.decision
+    assert not any(h.role is Role.SEARCH for h in result.envelope.hops)
