@@ -103,7 +103,21 @@ class LangAgent:
         await asyncio.to_thread(build_detector, self._languages, self._low_accuracy)
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        return await run_with_fallback(payload, context, self._offline, self._llm)
+        result = await run_with_fallback(payload, context, self._offline, self._llm)
+        if result.strategy != "llm":
+            return result
+        # A model's language is taken unless the detector is sure of another one: a 135M model called a French
+        # question English, and the French question then got an English "not covered" instead of its answer.
+        offline = await self._offline(payload, context)
+        found, detected = result.payload.language, offline.payload.language
+        if detected == found or (offline.payload.confidence or 0.0) < self._sure:
+            return result
+        return AgentResult(
+            payload=offline.payload,
+            decision=f"{offline.decision} (llm said {found}; the detector is sure)",
+            usage=result.usage,
+            strategy="llm->offline",
+        )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         text = one_line(strip_mentions(payload.text))

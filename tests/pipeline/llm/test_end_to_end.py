@@ -232,3 +232,25 @@ async def test_a_model_that_invents_the_topic_of_a_vague_message_does_not_skip_t
     essence = next(h for h in result.envelope.hops if h.role is Role.ESSENCE)
     assert essence.strategy == "llm->offline" and "names no topic" in essence.decision
     assert not any(h.role is Role.SEARCH for h in result.envelope.hops)
+
+
+async def test_a_model_that_calls_a_french_question_english_is_overruled_by_a_sure_detector(
+    server: ScriptedOpenAI, chat: OpenAIChat
+) -> None:
+    """SmolLM2 answered `en` (confidence 1) for a French question; the reply then came in English and missed the
+    French question's section. The detector is sure it is French, so French it is."""
+
+    def english_for_everything(request: dict[str, object]) -> Step:
+        if schema_name(request) == "language_decision":
+            return json_reply({"language": "en", "confidence": 1})
+        return plausible_model(request)
+
+    french = "Comment est-ce que je connecte la télécommande au haut-parleur ?"
+    server.responder = english_for_everything
+    result = await ask(build_runner(chat, fast=False), french)
+    lang = next(h for h in result.envelope.hops if h.role is Role.LANG)
+    assert lang.strategy == "llm->offline" and "detector is sure" in lang.decision, lang.decision
+    assert result.language == "fr"
+    server.responder = plausible_model  # a model that agrees with the detector is taken as it is
+    agreed = await ask(build_runner(chat, fast=False), french)
+    assert next(h for h in agreed.envelope.hops if h.role is Role.LANG).strategy == "llm"
