@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -235,6 +236,11 @@ async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: 
     offline = await build_app(_settings(data, None, args))
     try:
         await offline.ingest([str(seed)])
+        # LLM mode gets a copy of the same index without the offline run's semantic cache: an exact repeat would be
+        # served the offline answer from it (cache_similarity 1.0 still matches the same question)
+        await offline.close()
+        shutil.copytree(data, work / "emanual-llm")
+        offline = await build_app(_settings(data, None, args))
         await offline.warm_up()
         token = f"o{time.time_ns()}"
         offline_hits = 0
@@ -245,7 +251,7 @@ async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: 
             per_question.append({"question": pair["question"][:80], "offline": _cites_gold(reply, pair["gold"])})
     finally:
         await offline.close()
-    llm = await build_app(_settings(data, base_url, args))  # the same database and index
+    llm = await build_app(_settings(work / "emanual-llm", base_url, args))  # the same index, an empty cache
     try:
         await llm.warm_up()
         token = f"l{time.time_ns()}"
@@ -295,12 +301,16 @@ async def _squad(base_url: str, args: argparse.Namespace, work: Path, report: Re
     seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
     data = work / "squad"
     data.mkdir()
+    ingesting = await build_app(_settings(data, None, args))
+    try:
+        await ingesting.ingest([str(seed)], base_url=BASE_URL)
+    finally:
+        await ingesting.close()
+    shutil.copytree(data, work / "squad-llm")  # the same index for LLM mode, without the offline run's cache
     figures: dict[str, Any] = {"answerable": args.squad, "unanswerable": args.squad}
-    for mode, url in (("offline", None), ("llm", base_url)):
-        app = await build_app(_settings(data, url, args))
+    for mode, url, folder in (("offline", None, data), ("llm", base_url, work / "squad-llm")):
+        app = await build_app(_settings(folder, url, args))
         try:
-            if url is None:
-                await app.ingest([str(seed)], base_url=BASE_URL)
             await app.warm_up()
             token = f"s{mode}{time.time_ns()}"
             refused = {True: 0, False: 0}

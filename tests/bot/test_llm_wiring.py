@@ -137,7 +137,7 @@ async def test_a_server_throttled_to_two_tokens_a_second_never_makes_the_person_
             assert reply.summary is not None and not any("timeout" in e for e in reply.summary.errors), question
             assert reply.kind is ReplyKind.ANSWER and reply.citations, (question, reply.kind)
             assert reply.summary.llm_calls >= 1  # the model was asked; its slowness cost time, not the answer
-        assert slow.requests >= 2
+        assert slow.requests >= 2 and slow.cut >= 1  # calls cut at their share: given up, not waited for
 
 
 @pytest.mark.slow

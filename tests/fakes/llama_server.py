@@ -196,7 +196,9 @@ class ThrottledProxy:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._plain)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
+        # a client that disconnects cancels its handler (aiohttp keeps it running by default): its place in the
+        # queue and its upstream request are given up, as llama.cpp cancels the task of a closed connection
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
