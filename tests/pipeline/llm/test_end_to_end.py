@@ -217,8 +217,8 @@ async def test_a_cited_but_unsupported_redraft_gives_way_to_the_offline_answer(
 async def test_a_model_that_invents_the_topic_of_a_vague_message_does_not_skip_the_clarification(
     server: ScriptedOpenAI, chat: OpenAIChat
 ) -> None:
-    """"it doesn't work" in a new thread names nothing; a model's canonical question about the remote is invented,
-    and searching it answered (or refused) something the person never asked: they are asked which part they mean."""
+    """A message such as "it doesn't work" in a new thread names nothing; a model's canonical question about the
+    remote is invented, and searching it answers something the person never asked: they are asked which part."""
 
     def inventive(request: dict[str, object]) -> Step:
         if schema_name(request) == "essence_decision":
@@ -245,12 +245,20 @@ async def test_a_model_that_calls_a_french_question_english_is_overruled_by_a_su
             return json_reply({"language": "en", "confidence": 1})
         return plausible_model(request)
 
-    french = "Comment est-ce que je connecte la télécommande au haut-parleur ?"
+    french = "Comment est-ce que je nettoie le boîtier et la télécommande ?"  # the detector: fr 0.87
     server.responder = english_for_everything
     result = await ask(build_runner(chat, fast=False), french)
     lang = next(h for h in result.envelope.hops if h.role is Role.LANG)
-    assert lang.strategy == "llm->offline" and "detector is sure" in lang.decision, lang.decision
-    assert result.language == "fr"
-    server.responder = plausible_model  # a model that agrees with the detector is taken as it is
+    assert lang.strategy == "llm->offline" and "detector is fairly sure" in lang.decision, lang.decision
+    detected = (await LangAgent(low_accuracy=True).run(Payload(text=french), Context())).payload
+    assert detected.language != "en" and (detected.confidence or 0) >= 0.75
+    assert result.language == detected.language  # the detector's reading, not the model's "en"
+
+    def agreeing(request: dict[str, object]) -> Step:
+        if schema_name(request) == "language_decision":
+            return json_reply({"language": detected.language, "confidence": 0.9})
+        return plausible_model(request)
+
+    server.responder = agreeing  # a model that agrees with the detector is taken as it is
     agreed = await ask(build_runner(chat, fast=False), french)
     assert next(h for h in agreed.envelope.hops if h.role is Role.LANG).strategy == "llm"
