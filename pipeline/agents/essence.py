@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons, content_words, lexicon, texts
@@ -284,6 +285,27 @@ def _is_vague_complaint(question: str, language: str | None) -> bool:
     return not words or (len(words) <= 2 and any(w in question.lower() for w in _COMPLAINTS))
 
 
+MIN_KEPT_WORDS = 0.5  # share of the message's own words (stemmed, English) a model's canonical question must keep
+
+
+def _drifted(payload: Payload, canonical: str) -> str | None:
+    """Why a model's canonical question is not about the message, or None. Compared in English: the message's
+    English text (the translation, or the message when it is English) against the canonical question (English by
+    the prompt). Nothing to compare (a message in another language without a translation, or with no content words
+    of its own, such as "how does it work?") is not drift: the model may resolve it from the thread."""
+    english = payload.text_eng or (payload.text if (payload.language or "en").split("-")[0] == "en" else None)
+    if english is None:
+        return None
+    stop = lexicon("en").stopwords
+    own = textutil.features(one_line(strip_mentions(english)), stop, "en") - textutil.features(
+        " ".join(lexicon("en").deictics), (), "en"
+    )
+    if not own:
+        return None
+    kept = textutil.overlap(own, textutil.features(canonical, stop, "en"))
+    return None if kept >= MIN_KEPT_WORDS else f"it keeps {kept:.0%} of the message's words"
+
+
 _COMPLAINTS = ("work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行")
 
 
@@ -296,18 +318,28 @@ class EssenceAgent:
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
         result = await run_with_fallback(payload, context, self._offline, self._llm)
-        if result.strategy != "llm" or not result.payload.needs_clarification:
+        if result.strategy != "llm":
             return result
-        # A model's "too vague to search" is taken only where the offline reading finds the question vague too: a
-        # weak model asking to clarify "How do I pair the remote?" must not cost the person the answer.
+        # The model's reading is checked against the offline one; where it would cost the person the answer or the
+        # right question, the offline reading is taken (the trace says why):
         offline = await self._offline(payload, context)
-        if offline.payload.needs_clarification:
-            return result
+        drift = _drifted(payload, result.payload.canonical_question or "")
+        if drift is not None:
+            # a canonical question that drops what the message asks about ("How do I pair the remote?" -> "The code
+            # is in a document.") would send the search elsewhere
+            why = f"llm question not taken: {drift}"
+        elif not result.payload.needs_clarification:
+            if offline.payload.clarification_reason != "vague":
+                return result
+            # "it doesn't work" with nothing in the thread to say what "it" is: the model can only have invented the
+            # topic, so the person is asked which part they mean
+            why = "llm question not taken: the message names no topic"
+        elif offline.payload.needs_clarification:
+            return result  # a model's "too vague" is taken where the offline reading finds the question vague too
+        else:
+            why = "llm asked to clarify a question the offline reading finds clear"
         return AgentResult(
-            payload=offline.payload,
-            decision=f"{offline.decision} (llm asked to clarify a question the offline reading finds clear)",
-            usage=result.usage,
-            strategy="llm->offline",
+            payload=offline.payload, decision=f"{offline.decision} ({why})", usage=result.usage, strategy="llm->offline"
         )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:

@@ -78,6 +78,9 @@ def build_detector(languages: tuple[str, ...] = DEFAULT_LANGUAGES, low_accuracy:
     return builder.build()
 
 
+OVERRULE_MODEL_FROM = 0.75  # the detector's confidence from which it overrules a model's different language
+
+
 class LangAgent:
     role: ClassVar[Role] = Role.LANG
 
@@ -103,7 +106,23 @@ class LangAgent:
         await asyncio.to_thread(build_detector, self._languages, self._low_accuracy)
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        return await run_with_fallback(payload, context, self._offline, self._llm)
+        result = await run_with_fallback(payload, context, self._offline, self._llm)
+        if result.strategy != "llm":
+            return result
+        # A model's language is taken unless the detector is fairly sure of another one: a 135M model called a
+        # French question English (the detector: fr 0.87), and it then got an English "not covered" instead of its
+        # answer. A short English question the detector only guesses from the docs' language (0.59) stays the
+        # model's call.
+        offline = await self._offline(payload, context)
+        found, detected = result.payload.language, offline.payload.language
+        if detected == found or (offline.payload.confidence or 0.0) < OVERRULE_MODEL_FROM:
+            return result
+        return AgentResult(
+            payload=offline.payload,
+            decision=f"{offline.decision} (llm said {found}; the detector is fairly sure)",
+            usage=result.usage,
+            strategy="llm->offline",
+        )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         text = one_line(strip_mentions(payload.text))

@@ -127,7 +127,24 @@ class QualityAgent:
                 refused = payload.evolve(response=reply, quality_decision=QualityDecision.APPROVE, quality_notes=())
                 reason = verdict.reason.value if verdict.reason else "unknown"
                 return AgentResult(refused, f"not answerable ({reason}, score {verdict.score:.2f})")
-        return await run_with_fallback(payload, context, self._offline, self._llm)
+        result = await run_with_fallback(payload, context, self._offline, self._llm)
+        decision = result.payload.quality_decision
+        if result.strategy != "llm" or decision is QualityDecision.APPROVE:
+            return result
+        # A model's verdict that withholds the answer is taken only where the offline check finds fault too: a weak
+        # model asking to regenerate (or to clarify) a draft whose every line is traceable to a source it cites
+        # would otherwise end in a clarification instead of that answer. A model's "clarify" is never taken: the
+        # offline verdict (approve or regenerate) stands instead.
+        offline = await self._offline(payload, context)
+        if offline.payload.quality_decision is not QualityDecision.APPROVE and decision is not QualityDecision.CLARIFY:
+            return result
+        said = decision.value if decision else "nothing"
+        return AgentResult(
+            payload=offline.payload,
+            decision=f"{offline.decision} (llm said {said}; the offline check differs)",
+            usage=result.usage,
+            strategy="llm->offline",
+        )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         answer = (payload.response or "").strip()

