@@ -217,6 +217,14 @@ async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
     return int(total or 0)
 
 
+def answerer_of(settings: Settings) -> str:
+    """What makes the answers, as the semantic cache's partition: offline, or the models and endpoint of LLM mode."""
+    if not settings.llm_enabled:
+        return "offline"
+    roles = ",".join(sorted({settings.model_for(role) for role in Role}))
+    return f"llm:{settings.openai_base_url or 'openai'}:{roles}".replace("|", "/")[:160]
+
+
 def asker_language() -> Callable[[str, Context], Awaitable[str | None]]:
     """The asker's language for the semantic cache's key: the lang role's offline detector (the same cached
     detector the pipeline uses; no LLM call before the cache)."""
@@ -326,7 +334,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
         if chat is not None:
             metrics.watch_llm_breaker(chat.breaker.status)
         runs = RunStore(db)
-        cache = SemanticCache(db, embedder, threshold=settings.cache_similarity)
+        cache = SemanticCache(db, embedder, threshold=settings.cache_similarity, answerer=answerer_of(settings))
         detect = asker_language()
         service = ConversationService(
             settings=settings,

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import structlog
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 
 from pipeline.types import Embedder, QualityDecision, SourceReference, Vector
 from storage.doc_tables import SessionFactory
@@ -78,8 +78,11 @@ def identifiers(text: str) -> frozenset[str]:
     return frozenset(token.strip(".-") for token in _IDENTIFIER.findall(text.lower()))
 
 
-def collections_key(collections: Sequence[str]) -> str:
-    return ",".join(sorted(set(collections)))
+def collections_key(collections: Sequence[str], answerer: str = "offline") -> str:
+    """The stored key of a cache partition: who made the answers (offline, or which model) and over which
+    collections. Answers of one answerer are never served in another's place (switching LLM mode on must not
+    replay the offline answers cached before, nor the other way round)."""
+    return f"{answerer}|" + ",".join(sorted(set(collections)))
 
 
 def _to_json(answer: CachedAnswer) -> dict[str, Any]:
@@ -98,9 +101,13 @@ def _from_json(question: str, data: dict[str, Any]) -> CachedAnswer:
 class SemanticCache:
     """`db` is `storage.db.Database` (or None: memory only); `embedder` embeds the canonical questions."""
 
-    def __init__(self, db: SessionFactory | None, embedder: Embedder, threshold: float = 0.95) -> None:
+    def __init__(
+        self, db: SessionFactory | None, embedder: Embedder, threshold: float = 0.95, *, answerer: str = "offline"
+    ) -> None:
+        """`answerer` names what makes the answers (`"offline"`, or the models in LLM mode): a partition of its own."""
         if not 0 < threshold <= 1:
             raise ValueError("threshold must be in (0, 1]")
+        self.answerer = answerer
         self.db = db
         self.embedder = embedder
         self.threshold = threshold
@@ -118,7 +125,7 @@ class SemanticCache:
     ) -> CachedAnswer | None:
         """The approved answer, in `language` (the asker's), of the most similar cached question with the same
         numbers and codes, if it is within the threshold. `vector`: the question's embedding when already known."""
-        bucket = await self._bucket((collections_key(collections), corpus_version))
+        bucket = await self._bucket((collections_key(collections, self.answerer), corpus_version))
         group = bucket.groups.get((language, identifiers(question)))
         if group is None:
             return None
@@ -148,7 +155,7 @@ class SemanticCache:
         degraded answers (made by a fallback) out."""
         if quality_decision is not QualityDecision.APPROVE or not response.strip():
             return False
-        key = (collections_key(collections), corpus_version)
+        key = (collections_key(collections, self.answerer), corpus_version)
         bucket = await self._bucket(key)
         vector = await self._embed(question) if vector is None else np.asarray(vector, dtype=np.float32)
         answer = CachedAnswer(question, response, language, tuple(sources))
@@ -158,8 +165,10 @@ class SemanticCache:
         return True
 
     async def forget_older(self, collections: Sequence[str], corpus_version: int) -> int:
-        """Delete entries of older corpus versions of these collections; returns how many rows went."""
-        key = collections_key(collections)
+        """Delete entries of older corpus versions of these collections, whoever answered them (a stale answer of
+        another mode is as stale), and those stored before the key named its answerer; returns how many rows went."""
+        key = collections_key(collections, self.answerer)
+        plain = key.split("|", 1)[1]
         async with self._lock:
             for stale in [k for k in self._buckets if k[0] == key and k[1] < corpus_version]:
                 del self._buckets[stale]
@@ -168,7 +177,11 @@ class SemanticCache:
         async with self.db.session() as session:
             result = await session.execute(
                 delete(SemanticCacheRow).where(
-                    SemanticCacheRow.collections_key == key, SemanticCacheRow.corpus_version < corpus_version
+                    or_(
+                        SemanticCacheRow.collections_key.endswith(f"|{plain}", autoescape=True),
+                        SemanticCacheRow.collections_key == plain,
+                    ),
+                    SemanticCacheRow.corpus_version < corpus_version,
                 )
             )
         return int(getattr(result, "rowcount", 0) or 0)

@@ -44,3 +44,15 @@ async def test_one_query_embedding_per_answered_question(app: App) -> None:
     reply = await app.service.handle_message(inbound("How do I replace the batteries of the remote?"))
     assert reply is not None and reply.kind is ReplyKind.ANSWER
     assert memo.computed - before == 1
+
+
+@pytest.mark.unit
+def test_the_cache_partition_names_the_answerer(tmp_path: Any) -> None:
+    from bot.app import answerer_of
+    from bot.settings import Settings
+
+    offline = Settings(data_dir=tmp_path)
+    local = Settings(data_dir=tmp_path, openai_base_url="http://127.0.0.1:8080/v1", llm_model="smollm2")
+    other = Settings(data_dir=tmp_path, openai_base_url="http://127.0.0.1:8080/v1", llm_model="qwen")
+    assert answerer_of(offline) == "offline"
+    assert answerer_of(local).startswith("llm:") and answerer_of(local) != answerer_of(other)

@@ -134,3 +134,25 @@ async def test_lookups_compare_only_entries_of_the_same_language_and_codes() -> 
 def test_threshold_must_be_a_cosine() -> None:
     with pytest.raises(ValueError):
         SemanticCache(None, HashingEmbedder(), threshold=1.5)
+
+
+async def test_answers_of_one_answerer_are_never_served_for_another(db: Database) -> None:
+    offline = SemanticCache(db, HashingEmbedder(), answerer="offline")
+    llm = SemanticCache(db, HashingEmbedder(), answerer="llm:http://127.0.0.1:8080/v1:smollm2")
+    await store(offline)
+    assert await llm.lookup(QUESTION, ("manual", "faq"), 1, language="en") is None  # LLM mode switched on
+    await store(llm, response="Press and hold OK [1].")
+    found = await SemanticCache(db, HashingEmbedder(), answerer="offline").lookup(
+        QUESTION, ("manual", "faq"), 1, language="en"
+    )  # and back: the offline answer, not the model's
+    assert found is not None and found.response == "Hold OK for five seconds [1]."
+
+
+async def test_a_version_bump_retires_every_answerers_old_entries(db: Database) -> None:
+    await store(SemanticCache(db, HashingEmbedder(), answerer="llm:a"), version=1)
+    cache = SemanticCache(db, HashingEmbedder(), answerer="offline")
+    await store(cache, version=1)
+    await store(cache, "What batteries does it take?", version=2)
+    assert await cache.forget_older(("faq", "manual"), 2) == 2
+    async with db.session() as session:
+        assert await session.scalar(select(func.count()).select_from(SemanticCacheRow)) == 1
