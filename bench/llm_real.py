@@ -38,6 +38,7 @@ from typing import Any
 
 from bot.app import App, build_app
 from bot.settings import Settings
+from pipeline.agents.base import LLM_OVERRULED
 from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind
 
 REPO = Path(__file__).resolve().parent.parent
@@ -132,7 +133,7 @@ def _inbound(text: str, number: int, thread: str | None, token: str) -> Inbound:
 
 async def _hops(app: App, reply: Reply) -> list[tuple[str, str, float]]:
     """(role, strategy, seconds) of the run behind `reply`; strategy "overruled" for a model decision that came in
-    time but that a guard did not take (the hop is `llm->offline` without "llm failed" in its decision)."""
+    time but that a guard did not take (the hop's strategy is `LLM_OVERRULED`)."""
     trace = await app.runs.trace(reply.conversation_id)
     if trace is None or not trace.runs:
         return []
@@ -140,9 +141,7 @@ async def _hops(app: App, reply: Reply) -> list[tuple[str, str, float]]:
     for h in trace.runs[-1].hops:
         if h.strategy == "llm" and not h.prompt_tokens:
             continue  # a skipped call (translating English, no sources) is no use of the model
-        strategy = h.strategy
-        if strategy == "llm->offline" and "llm failed" not in h.decision:
-            strategy = "overruled"
+        strategy = "overruled" if h.strategy == LLM_OVERRULED else h.strategy
         found.append((h.role, strategy, h.duration_ms / 1000))
     return found
 

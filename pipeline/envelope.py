@@ -82,7 +82,7 @@ class AgentResult:
     payload: Payload
     decision: str  # short, human-readable summary for the trace, e.g. "language=ru (0.97)"
     usage: LLMUsage = LLMUsage()
-    strategy: str = "offline"  # "offline", "llm", or "llm->offline" when the LLM failed and the fallback answered
+    strategy: str = "offline"  # "offline", "llm", "llm->offline" (the LLM failed; offline answered), "llm-overruled"
 
 
 class Agent(Protocol):

@@ -25,6 +25,12 @@ class StrategyFailed(Exception):
         self.usage = usage if usage is not None else LLMUsage()
 
 
+LLM_OVERRULED = "llm-overruled"
+"""A hop's strategy when the model answered in time but a guard took the offline result instead (a weak model's
+drifted question, uncited draft, needless "regenerate"...): the model was available, so the person gets no
+"answered without the language model" note and the answer is not degraded; the reason is in the hop's decision."""
+
+
 async def run_with_fallback(
     payload: Payload, context: Context, offline: Strategy, llm: Strategy | None
 ) -> AgentResult:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pipeline import text as textutil
-from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons, content_words, lexicon, texts
 from pipeline.text import CODE, QUESTION_WORDS, has_cjk, identifiers, looks_like_question, one_line, strip_mentions
@@ -339,7 +339,7 @@ class EssenceAgent:
         else:
             why = "llm asked to clarify a question the offline reading finds clear"
         return AgentResult(
-            payload=offline.payload, decision=f"{offline.decision} ({why})", usage=result.usage, strategy="llm->offline"
+            payload=offline.payload, decision=f"{offline.decision} ({why})", usage=result.usage, strategy=LLM_OVERRULED
         )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons
 from pipeline.text import one_line
@@ -53,7 +53,7 @@ class GuardrailsAgent:
                 payload=offline.payload,
                 decision=f"{offline.decision} (llm refused a request the offline reading accepts)",
                 usage=result.usage,
-                strategy="llm->offline",
+                strategy=LLM_OVERRULED,
             )
         return result
 

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBuilder
 
-from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.text import identifiers, one_line, strip_mentions, word_count
 from pipeline.types import Role
@@ -121,7 +121,7 @@ class LangAgent:
             payload=offline.payload,
             decision=f"{offline.decision} (llm said {found}; the detector is fairly sure)",
             usage=result.usage,
-            strategy="llm->offline",
+            strategy=LLM_OVERRULED,
         )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:

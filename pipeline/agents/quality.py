@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from pipeline import text as textutil
 from pipeline.agents.answerability import AnswerabilityCheck, docs_dont_say
-from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
 from pipeline.types import MODEL_SAYS_INSUFFICIENT, QualityDecision, Role, SourceReference
@@ -143,7 +143,7 @@ class QualityAgent:
             payload=offline.payload,
             decision=f"{offline.decision} (llm said {said}; the offline check differs)",
             usage=result.usage,
-            strategy="llm->offline",
+            strategy=LLM_OVERRULED,
         )
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:

@@ -21,7 +21,7 @@ from typing import ClassVar
 import numpy as np
 
 from pipeline import text as textutil
-from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.agents.guardrails import beyond_capability
 from pipeline.agents.quality import untraceable_lines
 from pipeline.closest import close_sections, closest_list
@@ -207,7 +207,7 @@ class ResponseAgent:
             payload=offline.payload,
             decision=f"{offline.decision} (llm draft not taken: {flaw})",
             usage=result.usage,
-            strategy="llm->offline",
+            strategy=LLM_OVERRULED,
         )
 
     @staticmethod
