@@ -40,6 +40,7 @@ from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
 from storage.runs import RunStore
 from storage.semantic_cache import SemanticCache
+from storage.tables import new_uuid
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class _Unlimited:
 
 
 class ConversationService:
-    """Implements `pipeline.messages.ConversationHandler` (and `StreamingConversationHandler`)."""
+    """Implements `pipeline.messages.ConversationHandler` (and `StreamingConversationHandler`, `ReplayingHandler`)."""
 
     def __init__(
         self,
@@ -150,7 +151,7 @@ class ConversationService:
             from_bot=False,
         )
         if not is_new:
-            if await self._runs.answered(conversation.id, inbound.message_id):
+            if await self._runs.answer_for(conversation.id, inbound.message_id) is not None:
                 log.info("duplicate message ignored", extra={"key": inbound.dedup_key})
                 return None
             # stored before, never answered: the process handling it died; answer it now
@@ -173,6 +174,8 @@ class ConversationService:
         )
         started = self._now()
         pending = await self._conversations.get_pending(conversation.id)
+        if pending is not None and not is_new and envelope_from_json(pending).message_id == inbound.message_id:
+            pending = None  # this very message's clarification, left by an attempt that died before its run
         new_topic = not any(not m.from_bot for m in history)
         if pending is None and new_topic and (cached := await self._cached(inbound, text, collections, context)):
             return await self._finish(conversation, inbound.message_id, cached, started, cached=True)
@@ -275,7 +278,10 @@ class ConversationService:
         else:
             await self._conversations.set_pending(conversation.id, None)
         await self._conversations.set_language(conversation.id, result.language)
-        run_id = await self._runs.save_run(
+        run_id = new_uuid()
+        reply = await self._build_reply(conversation, result, run_id, cached=cached)
+        # the commit point: the run and its reply in one row, so "answered" always comes with the answer to replay
+        await self._runs.save_run(
             conversation.id,
             message_id,
             envelope,
@@ -284,21 +290,14 @@ class ConversationService:
             cached=cached,
             started_at=started,
             finished_at=self._now(),
+            run_id=run_id,
+            reply=reply,
         )
         tokens = sum(h.usage.total_tokens for h in envelope.hops)
         if tokens:
             await self._usage.record_tokens(conversation.workspace_id, tokens)
         self._metrics.observe_run(envelope, result.kind, (self._now() - started).total_seconds())
-        reply = await self._build_reply(conversation, result, run_id, cached=cached)
-        await self._conversations.add_message(
-            conversation.id,
-            platform_message_id=f"bot:{run_id}",
-            author_id=BOT_NAME,
-            author_name=BOT_NAME,
-            text=result.text,
-            ts=self._now(),
-            from_bot=True,
-        )
+        await self._add_bot_message(conversation.id, run_id, result.text)
         log.info(
             "reply ready",
             extra={
@@ -310,6 +309,31 @@ class ConversationService:
             },
         )
         return reply
+
+    async def stored_reply(self, inbound: Inbound) -> Reply | None:
+        """The reply recorded with the run that answered `inbound`, if any (`pipeline.messages.ReplayingHandler`):
+        an attempt that answered and died before its reply reached the outbox left it here. Also puts the reply in
+        the thread's history if that attempt died before it did."""
+        conversation = await self._conversations.find(inbound.thread_key)
+        if conversation is None:
+            return None
+        stored = await self._runs.answer_for(conversation.id, inbound.message_id)
+        if stored is None or stored.reply is None:  # not answered, or answered before replies were kept (0004)
+            return None
+        await self._add_bot_message(conversation.id, stored.run_id, stored.reply.text)
+        return stored.reply
+
+    async def _add_bot_message(self, conversation_id: str, run_id: str, text: str) -> None:
+        """The bot's reply in the thread's history (once: a replay after a crash finds it already stored)."""
+        await self._conversations.add_message(
+            conversation_id,
+            platform_message_id=f"bot:{run_id}",
+            author_id=BOT_NAME,
+            author_name=BOT_NAME,
+            text=text,
+            ts=self._now(),
+            from_bot=True,
+        )
 
     async def _build_reply(
         self, conversation: ConversationRecord, result: PipelineResult, run_id: str, *, cached: bool = False

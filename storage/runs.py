@@ -8,7 +8,9 @@ from datetime import datetime
 from sqlalchemy import select
 
 from pipeline.envelope import Envelope
+from pipeline.messages import Reply
 from storage.db import Database
+from storage.outbox import reply_from_json, reply_to_json
 from storage.tables import HopRow, RunRow, new_uuid
 
 LAST = "last"
@@ -47,6 +49,15 @@ class RunRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """The run recorded for a message: its id and the reply it produced (None for runs stored before replies
+    were kept with them)."""
+
+    run_id: str
+    reply: Reply | None
+
+
+@dataclass(frozen=True, slots=True)
 class Trace:
     """The runs of one conversation, oldest first, each with its hops in order."""
 
@@ -58,15 +69,20 @@ class RunStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def answered(self, conversation_id: str, message_id: str) -> bool:
-        """Whether a run for this message was recorded (a reply was produced for it)."""
+    async def answer_for(self, conversation_id: str, message_id: str) -> StoredAnswer | None:
+        """The run recorded for this message (it was answered), with its stored reply; None when there is none."""
         async with self._db.session() as session:
-            found = await session.scalar(
-                select(RunRow.id)
-                .where(RunRow.conversation_id == conversation_id, RunRow.message_id == message_id)
-                .limit(1)
-            )
-        return found is not None
+            found = (
+                await session.execute(
+                    select(RunRow.id, RunRow.reply)
+                    .where(RunRow.conversation_id == conversation_id, RunRow.message_id == message_id)
+                    .order_by(RunRow.finished_at.desc())
+                    .limit(1)
+                )
+            ).first()
+        if found is None:
+            return None
+        return StoredAnswer(found.id, reply_from_json(found.reply) if found.reply else None)
 
     async def save_run(
         self,
@@ -78,9 +94,13 @@ class RunStore:
         cached: bool,
         started_at: datetime,
         finished_at: datetime,
+        *,
+        run_id: str | None = None,
+        reply: Reply | None = None,
     ) -> str:
-        """Store a finished run with every hop of its envelope; returns the run id."""
-        run_id = new_uuid()
+        """Store a finished run with every hop of its envelope, and the reply it produced, in one transaction: the
+        moment the message counts as answered is the moment its reply is stored. Returns the run id."""
+        run_id = run_id or new_uuid()
         prompt = sum(hop.usage.prompt_tokens for hop in envelope.hops)
         completion = sum(hop.usage.completion_tokens for hop in envelope.hops)
         calls = sum(hop.usage.calls for hop in envelope.hops)
@@ -98,6 +118,7 @@ class RunStore:
             llm_calls=calls,
             cached=cached,
             errors=[{"role": e.role.value, "kind": e.kind, "message": e.message} for e in envelope.errors],
+            reply=reply_to_json(reply) if reply is not None else None,
         )
         hops = [
             HopRow(

@@ -250,24 +250,27 @@ async def test_channel_chatter_is_ignored_and_thread_follow_ups_reach_the_servic
     assert len(posts(world, thread_id)) == 1  # the service stayed silent on the follow-up
 
 
-async def test_ask_command_defers_then_answers_in_a_new_thread(world: DiscordWorld) -> None:
+async def test_ask_command_acknowledges_privately_then_posts_the_question_and_answers_in_a_new_thread(
+    world: DiscordWorld,
+) -> None:
     handler = FakeHandler(on_message=lambda inbound: answer())
     client = await world.client(handler)
 
     command = await world.ask(client, world.alice, "How do I pair the remote?")
 
-    [deferred] = world.rest.find("POST", rf"/interactions/{command['id']}/[^/]+/callback")
-    assert deferred.body["type"] == 5  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE
-    [echo] = world.rest.find("POST", rf"/webhooks/{world.app_id}/{command['token']}")
+    [ack] = world.rest.find("POST", rf"/interactions/{command['id']}/[^/]+/callback")
+    assert ack.body["type"] == 4 and ack.body["data"]["flags"] == 64  # CHANNEL_MESSAGE_WITH_SOURCE, ephemeral
+    [echo] = posts(world, world.channel_id)  # the question, posted by the bot, not through the interaction
     assert echo.body["content"] == f"<@{world.alice['id']}> asked:\n> How do I pair the remote?"
     echo_id = world.rest.channel_messages(world.channel_id)[-1]["id"]
-    assert world.rest.find("POST", f"/channels/{world.channel_id}/messages/{echo_id}/threads")
+    [thread] = world.rest.find("POST", f"/channels/{world.channel_id}/messages/{echo_id}/threads")
     [inbound] = handler.messages
-    assert inbound.thread_id == echo_id and inbound.message_id == command["id"] and inbound.mentioned
+    assert inbound.thread_id == echo_id and inbound.message_id == echo_id and inbound.mentioned
     assert inbound.text == "How do I pair the remote?"
     [post] = posts(world, echo_id)
     assert post.body["components"]
-    assert world.rest.calls.index(deferred) < world.rest.calls.index(echo) < world.rest.calls.index(post)
+    assert world.rest.calls.index(ack) < world.rest.calls.index(echo) < world.rest.calls.index(thread)
+    assert world.rest.calls.index(thread) < world.rest.calls.index(post)
 
 
 async def test_without_message_content_intent_the_client_asks_without_it_and_says_so(
@@ -396,7 +399,10 @@ async def test_ask_command_inside_a_thread_answers_in_that_thread(world: Discord
     assert follow_up.user_id == world.bob["id"]
     assert follow_up.thread_key == handler.messages[0].thread_key
     assert "Hold **Home**" in " ".join(h.text for h in handler.histories[-1])
-    assert len(posts(world, thread_id)) == 2
+    _, echo, answer_post = posts(world, thread_id)  # the first answer, the /ask question the bot posted, its answer
+    assert echo.body["content"] == f"<@{world.bob['id']}> asked:\n> and the voice remote?"
+    assert follow_up.message_id == world.rest.channel_messages(thread_id)[-2]["id"]  # the posted question
+    assert answer_post.body["content"]
 
 
 async def test_ask_in_a_refused_channel_answers_privately_without_the_service(world: DiscordWorld) -> None:
