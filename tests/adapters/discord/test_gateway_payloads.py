@@ -8,7 +8,8 @@ parse_guild_create, parse_interaction_create) and handed to the real client, wit
     GUILD_CREATE        the guild and its channels are known; a mention in its text channel is answered in a thread;
                         an unavailable guild is taken without error
     INTERACTION_CREATE  /ask → stored, acknowledged privately, asked; docbot's button → the press reaches the service;
-                        other apps' commands, context menus, autocomplete, modals and buttons → ignored, nothing sent, no error
+                        other apps' commands, context menus, autocomplete, modals and buttons → ignored, nothing
+                        sent, no error
 
 The examples predate a few fields discord.py reads; `complete()` adds only those (named in COMPLETIONS) where missing.
 Op-code envelopes and bare objects (user, member, channel) are not events docbot handles and are not driven.
