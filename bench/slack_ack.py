@@ -31,11 +31,11 @@ import aiohttp
 from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
+from adapters.slack.fake_web_api import FakeSlackAPI
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher
 from storage.db import Database
-from tests.fakes.slack_api import FakeSlackAPI
 
 SECRET = "bench-signing-secret"
 
