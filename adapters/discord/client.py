@@ -344,8 +344,9 @@ class DocbotClient(discord.Client):
         )
         log.info("discord button", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         target = discord_thread_ref(
-            workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human
-        )
+            workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human,
+            interaction_token=interaction.token,
+        )  # fmt: skip
         if self.intake is not None:  # stored first; the worker checks the press and only then shows the choice
             try:
                 await self.intake.accept(inbound, target)

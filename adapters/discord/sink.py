@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import discord
 
@@ -17,10 +17,15 @@ from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
 from pipeline.messages import DeliveryRejected, Inbound, Reply, ThreadRef
 
+if TYPE_CHECKING:
+    from discord.types.webhook import Webhook as WebhookPayload
+
 ASKER_KEY = "asker"  # ThreadRef.extra: the Discord user id of the person who asked
 SUPPORT_KEY = "mention_support"  # ThreadRef.extra: "1" to mention the support role (after "ask a human")
 ASK_KEY = "ask_locale"  # ThreadRef.extra: an /ask whose question the worker still has to post (the asker's locale)
 START_THREAD_KEY = "start_thread"  # ThreadRef.extra: "1" when the worker still has to start the event's thread
+INTERACTION_KEY = "interaction"  # ThreadRef.extra: a button press's interaction token (valid 15 min): private notes
+PRIVATE_REASONS = frozenset({"action_notice"})  # replies only the presser needs to see (a refused press, thanks)
 THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
 THREAD_ALREADY_CREATED = 160004  # Discord's JSON error code for a second thread on one message
 log = logging.getLogger(__name__)
@@ -35,12 +40,14 @@ def discord_thread_ref(
     mention_support: bool = False,
     ask_locale: str | None = None,
     start_thread: bool = False,
+    interaction_token: str | None = None,
 ) -> ThreadRef:
     """Where a Discord reply goes: `thread_id` is the thread (or DM / channel) to post in. `start_thread`: the
     thread does not exist yet (the worker starts it on the message, or on the /ask question it posts)."""
     extra = ((ASKER_KEY, str(asker_id)),) + (((SUPPORT_KEY, "1"),) if mention_support else ())
     extra += ((ASK_KEY, ask_locale),) if ask_locale is not None else ()
     extra += ((START_THREAD_KEY, "1"),) if start_thread else ()
+    extra += ((INTERACTION_KEY, interaction_token),) if interaction_token else ()
     return ThreadRef("discord", workspace_id, channel_id, thread_id, extra=extra)
 
 
@@ -104,6 +111,22 @@ class DiscordReplySink:
         ref = replace(ref, thread_id=thread_id or ref.channel_id, extra=tuple(extra.items()))
         return inbound, ref
 
+    async def _private(self, token: str, reply: Reply) -> str:
+        """A note only the person who pressed sees: an ephemeral follow-up to their press's interaction (Discord
+        keeps its token valid for 15 minutes; after that the note is dropped, it would come too late anyway)."""
+        application_id = self._client.application_id
+        if application_id is None:
+            raise DeliveryRejected("discord application id unknown: no private note")
+        payload: WebhookPayload = {"id": application_id, "type": 3, "token": token}
+        followup = discord.Webhook.from_state(data=payload, state=self._client._connection)
+        try:
+            sent = await followup.send(
+                content=reply.text[:2000], ephemeral=True, wait=True, allowed_mentions=no_mentions()
+            )
+        except (discord.NotFound, discord.Forbidden) as exc:  # the interaction expired
+            raise DeliveryRejected(f"discord interaction {exc.status} {exc.code}") from exc
+        return str(sent.id)
+
     async def _start_thread(self, channel_id: int, message_id: int, inbound: Inbound) -> str | None:
         """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission."""
         name = thread_name(inbound.text, inbound.user_name)
@@ -149,6 +172,9 @@ class DiscordReplySink:
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         extra = dict(ref.extra)
+        token = extra.get(INTERACTION_KEY)
+        if reply.reason in PRIVATE_REASONS and token:
+            return await self._private(token, reply)
         mention = self._support_role_id if extra.get(SUPPORT_KEY) == "1" else None
         messages = render_reply(
             reply,

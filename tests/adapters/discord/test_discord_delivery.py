@@ -10,9 +10,10 @@ import pytest
 
 from adapters.discord import wording
 from adapters.discord.client import DocbotClient
+from adapters.discord.sink import discord_thread_ref
 from bot.delivery import Delivery
 from pipeline.locales import texts
-from pipeline.messages import Inbound, Reply, ReplyKind, ThreadFetcher
+from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadFetcher
 from storage.db import Database
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.fakes import discord_payloads as p
@@ -102,6 +103,9 @@ async def test_a_press_is_stored_then_deferred_and_only_an_accepted_one_changes_
     await delivery.process_once()
     await delivery.sweep()
     assert world.rest.find("PATCH", rf"/channels/\d+/messages/{clarifying['id']}") == []
+    [note] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")  # only the presser sees why
+    assert note.body["content"] == "expired" and note.body["flags"] == 64
+    assert world.bot_messages(question["id"]) == [clarifying]  # nothing new in the thread
 
     await world.press(client, clarifying["id"], voice, world.alice)  # accepted
     await delivery.process_once()
@@ -259,3 +263,18 @@ async def test_a_mention_with_the_database_down_gets_a_short_notice_without_its_
     assert notice.path.endswith(f"/channels/{world.channel_id}/messages")
     assert notice.body["content"] == texts("en").failure and "QX-SECRET" not in str(notice.body)
     assert await delivery.process_once() == 0 and handler.messages == []
+
+
+async def test_a_private_note_whose_interaction_expired_is_dropped_not_posted_in_public(
+    world: DiscordWorld, db: Database
+) -> None:
+    """A press's note goes to the presser through its interaction (15 minutes); after that the outbox stops."""
+    client, _ = await logged_in(world, FakeHandler(on_message=echo), db)
+    ref = discord_thread_ref(world.guild_id, world.channel_id, world.channel_id, asker_id=1, interaction_token="tok")
+    note = Reply(ReplyKind.NOTICE, "This choice was already used.", "en", "", reason="action_notice")
+    world.rest.fail_next("POST", rf"/webhooks/{world.app_id}/tok", status=404,
+                         body={"message": "Unknown Webhook", "code": 10015})  # fmt: skip
+
+    with pytest.raises(DeliveryRejected, match="404"):
+        await client.sink.post(ref, note)
+    assert public_posts(world) == []
