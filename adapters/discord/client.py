@@ -1,10 +1,12 @@
 """The Discord bot: mentions, `/ask`, thread follow-ups and DMs in; threaded replies with persistent buttons out.
 
-    client = DocbotClient(settings, service)
+    client = DocbotClient(settings)
+    client.intake = delivery          # bot.delivery.Delivery, with client.sink and client.fetcher_for registered
     await client.start(settings.discord_bot_token.get_secret_value())
 
-Each event: ignore bots and self, drop repeats of the same gateway event, show typing, hand a neutral `Inbound`
-to the conversation service and post what it returns through `DiscordReplySink`.
+Each event: ignore bots and self, drop repeats of the same gateway event, store a neutral `Inbound` in the durable
+inbox, and only then acknowledge (`/ask`, buttons). The inbox is the only way in: the delivery worker that claims the
+event starts its thread, shows typing, asks the conversation service and posts through `DiscordReplySink`.
 """
 
 from __future__ import annotations
@@ -25,15 +27,14 @@ from adapters.discord.buttons import ActionButton, ButtonRef
 from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.render import no_mentions
-from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
+from adapters.discord.sink import DiscordReplySink, before_thread, discord_thread_ref
 from bot.input_check import check_question
 from bot.settings import ClickPolicy, Settings
-from pipeline.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
+from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
-TYPING_REFRESH_S = 8.0  # Discord shows typing for about 10 s per trigger
 ACK_WITHIN_S = 2.0  # an /ask whose inbox write takes longer is deferred first (Discord wants a response in 3 s)
 
 
@@ -59,18 +60,18 @@ async def ask_command(interaction: discord.Interaction[Any], question: str) -> N
 
 
 class DocbotClient(discord.Client):
-    """discord.py client wired to a `ConversationHandler`.
+    """discord.py client that hands every event to a durable intake.
 
     `sync_commands`: push `/ask` to Discord in `setup_hook` (global command; Discord may take a while to show it).
-    `intake`: a durable inbox (`bot.delivery.Delivery`); when set, events are stored there and its worker answers
-    through `client.sink` (register it as the "discord" sink, and `client.fetcher_for` as the fetcher factory);
-    without it the handler is called directly. It may also be assigned after construction (`client.intake = d`).
+    `intake`: the durable inbox (`bot.delivery.Delivery`); events are stored there and its worker answers through
+    `client.sink` (register it as the "discord" sink, and `client.fetcher_for` as the fetcher factory). It may be
+    assigned after construction (`client.intake = d`); until it is, events are refused (a private note for /ask
+    and presses, a log line for messages).
     """
 
     def __init__(
         self,
         settings: Settings,
-        handler: ConversationHandler,
         *,
         intents: discord.Intents | None = None,
         sync_commands: bool = True,
@@ -81,7 +82,6 @@ class DocbotClient(discord.Client):
         use_api_url(settings.discord_api_url)
         super().__init__(intents=intents or default_intents(), allowed_mentions=no_mentions())
         self._settings = settings
-        self._handler = handler
         self._sync_commands = sync_commands
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
@@ -196,8 +196,7 @@ class DocbotClient(discord.Client):
         ref = discord_thread_ref(
             workspace_id, channel_id, thread_id or channel_id, asker_id=author.id, start_thread=new_thread
         )
-        owned_thread = isinstance(message.channel, discord.Thread) and message.channel.owner_id == bot_id
-        await self._respond(inbound, ref, typing=addressed or owned_thread)
+        await self._respond(inbound, ref)
 
     def fetcher_for(self, inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
         """Reads the earlier messages of an existing thread or DM; None for a thread the question just started."""
@@ -208,39 +207,23 @@ class DocbotClient(discord.Client):
             channel, before=int(inbound.message_id), bot_id=self.user.id, limit=self._history_limit
         )
 
-    async def _respond(self, inbound: Inbound, ref: ThreadRef, *, typing: bool = True) -> None:
-        """Hand the event to the durable intake (its worker prepares the thread, shows typing and answers through
-        the sink); without one (tests of the adapter alone) do the same steps now."""
-        if self.intake is not None:
-            try:
-                await self.intake.accept(inbound, ref)
-            except Exception as exc:  # a gateway event is not redelivered: say so rather than stay silent
-                log.error("discord event not stored", extra={"message_id": inbound.message_id,
-                                                             "error": type(exc).__name__})  # fmt: skip
-                await self._post(before_thread(ref), _failure_notice())
+    async def _respond(self, inbound: Inbound, ref: ThreadRef) -> None:
+        """Hand the event to the durable intake; its worker prepares the thread, shows typing and answers."""
+        if self.intake is None:  # not wired yet: nothing can answer it
+            log.warning("discord event refused: no intake", extra={"message_id": inbound.message_id})
             return
         try:
-            inbound, ref = await self.sink.prepare(inbound, ref)
-        except Exception:
-            log.exception("discord event could not be prepared", extra={"message_id": inbound.message_id})
-            return
-        async with self._typing(int(ref.thread_id), enabled=typing):
-            reply = await self._safely_handle(inbound, self.fetcher_for(inbound, ref))
-        if reply is not None:
-            await self._post(ref, reply)
+            await self.intake.accept(inbound, ref)
+        except Exception as exc:  # a gateway event is not redelivered: say so rather than stay silent
+            log.error("discord event not stored", extra={"message_id": inbound.message_id,
+                                                         "error": type(exc).__name__})  # fmt: skip
+            await self._post(before_thread(ref), _failure_notice())
 
     async def _post(self, ref: ThreadRef, reply: Reply) -> None:
         try:
             await self.sink.post(ref, reply)
         except Exception:
             log.exception("discord reply could not be posted", extra={"thread_id": ref.thread_id})
-
-    async def _safely_handle(self, inbound: Inbound, fetcher: ThreadFetcher | None) -> Reply | None:
-        try:
-            return await self._handler.handle_message(inbound, fetcher)
-        except Exception:
-            log.exception("discord message handling failed", extra={"message_id": inbound.message_id})
-            return _failure_notice()
 
     # -- /ask ------------------------------------------------------------------------------------------------
 
@@ -282,11 +265,12 @@ class DocbotClient(discord.Client):
         )  # fmt: skip
         log.info("discord /ask", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         async with self._working():
-            if self.intake is None:
-                await interaction.response.send_message(wording.ASK_RECEIVED, ephemeral=True)
-                await self._respond(inbound, ref)
-                return
-            await self._store_then_ack(interaction, self.intake.accept(inbound, ref), t.failure)
+            await self._store_then_ack(interaction, self._accept(inbound, ref), t.failure)
+
+    async def _accept(self, inbound: Inbound, ref: ThreadRef) -> bool:
+        if self.intake is None:
+            raise RuntimeError("discord client has no intake")
+        return await self.intake.accept(inbound, ref)
 
     async def _store_then_ack(
         self, interaction: discord.Interaction[Any], store: Awaitable[bool], failure: str
@@ -347,57 +331,16 @@ class DocbotClient(discord.Client):
             workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human,
             interaction_token=interaction.token,
         )  # fmt: skip
-        if self.intake is not None:  # stored first; the worker checks the press and only then shows the choice
-            try:
-                await self.intake.accept(inbound, target)
-            except Exception as exc:
-                log.error("discord press not stored", extra={"error": type(exc).__name__})
-                failure = wording.texts_for(interaction.locale.value).failure
-                await interaction.response.send_message(failure, ephemeral=True)
-                return
-            await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
+        try:  # stored first; the worker checks the press and only then shows the choice
+            await self._accept(inbound, target)
+        except Exception as exc:
+            log.error("discord press not stored", extra={"error": type(exc).__name__})
+            failure = wording.texts_for(interaction.locale.value).failure
+            await interaction.response.send_message(failure, ephemeral=True)
             return
-        await interaction.response.edit_message(view=chosen_view(message, ref.custom_id))
-        async with self._typing(int(post_in)):
-            outcome = await self._handler.handle_action(inbound)
-        if outcome.reply is None:
-            notice = outcome.notice or ("" if outcome.accepted else wording.texts_for("en").button_expired)
-            if notice:
-                await interaction.followup.send(notice, ephemeral=True, allowed_mentions=no_mentions())
-            return
-        await self._post(target, outcome.reply)
+        await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
 
     # -- helpers ---------------------------------------------------------------------------------------------
-
-    @contextlib.asynccontextmanager
-    async def _typing(self, channel_id: int, *, enabled: bool = True) -> AsyncIterator[None]:
-        """Keep the typing indicator on while the body runs; a failing indicator never fails the answer."""
-        if not enabled:
-            yield
-            return
-
-        async def trigger() -> bool:
-            try:
-                await self.http.send_typing(channel_id)
-            except discord.HTTPException as exc:
-                log.info("discord typing failed", extra={"status": exc.status})
-                return False
-            return True
-
-        async def keep_typing() -> None:
-            while True:
-                await asyncio.sleep(TYPING_REFRESH_S)
-                if not await trigger():
-                    return
-
-        await trigger()
-        task = asyncio.create_task(keep_typing())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     @contextlib.asynccontextmanager
     async def _working(self) -> AsyncIterator[None]:

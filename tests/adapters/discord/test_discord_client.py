@@ -92,8 +92,9 @@ async def test_vague_question_clarifies_then_click_resumes_the_answer(world: Dis
     assert pressed.kind is InboundKind.ACTION and pressed.action_id == "opt-voice"
     assert pressed.thread_key == handler.messages[0].thread_key  # the service finds the same conversation
     [callback] = world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")
-    assert callback.body["type"] == 7  # UPDATE_MESSAGE
-    buttons = [c for row in callback.body["data"]["components"] for c in row["components"]]
+    assert callback.body["type"] == 6  # DEFERRED_UPDATE_MESSAGE: stored, nothing changed before the check
+    [edit] = world.rest.find("PATCH", rf"/channels/{thread_id}/messages/{clarifying['id']}")  # after the check
+    buttons = [c for row in edit.body["components"] for c in row["components"]]
     assert all(b["disabled"] for b in buttons)
     assert [b["label"] for b in buttons] == ["✓ Voice remote", "Basic remote"]
     assert [b["custom_id"] for b in buttons] == [voice, basic]
@@ -114,7 +115,8 @@ async def test_click_after_a_restart_still_works(world: DiscordWorld) -> None:
     await world.press(second, clarifying["id"], world.custom_ids(clarifying)[1], world.alice)
 
     assert [a.action_id for a in handler.actions] == ["opt-basic"]
-    assert world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")[0].body["type"] == 7
+    assert world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")[0].body["type"] == 6
+    assert world.rest.find("PATCH", rf"/channels/\d+/messages/{clarifying['id']}")  # the choice shown
     assert len(world.bot_messages(question["id"])) == 2
 
 
@@ -335,10 +337,12 @@ async def test_a_failing_service_still_gets_a_reply(world: DiscordWorld) -> None
         raise RuntimeError("boom")
 
     client = await world.client(FakeHandler(on_message=explode))
+    world.deliveries[id(client)].inbox.max_attempts = 1  # give up at the first failure (5 by default, with backoff)
     question = await world.say(client, world.alice, f"{world.mention()} pairing?")
 
     [post] = posts(world, question["id"])
     assert post.body["content"].startswith("Something went wrong")
+    assert [b["label"] for row in post.body["components"] for b in row["components"]] == ["Try again"]
 
 
 class RecordingIntake:
@@ -353,7 +357,7 @@ class RecordingIntake:
 async def test_with_a_durable_intake_events_are_stored_and_the_sink_answers_later(world: DiscordWorld) -> None:
     handler = FakeHandler(on_message=lambda inbound: pytest.fail("the intake's worker calls the service"))
     intake = RecordingIntake()
-    client = DocbotClient(world.settings(), handler, intake=intake)
+    client = DocbotClient(world.settings(), intake=intake)
     world.clients.append(client)
     await client.login("fake-token")
     question = p.message(
@@ -453,5 +457,6 @@ async def test_replayed_mention_after_a_restart_reuses_the_existing_thread(world
     second = await world.restart(first, handler)  # the in-memory dedupe is gone; Discord refuses a second thread
     await world.deliver_message(second, question)
 
-    assert [m.thread_id for m in handler.messages] == [question["id"], question["id"]]  # the service dedupes
-    assert [c.status for c in world.rest.find("POST", r"/channels/\d+/messages/\d+/threads")] == [201, 400]
+    assert [m.thread_id for m in handler.messages] == [question["id"]]  # the inbox knows it: dropped at the door
+    assert [c.status for c in world.rest.find("POST", r"/channels/\d+/messages/\d+/threads")] == [201]
+    assert len(world.bot_messages(question["id"])) == 1

@@ -1,4 +1,5 @@
-"""The Discord client with the durable inbox/outbox (`bot.delivery.Delivery` on SQLite) instead of direct calls."""
+"""The Discord client with the durable inbox/outbox (`bot.delivery.Delivery` on SQLite), driven step by step: what is
+stored, acknowledged and shown before the worker runs, and what the worker does."""
 
 from __future__ import annotations
 

@@ -95,7 +95,8 @@ async def test_message_create_payloads(world: DiscordWorld, caplog: pytest.LogCa
     handler = FakeHandler(on_message=replies)
     tally: Counter[str] = Counter()
     for name, raw in payloads("MESSAGE_CREATE"):
-        client = await world.client(handler)  # its own client: two of the docs' examples share one message id
+        # its own client and inbox: two of the docs' examples share one message id (one inbox would drop the second)
+        client = await world.client(handler, own_inbox=True)
         payload = complete(raw, world.app_id)
         before = len(handler.messages)
         await world.deliver_message(client, payload)
@@ -188,6 +189,7 @@ async def _interact(world: DiscordWorld, client: DocbotClient, payload: dict[str
     world.rest.interaction_channels[payload["token"]] = _channel_of(payload)
     client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
     await client.wait_idle()
+    await world.settle(client)
 
 
 async def test_interaction_payloads(world: DiscordWorld, caplog: pytest.LogCaptureFixture) -> None:
