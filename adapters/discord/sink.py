@@ -105,8 +105,8 @@ class DiscordReplySink:
             echo = await where.send(content=f"{asked}\n{quoted}"[:2000], allowed_mentions=no_mentions())
             anchor = str(echo.id)
         thread_id = inbound.thread_id
-        if start:
-            thread_id = await self._start_thread(int(ref.channel_id), int(anchor), inbound)
+        if start:  # after a posted /ask question a failure answers in place: a retry would post the question again
+            thread_id = await self._start_thread(int(ref.channel_id), int(anchor), inbound, retry=locale is None)
         inbound = replace(inbound, message_id=anchor, thread_id=thread_id)
         ref = replace(ref, thread_id=thread_id or ref.channel_id, extra=tuple(extra.items()))
         return inbound, ref
@@ -127,8 +127,9 @@ class DiscordReplySink:
             raise DeliveryRejected(f"discord interaction {exc.status} {exc.code}") from exc
         return str(sent.id)
 
-    async def _start_thread(self, channel_id: int, message_id: int, inbound: Inbound) -> str | None:
-        """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission."""
+    async def _start_thread(self, channel_id: int, message_id: int, inbound: Inbound, *, retry: bool) -> str | None:
+        """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission.
+        `retry`: a transient failure (5xx) raises, so the event is retried (starting a thread is idempotent)."""
         name = thread_name(inbound.text, inbound.user_name)
         try:
             thread = await self._client.http.start_thread_with_message(
@@ -137,7 +138,7 @@ class DiscordReplySink:
         except discord.HTTPException as exc:
             if exc.code == THREAD_ALREADY_CREATED:  # a retried event: the thread from before has the message's id
                 return str(message_id)
-            if exc.status >= 500:
+            if exc.status >= 500 and retry:
                 raise  # transient: the event is retried
             log.warning("discord thread creation failed", extra={"status": exc.status, "code": exc.code})
             return None
