@@ -279,3 +279,23 @@ async def test_a_private_note_whose_interaction_expired_is_dropped_not_posted_in
     with pytest.raises(DeliveryRejected, match="404"):
         await client.sink.post(ref, note)
     assert public_posts(world) == []
+
+
+async def test_a_retried_mention_whose_thread_exists_answers_in_that_thread(world: DiscordWorld, db: Database) -> None:
+    """The worker that started the thread died before it answered: the retry's thread request is refused with
+    Discord's "thread already created" (160004) and the answer goes into the thread the message already has."""
+    handler = FakeHandler(on_message=echo)
+    client, delivery = await logged_in(world, handler, db)
+    question = p.message(world.channel_id, world.alice, f"{world.mention()} pairing?", guild_id=world.guild_id,
+                         mentions=[world.bot])  # fmt: skip
+    world.rest.fail_next("POST", rf"/channels/{world.channel_id}/messages/{question['id']}/threads", status=400,
+                         body={"message": "A thread has already been created for this message", "code": 160004})
+    world.rest.channels[question["id"]] = p.thread_channel(question["id"], world.channel_id, world.guild_id,
+                                                           world.bot["id"], name="pairing?")  # fmt: skip
+    await world.deliver_message(client, question)
+    await delivery.process_once()
+    await delivery.sweep()
+
+    [answer] = world.bot_messages(question["id"])
+    assert answer["content"] == "answer to: pairing?" and handler.messages[0].thread_id == question["id"]
+    assert world.bot_messages(world.channel_id) == []  # not answered in the channel
