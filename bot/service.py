@@ -38,7 +38,7 @@ from pipeline.types import ActionKind, QualityDecision, Role, SuggestedAction
 from storage.actions import ActionStore
 from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
-from storage.runs import RunStore
+from storage.runs import RunStore, Settled
 from storage.semantic_cache import SemanticCache
 from storage.tables import new_uuid
 
@@ -271,16 +271,15 @@ class ConversationService:
         started: datetime,
         *,
         cached: bool = False,
+        event_key: str | None = None,
     ) -> Reply:
         envelope = result.envelope
-        if result.kind == "clarification":
-            await self._conversations.set_pending(conversation.id, envelope_to_json(envelope))
-        else:
-            await self._conversations.set_pending(conversation.id, None)
-        await self._conversations.set_language(conversation.id, result.language)
         run_id = new_uuid()
         reply = await self._build_reply(conversation, result, run_id, cached=cached)
-        # the commit point: the run and its reply in one row, so "answered" always comes with the answer to replay
+        # the commit point: the run and its reply in one row, so "answered" always comes with the answer to replay,
+        # and the clarification it parks (or clears) in the same transaction: a press or message that dies before
+        # this finds the clarification it resumed from still pending on its retry
+        pending = envelope_to_json(envelope) if result.kind == "clarification" else None
         await self._runs.save_run(
             conversation.id,
             message_id,
@@ -292,6 +291,8 @@ class ConversationService:
             finished_at=self._now(),
             run_id=run_id,
             reply=reply,
+            event_key=event_key,
+            settled=Settled(pending, result.language),
         )
         tokens = sum(h.usage.total_tokens for h in envelope.hops)
         if tokens:
@@ -312,8 +313,16 @@ class ConversationService:
 
     async def stored_reply(self, inbound: Inbound) -> Reply | None:
         """The reply recorded with the run that answered `inbound`, if any (`pipeline.messages.ReplayingHandler`):
-        an attempt that answered and died before its reply reached the outbox left it here. Also puts the reply in
-        the thread's history if that attempt died before it did."""
+        an attempt that answered and died before its reply reached the outbox left it here. A message's run is found
+        by its message id, a button press's by its inbox event. Also puts an answer in the thread's history if that
+        attempt died before it did."""
+        if inbound.kind is InboundKind.ACTION:
+            pressed = await self._runs.answer_for_event(inbound.dedup_key)
+            if pressed is None or pressed.reply is None:
+                return None
+            if pressed.reply.run_id is not None:  # a resumed answer (a handoff or rephrase notice has no run id)
+                await self._add_bot_message(pressed.reply.conversation_id, pressed.run_id, pressed.reply.text)
+            return pressed.reply
         conversation = await self._conversations.find(inbound.thread_key)
         if conversation is None:
             return None
@@ -409,8 +418,9 @@ class ConversationService:
         checked = await self._actions.resolve(inbound.action_id, inbound.thread_key)
         feedback = checked.action is not None and checked.action.kind in (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL)
         # Feedback buttons stay usable by everyone (one vote per person); every other button works once.
+        # A choice is consumed on behalf of this press's inbox event: its retry is accepted again, not "already used".
         consumed = checked if feedback else await self._actions.consume(
-            inbound.action_id, inbound.thread_key, inbound.user_id
+            inbound.action_id, inbound.thread_key, inbound.user_id, event_key=inbound.dedup_key
         )
         if not consumed.accepted or consumed.action is None:
             reason = f"action_{consumed.reason.value if consumed.reason else 'unknown'}"
@@ -426,18 +436,34 @@ class ConversationService:
             return ActionOutcome(
                 accepted=first_vote, chosen_label=action.label, notice=t.feedback_thanks, marks_message=False
             )
+        replayed = await self.stored_reply(inbound)  # an earlier attempt of this press answered and died
+        if replayed is not None:
+            log.info("replaying the reply of an earlier attempt", extra={"key": inbound.dedup_key})
+            return ActionOutcome(accepted=True, chosen_label=action.label, reply=replayed)
         if kind is ActionKind.HUMAN:
             if not self._support_configured(inbound.platform):  # a button from before support was unset
                 return ActionOutcome(accepted=False, chosen_label="", notice=t.button_expired)
-            reply = Reply(kind=ReplyKind.NOTICE, text=t.human_handoff, language=language,
-                          conversation_id=action.conversation_id, reason="human_requested")
+            reply = await self._press_notice(inbound, action.conversation_id, t.human_handoff, language,
+                                             "human_requested")  # fmt: skip
             return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
         if kind is ActionKind.REPHRASE:
-            reply = Reply(kind=ReplyKind.NOTICE, text=t.clarify["rephrase"], language=language,
-                          conversation_id=action.conversation_id, reason="rephrase")
+            reply = await self._press_notice(inbound, action.conversation_id, t.clarify["rephrase"], language,
+                                             "rephrase")  # fmt: skip
             return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
         reply = await self._resume_with(inbound, action.conversation_id, action.label, action.value, kind)
         return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
+
+    async def _press_notice(
+        self, inbound: Inbound, conversation_id: str, text: str, language: str, reason: str
+    ) -> Reply:
+        """A press's reply made without the pipeline (handoff, rephrase), recorded with a run keyed by the press's
+        event like a resumed answer, so a retry of the press replays it."""
+        reply = Reply(kind=ReplyKind.NOTICE, text=text, language=language, conversation_id=conversation_id,
+                      reason=reason)  # fmt: skip
+        await self._runs.save_reply(
+            conversation_id, inbound.message_id, reply, event_key=inbound.dedup_key, at=self._now()
+        )
+        return reply
 
     async def _resume_with(
         self, inbound: Inbound, conversation_id: str, label: str, value: str, kind: ActionKind
@@ -470,7 +496,7 @@ class ConversationService:
             envelope = envelope_from_json(pending)
             chosen = SuggestedAction(label=label, kind=kind, value=value or label)
             result = await self._runner.resume(envelope, context=context, chosen=chosen)
-            return await self._finish(conversation, envelope.message_id, result, started)
+            return await self._finish(conversation, envelope.message_id, result, started, event_key=inbound.dedup_key)
 
 
 
