@@ -163,7 +163,7 @@ class App:
         if self.settings.discord_enabled:
             from adapters.discord.client import DocbotClient
 
-            adapters["discord"] = DocbotClient(self.settings, self.service)
+            adapters["discord"] = DocbotClient(self.settings)
         return adapters
 
     def _jobs(self, delivery: Delivery) -> list[JobSpec]:

@@ -31,6 +31,7 @@ from pipeline.messages import (
     Inbound,
     InboundKind,
     ProgressSink,
+    ReplayingHandler,
     Reply,
     ReplyAction,
     ReplyKind,
@@ -53,7 +54,10 @@ LanguageLookup = Callable[[Inbound], Awaitable[str | None]]
 
 
 class AnswerLost(Exception):
-    """A retried event the handler no longer answers: an earlier attempt stored the question and died."""
+    """A retried event the handler no longer answers and has no stored reply for: an earlier attempt recorded it
+    as answered and died before its reply was stored. `ConversationService` keeps each reply with the run that
+    answers it (`stored_reply`), so this is left for runs recorded before migration 0004_run_reply and for handlers
+    that keep no replies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +274,8 @@ class Delivery:
             reply, ref = await self._with_progress(
                 self._handler.handle_message(inbound, fetcher), item, inbound, ref, signs
             )
+        if reply is None and item.attempts > 1:  # a retry: an earlier attempt may have answered and died
+            reply = await self._replay(inbound)
         if reply is None:
             if signs is not None and ref.placeholder_id:
                 await signs.clear_progress(ref)
@@ -277,6 +283,16 @@ class Delivery:
                 raise AnswerLost(item.key)
             return []
         return [OutgoingReply(ref, reply, item.key)]
+
+    async def _replay(self, inbound: Inbound) -> Reply | None:
+        """The reply an earlier attempt recorded with its run but never stored in the outbox (it died in between).
+        Safe to post: a reply is stored for an event only with its completion, and this event is not complete."""
+        if not isinstance(self._handler, ReplayingHandler):
+            return None
+        reply = await self._handler.stored_reply(inbound)
+        if reply is not None:
+            log.info("replaying the reply of an earlier attempt", extra={"key": inbound.dedup_key})
+        return reply
 
     async def _press(
         self, item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None

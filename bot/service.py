@@ -39,8 +39,9 @@ from pipeline.types import ActionKind, HistoryMessage, QualityDecision, Role, Su
 from storage.actions import ActionStore
 from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
-from storage.runs import RunStore
+from storage.runs import RunStore, Settled
 from storage.semantic_cache import SemanticCache
+from storage.tables import new_uuid
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class _Unlimited:
 
 
 class ConversationService:
-    """Implements `pipeline.messages.ConversationHandler` (and `StreamingConversationHandler`)."""
+    """Implements `pipeline.messages.ConversationHandler` (and `StreamingConversationHandler`, `ReplayingHandler`)."""
 
     def __init__(
         self,
@@ -157,7 +158,7 @@ class ConversationService:
             from_bot=False,
         )
         if not is_new:
-            if await self._runs.answered(conversation.id, inbound.message_id):
+            if await self._runs.answer_for(conversation.id, inbound.message_id) is not None:
                 log.info("duplicate message ignored", extra={"key": inbound.dedup_key})
                 return None
             # stored before, never answered: the process handling it died; answer it now
@@ -181,6 +182,8 @@ class ConversationService:
         )
         started = self._now()
         pending = await self._conversations.get_pending(conversation.id)
+        if pending is not None and not is_new and envelope_from_json(pending).message_id == inbound.message_id:
+            pending = None  # this very message's clarification, left by an attempt that died before its run
         new_topic = not any(not m.from_bot for m in history)
         if pending is None and new_topic and (cached := await self._cached(inbound, text, collections, context)):
             return await self._finish(conversation, inbound.message_id, cached, started, cached=True)
@@ -310,14 +313,16 @@ class ConversationService:
         started: datetime,
         *,
         cached: bool = False,
+        event_key: str | None = None,
     ) -> Reply:
         envelope = result.envelope
-        if result.kind == "clarification":
-            await self._conversations.set_pending(conversation.id, envelope_to_json(envelope))
-        else:
-            await self._conversations.set_pending(conversation.id, None)
-        await self._conversations.set_language(conversation.id, result.language)
-        run_id = await self._runs.save_run(
+        run_id = new_uuid()
+        reply = await self._build_reply(conversation, result, run_id, cached=cached)
+        # the commit point: the run and its reply in one row, so "answered" always comes with the answer to replay,
+        # and the clarification it parks (or clears) in the same transaction: a press or message that dies before
+        # this finds the clarification it resumed from still pending on its retry
+        pending = envelope_to_json(envelope) if result.kind == "clarification" else None
+        await self._runs.save_run(
             conversation.id,
             message_id,
             envelope,
@@ -326,21 +331,16 @@ class ConversationService:
             cached=cached,
             started_at=started,
             finished_at=self._now(),
+            run_id=run_id,
+            reply=reply,
+            event_key=event_key,
+            settled=Settled(pending, result.language),
         )
         tokens = sum(h.usage.total_tokens for h in envelope.hops)
         if tokens:
             await self._usage.record_tokens(conversation.workspace_id, tokens)
         self._metrics.observe_run(envelope, result.kind, (self._now() - started).total_seconds())
-        reply = await self._build_reply(conversation, result, run_id, cached=cached)
-        await self._conversations.add_message(
-            conversation.id,
-            platform_message_id=f"bot:{run_id}",
-            author_id=BOT_NAME,
-            author_name=BOT_NAME,
-            text=result.text,
-            ts=self._now(),
-            from_bot=True,
-        )
+        await self._add_bot_message(conversation.id, run_id, result.text)
         log.info(
             "reply ready",
             extra={
@@ -352,6 +352,39 @@ class ConversationService:
             },
         )
         return reply
+
+    async def stored_reply(self, inbound: Inbound) -> Reply | None:
+        """The reply recorded with the run that answered `inbound`, if any (`pipeline.messages.ReplayingHandler`):
+        an attempt that answered and died before its reply reached the outbox left it here. A message's run is found
+        by its message id, a button press's by its inbox event. Also puts an answer in the thread's history if that
+        attempt died before it did."""
+        if inbound.kind is InboundKind.ACTION:
+            pressed = await self._runs.answer_for_event(inbound.dedup_key)
+            if pressed is None or pressed.reply is None:
+                return None
+            if pressed.reply.run_id is not None:  # a resumed answer (a handoff or rephrase notice has no run id)
+                await self._add_bot_message(pressed.reply.conversation_id, pressed.run_id, pressed.reply.text)
+            return pressed.reply
+        conversation = await self._conversations.find(inbound.thread_key)
+        if conversation is None:
+            return None
+        stored = await self._runs.answer_for(conversation.id, inbound.message_id)
+        if stored is None or stored.reply is None:  # not answered, or answered before replies were kept (0004)
+            return None
+        await self._add_bot_message(conversation.id, stored.run_id, stored.reply.text)
+        return stored.reply
+
+    async def _add_bot_message(self, conversation_id: str, run_id: str, text: str) -> None:
+        """The bot's reply in the thread's history (once: a replay after a crash finds it already stored)."""
+        await self._conversations.add_message(
+            conversation_id,
+            platform_message_id=f"bot:{run_id}",
+            author_id=BOT_NAME,
+            author_name=BOT_NAME,
+            text=text,
+            ts=self._now(),
+            from_bot=True,
+        )
 
     async def _build_reply(
         self, conversation: ConversationRecord, result: PipelineResult, run_id: str, *, cached: bool = False
@@ -427,8 +460,9 @@ class ConversationService:
         checked = await self._actions.resolve(inbound.action_id, inbound.thread_key)
         feedback = checked.action is not None and checked.action.kind in (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL)
         # Feedback buttons stay usable by everyone (one vote per person); every other button works once.
+        # A choice is consumed on behalf of this press's inbox event: its retry is accepted again, not "already used".
         consumed = checked if feedback else await self._actions.consume(
-            inbound.action_id, inbound.thread_key, inbound.user_id
+            inbound.action_id, inbound.thread_key, inbound.user_id, event_key=inbound.dedup_key
         )
         if not consumed.accepted or consumed.action is None:
             reason = f"action_{consumed.reason.value if consumed.reason else 'unknown'}"
@@ -444,18 +478,34 @@ class ConversationService:
             return ActionOutcome(
                 accepted=first_vote, chosen_label=action.label, notice=t.feedback_thanks, marks_message=False
             )
+        replayed = await self.stored_reply(inbound)  # an earlier attempt of this press answered and died
+        if replayed is not None:
+            log.info("replaying the reply of an earlier attempt", extra={"key": inbound.dedup_key})
+            return ActionOutcome(accepted=True, chosen_label=action.label, reply=replayed)
         if kind is ActionKind.HUMAN:
             if not self._support_configured(inbound.platform):  # a button from before support was unset
                 return ActionOutcome(accepted=False, chosen_label="", notice=t.button_expired)
-            reply = Reply(kind=ReplyKind.NOTICE, text=t.human_handoff, language=language,
-                          conversation_id=action.conversation_id, reason="human_requested")
+            reply = await self._press_notice(inbound, action.conversation_id, t.human_handoff, language,
+                                             "human_requested")  # fmt: skip
             return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
         if kind is ActionKind.REPHRASE:
-            reply = Reply(kind=ReplyKind.NOTICE, text=t.clarify["rephrase"], language=language,
-                          conversation_id=action.conversation_id, reason="rephrase")
+            reply = await self._press_notice(inbound, action.conversation_id, t.clarify["rephrase"], language,
+                                             "rephrase")  # fmt: skip
             return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
         reply = await self._resume_with(inbound, action.conversation_id, action.label, action.value, kind)
         return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
+
+    async def _press_notice(
+        self, inbound: Inbound, conversation_id: str, text: str, language: str, reason: str
+    ) -> Reply:
+        """A press's reply made without the pipeline (handoff, rephrase), recorded with a run keyed by the press's
+        event like a resumed answer, so a retry of the press replays it."""
+        reply = Reply(kind=ReplyKind.NOTICE, text=text, language=language, conversation_id=conversation_id,
+                      reason=reason)  # fmt: skip
+        await self._runs.save_reply(
+            conversation_id, inbound.message_id, reply, event_key=inbound.dedup_key, at=self._now()
+        )
+        return reply
 
     async def _resume_with(
         self, inbound: Inbound, conversation_id: str, label: str, value: str, kind: ActionKind
@@ -488,7 +538,7 @@ class ConversationService:
             envelope = envelope_from_json(pending)
             chosen = SuggestedAction(label=label, kind=kind, value=value or label)
             result = await self._runner.resume(envelope, context=context, chosen=chosen)
-            return await self._finish(conversation, envelope.message_id, result, started)
+            return await self._finish(conversation, envelope.message_id, result, started, event_key=inbound.dedup_key)
 
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "InboundKind",
     "Intake",
     "ProgressSink",
+    "ReplayingHandler",
     "Reply",
     "ReplyAction",
     "ReplyKind",
@@ -178,6 +179,15 @@ class ConversationHandler(Protocol):
     async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None: ...
 
     async def handle_action(self, inbound: Inbound) -> ActionOutcome: ...
+
+
+@runtime_checkable
+class ReplayingHandler(Protocol):
+    """A handler that keeps each reply with the record that marks its message answered (`ConversationService`):
+    `stored_reply` gives it back, so a retried event whose earlier attempt answered and died before the reply was
+    stored posts that answer instead of losing it. Only the inbox's retry path calls it."""
+
+    async def stored_reply(self, inbound: Inbound) -> Reply | None: ...
 
 
 class StreamingConversationHandler(ConversationHandler, Protocol):

@@ -4,6 +4,8 @@ A button's value carries only the id. Pressing it goes through `consume`, a sing
 concurrent presses (in one process or several replicas) exactly one wins. The choices of one clarification
 (search, rephrase, ask a human) are one question: consuming any of them consumes its siblings created in the
 same batch. Feedback buttons stand alone; many people may press them, so the service checks them with `resolve`.
+A press is consumed on behalf of its inbox event (`event_key`): a retry of that event (its first attempt consumed
+the choice and died before answering) gets the same outcome, while any other press finds it already used.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class StoredAction:
     expires_at: datetime | None
     consumed_at: datetime | None
     consumed_by: str | None
+    consumed_event: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,7 @@ def _stored(row: ActionRow) -> StoredAction:
         expires_at=row.expires_at,
         consumed_at=row.consumed_at,
         consumed_by=row.consumed_by,
+        consumed_event=row.consumed_event,
     )
 
 
@@ -136,8 +140,11 @@ class ActionStore:
             return ConsumeResult(action, ConsumeRefusal.EXPIRED)
         return ConsumeResult(action)
 
-    async def consume(self, action_id: str, thread_key: str, user_id: str) -> ConsumeResult:
-        """Accept a button press at most once across concurrent callers and processes."""
+    async def consume(
+        self, action_id: str, thread_key: str, user_id: str, *, event_key: str | None = None
+    ) -> ConsumeResult:
+        """Accept a button press at most once across concurrent callers and processes. With `event_key` (the
+        press's inbox key) the same event consuming again is accepted again: a retry gets its first outcome."""
         now = self._now()
         async with self._db.session() as session:
             found = await self._load(session, action_id)
@@ -163,7 +170,7 @@ class ActionStore:
                             ActionRow.consumed_at.is_(None),
                             or_(ActionRow.expires_at.is_(None), ActionRow.expires_at > now),
                         )
-                        .values(consumed_at=now, consumed_by=user_id)
+                        .values(consumed_at=now, consumed_by=user_id, consumed_event=event_key)
                         .returning(ActionRow.id)
                         .execution_options(synchronize_session=False)
                     )
@@ -174,6 +181,8 @@ class ActionStore:
             await session.refresh(row)
         action = _stored(row)
         if action_id in consumed:
+            return ConsumeResult(action)
+        if event_key is not None and action.consumed_event == event_key:  # this very press, retried
             return ConsumeResult(action)
         if action.consumed_at is not None or (kind in CHOICE_KINDS and not self._expired(action)):
             return ConsumeResult(action, ConsumeRefusal.ALREADY_USED)

@@ -6,10 +6,17 @@ reply in the outbox in the same transaction that marks the event done — only w
 event whose lease lapsed and was taken over is answered once. A failure does not burn the key: the event goes back to
 pending with a backoff (`lease_until` doubles as "not before"), and after `max_attempts` the caller gives up with an
 apology and a parked retry the person can resume with a button.
+
+Writes of new events are group-committed: the `put`s that arrive while one transaction is being written go into
+the next one, a single multi-row `INSERT ... ON CONFLICT DO NOTHING RETURNING`, and each caller returns only once
+the transaction holding its row has committed. Under a burst, an acknowledgement waits for one commit instead of
+queueing for SQLite's single write lock behind every other acknowledgement.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -24,7 +31,9 @@ from storage.db import Database, utc_now
 from storage.outbox import OutgoingReply, insert_replies, ref_from_json, ref_to_json
 from storage.tables import InboxRow, InboxStatus
 
+log = logging.getLogger(__name__)
 INBOX: Table = InboxRow.__table__  # type: ignore[assignment]
+PUT_BATCH = 100  # new events written in one transaction at most
 PARKED = "parked"  # a given-up event waiting for its retry button
 RETRY_PREFIX = "retry-"  # action ids of retry buttons
 RETRY_KEY_PREFIX = "retry:"
@@ -86,26 +95,84 @@ class Inbox:
         self._base_backoff_s = base_backoff_s
         self._max_backoff_s = max_backoff_s
         self._now = now
+        self._queued: list[tuple[Inbound, ThreadRef, asyncio.Future[bool]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def put(self, inbound: Inbound, ref: ThreadRef) -> bool:
-        """Store the event; False when its key was seen before (a platform retry or the twin of a mention)."""
+        """Store the event; False when its key was seen before (a platform retry or the twin of a mention). Returns
+        after the commit that holds the row; raises when it could not be written (the caller must not ack)."""
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._queued.append((inbound, ref, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_queued())
+        return await asyncio.shield(done)  # a caller that gives up does not cancel the others' transaction
+
+    async def _write_queued(self) -> None:
+        """Write what is queued, one transaction at a time, until nothing is left (the group commit)."""
+        while self._queued:
+            batch, self._queued = self._queued[:PUT_BATCH], self._queued[PUT_BATCH:]
+            try:
+                await self._write(batch)
+            except BaseException as exc:  # never leave a caller waiting
+                for _, _, done in batch:
+                    if not done.done():
+                        done.set_exception(exc if isinstance(exc, Exception) else RuntimeError("inbox write stopped"))
+                if not isinstance(exc, Exception):
+                    raise
+
+    async def _write(self, batch: list[tuple[Inbound, ThreadRef, asyncio.Future[bool]]]) -> None:
+        rows: dict[str, dict[str, Any]] = {}
+        for inbound, ref, _ in batch:
+            rows.setdefault(inbound.dedup_key, self._row(inbound, ref))
+        try:
+            stored = await self._insert(list(rows.values()))
+        except Exception as exc:
+            if len(rows) == 1:
+                for _, _, done in batch:
+                    done.set_exception(exc)
+                return
+            # one row's fault must not fail its neighbours: write each on its own
+            log.warning("inbox batch failed, writing its events one by one", extra={"events": len(rows)})
+            stored, failed = set(), {}
+            for key, row in rows.items():
+                try:
+                    stored |= await self._insert([row])
+                except Exception as single:
+                    failed[key] = single
+            for inbound, _, done in batch:
+                if inbound.dedup_key in failed:
+                    done.set_exception(failed[inbound.dedup_key])
+        for inbound, _, done in batch:  # the first caller of a key stored it; a twin in the same batch did not
+            if not done.done():
+                done.set_result(inbound.dedup_key in stored)
+                stored.discard(inbound.dedup_key)
+
+    async def _insert(self, rows: list[dict[str, Any]]) -> set[str]:
+        """Insert the rows whose key is new, in one transaction; the keys inserted."""
         statement = (
             self._db.insert(INBOX)
-            .values(
-                dedup_key=inbound.dedup_key,
-                platform=inbound.platform,
-                payload={"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)},
-                status=InboxStatus.PENDING.value,
-                attempts=0,
-                created_at=self._now(),
-                thread_key=inbound.thread_key,
-                sent_at=inbound.ts,
-            )
+            .values(rows)
             .on_conflict_do_nothing(index_elements=[INBOX.c.dedup_key])
+            .returning(INBOX.c.dedup_key)
         )
         async with self._db.session() as session:
-            result = await session.execute(statement)
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+            return set((await session.execute(statement)).scalars().all())
+
+    def _row(self, inbound: Inbound, ref: ThreadRef) -> dict[str, Any]:
+        return {
+            "dedup_key": inbound.dedup_key,
+            "platform": inbound.platform,
+            "payload": {"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)},
+            "status": InboxStatus.PENDING.value,
+            "attempts": 0,
+            "created_at": self._now(),
+            "thread_key": inbound.thread_key,
+            "sent_at": inbound.ts,
+            "claimed_by": None,
+            "lease_until": None,
+            "done_at": None,
+            "error": None,
+        }
 
     def _claimable(self, now: datetime) -> ColumnElement[bool]:
         return (INBOX.c.status.in_(_LIVE)) & or_(INBOX.c.lease_until.is_(None), INBOX.c.lease_until <= now)

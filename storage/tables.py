@@ -119,6 +119,12 @@ class RunRow(Base):
     llm_calls: Mapped[int] = mapped_column(Integer, default=0)
     cached: Mapped[bool] = mapped_column(Boolean, default=False)
     errors: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)
+    # the reply the run produced, stored in the same row that records the message as answered: a retry after a
+    # crash replays it (None for runs recorded before 0004_run_reply)
+    reply: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    # the inbox event (a button press) the run answered, when it is not the message itself: a retried press finds
+    # its reply here (None for message runs and runs recorded before 0005_press_events)
+    event_key: Mapped[str | None] = mapped_column(String(KEY), nullable=True, index=True)
 
     __table_args__ = (Index("ix_runs_conversation_started", "conversation_id", "started_at"),)
 
@@ -160,6 +166,8 @@ class ActionRow(Base):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     consumed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     consumed_by: Mapped[str | None] = mapped_column(String(KEY), nullable=True)
+    # the inbox event (press) that consumed it: the same event consuming again, on a retry, gets the same outcome
+    consumed_event: Mapped[str | None] = mapped_column(String(KEY), nullable=True)
 
 
 class FeedbackRow(Base):

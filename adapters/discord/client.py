@@ -1,10 +1,12 @@
 """The Discord bot: mentions, `/ask`, thread follow-ups and DMs in; threaded replies with persistent buttons out.
 
-    client = DocbotClient(settings, service)
+    client = DocbotClient(settings)
+    client.intake = delivery          # bot.delivery.Delivery, with client.sink and client.fetcher_for registered
     await client.start(settings.discord_bot_token.get_secret_value())
 
-Each event: ignore bots and self, drop repeats of the same gateway event, show typing, hand a neutral `Inbound`
-to the conversation service and post what it returns through `DiscordReplySink`.
+Each event: ignore bots and self, drop repeats of the same gateway event, store a neutral `Inbound` in the durable
+inbox, and only then acknowledge (`/ask`, buttons). The inbox is the only way in: the delivery worker that claims the
+event starts its thread, shows typing, asks the conversation service and posts through `DiscordReplySink`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from datetime import UTC
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Protocol
 
 import discord
 from discord import app_commands
@@ -23,18 +25,17 @@ from adapters.discord import wording
 from adapters.discord.api_url import use_api_url
 from adapters.discord.buttons import ActionButton, ButtonRef
 from adapters.discord.dedupe import RecentIds
-from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention, thread_name
+from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.render import no_mentions
-from adapters.discord.sink import DiscordReplySink, chosen_view, discord_thread_ref
+from adapters.discord.sink import DiscordReplySink, before_thread, discord_thread_ref
+from bot.input_check import check_question
 from bot.settings import ClickPolicy, Settings
-from pipeline.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
+from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
-TYPING_REFRESH_S = 8.0  # Discord shows typing for about 10 s per trigger
-THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
-THREAD_ALREADY_CREATED = 160004  # Discord's JSON error code for a second thread on one message
+ACK_WITHIN_S = 2.0  # an /ask whose inbox write takes longer is deferred first (Discord wants a response in 3 s)
 
 
 class Intake(Protocol):
@@ -59,18 +60,18 @@ async def ask_command(interaction: discord.Interaction[Any], question: str) -> N
 
 
 class DocbotClient(discord.Client):
-    """discord.py client wired to a `ConversationHandler`.
+    """discord.py client that hands every event to a durable intake.
 
     `sync_commands`: push `/ask` to Discord in `setup_hook` (global command; Discord may take a while to show it).
-    `intake`: a durable inbox (`bot.delivery.Delivery`); when set, events are stored there and its worker answers
-    through `client.sink` (register it as the "discord" sink, and `client.fetcher_for` as the fetcher factory);
-    without it the handler is called directly. It may also be assigned after construction (`client.intake = d`).
+    `intake`: the durable inbox (`bot.delivery.Delivery`); events are stored there and its worker answers through
+    `client.sink` (register it as the "discord" sink, and `client.fetcher_for` as the fetcher factory). It may be
+    assigned after construction (`client.intake = d`); until it is, events are refused (a private note for /ask
+    and presses, a log line for messages).
     """
 
     def __init__(
         self,
         settings: Settings,
-        handler: ConversationHandler,
         *,
         intents: discord.Intents | None = None,
         sync_commands: bool = True,
@@ -81,13 +82,13 @@ class DocbotClient(discord.Client):
         use_api_url(settings.discord_api_url)
         super().__init__(intents=intents or default_intents(), allowed_mentions=no_mentions())
         self._settings = settings
-        self._handler = handler
         self._sync_commands = sync_commands
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
         self.intake = intake
         self._content_warned = False
         self._busy = 0
+        self.ack_within_s = ACK_WITHIN_S
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(ask_command)
         self.tree.error(self._on_command_error)
@@ -166,20 +167,16 @@ class DocbotClient(discord.Client):
         return isinstance(resolved, discord.Message) and resolved.author.id == bot_id
 
     async def _answer_message(self, message: discord.Message, addressed: bool, bot_id: int) -> None:
+        """Store the message first; the worker that claims it starts its thread (a mention in a channel) and
+        answers. Nothing is posted before the event is stored."""
         author = message.author
         guild_id = guild_id_of(message)
         workspace_id = str(guild_id) if guild_id is not None else "dm"
         channel_id, thread_id = conversation_ids(message.channel)
         text = strip_bot_mention(message.content, bot_id, role_ids=_bot_role_ids(message, bot_id))
-        fetcher: ThreadFetcher | None = None
-        if thread_id is None:
-            if self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
-                name = thread_name(text, author.display_name)
-                thread_id = await self._start_thread(message.channel.id, message.id, name)
-        else:
-            fetcher = DiscordThreadFetcher(
-                message.channel, before=message.id, bot_id=bot_id, limit=self._history_limit
-            )
+        new_thread = thread_id is None and self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed
+        if new_thread:
+            thread_id = str(message.id)  # a thread started on a message has the message's id
         inbound = Inbound(
             platform=PLATFORM,
             workspace_id=workspace_id,
@@ -192,14 +189,14 @@ class DocbotClient(discord.Client):
             ts=message.created_at.astimezone(UTC),
             mentioned=addressed,
         )
-        post_in = thread_id or channel_id
-        owned_thread = isinstance(message.channel, discord.Thread) and message.channel.owner_id == bot_id
         log.info(
             "discord message",
             extra={"message_id": message.id, "thread_id": thread_id, "mentioned": addressed, "chars": len(text)},
         )
-        ref = discord_thread_ref(workspace_id, channel_id, post_in, asker_id=author.id)
-        await self._respond(inbound, ref, fetcher, typing=addressed or owned_thread)
+        ref = discord_thread_ref(
+            workspace_id, channel_id, thread_id or channel_id, asker_id=author.id, start_thread=new_thread
+        )
+        await self._respond(inbound, ref)
 
     def fetcher_for(self, inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
         """Reads the earlier messages of an existing thread or DM; None for a thread the question just started."""
@@ -210,36 +207,17 @@ class DocbotClient(discord.Client):
             channel, before=int(inbound.message_id), bot_id=self.user.id, limit=self._history_limit
         )
 
-    async def _start_thread(self, channel_id: int, message_id: int, name: str) -> str | None:
-        """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission."""
-        try:
-            thread = await self.http.start_thread_with_message(
-                channel_id, message_id, name=name, auto_archive_duration=THREAD_ARCHIVE_MINUTES
-            )
-        except discord.HTTPException as exc:
-            if exc.code == THREAD_ALREADY_CREATED:  # a replayed event: the thread from before has the message's id
-                return str(message_id)
-            log.warning("discord thread creation failed", extra={"status": exc.status, "code": exc.code})
-            return None
-        return str(thread["id"])
-
-    async def _respond(
-        self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, *, typing: bool = True
-    ) -> None:
-        """Hand the event to the durable intake (its worker shows typing and answers through the sink); without one
-        (tests of the adapter alone) answer now."""
-        if self.intake is not None:
-            try:
-                await self.intake.accept(inbound, ref)
-            except Exception as exc:  # a gateway event is not redelivered: say so rather than stay silent
-                log.error("discord event not stored", extra={"message_id": inbound.message_id,
-                                                             "error": type(exc).__name__})  # fmt: skip
-                await self._post(ref, _failure_notice())
+    async def _respond(self, inbound: Inbound, ref: ThreadRef) -> None:
+        """Hand the event to the durable intake; its worker prepares the thread, shows typing and answers."""
+        if self.intake is None:  # not wired yet: nothing can answer it
+            log.warning("discord event refused: no intake", extra={"message_id": inbound.message_id})
             return
-        async with self._typing(int(ref.thread_id), enabled=typing):
-            reply = await self._safely_handle(inbound, fetcher)
-        if reply is not None:
-            await self._post(ref, reply)
+        try:
+            await self.intake.accept(inbound, ref)
+        except Exception as exc:  # a gateway event is not redelivered: say so rather than stay silent
+            log.error("discord event not stored", extra={"message_id": inbound.message_id,
+                                                         "error": type(exc).__name__})  # fmt: skip
+            await self._post(before_thread(ref), _failure_notice())
 
     async def _post(self, ref: ThreadRef, reply: Reply) -> None:
         try:
@@ -247,46 +225,28 @@ class DocbotClient(discord.Client):
         except Exception:
             log.exception("discord reply could not be posted", extra={"thread_id": ref.thread_id})
 
-    async def _safely_handle(self, inbound: Inbound, fetcher: ThreadFetcher | None) -> Reply | None:
-        try:
-            return await self._handler.handle_message(inbound, fetcher)
-        except Exception:
-            log.exception("discord message handling failed", extra={"message_id": inbound.message_id})
-            return _failure_notice()
-
     # -- /ask ------------------------------------------------------------------------------------------------
 
     async def on_ask(self, interaction: discord.Interaction[Any], question: str) -> None:
-        """Defer at once (type 5), echo the question as the follow-up, then answer in a thread (a new one when
-        asked in a text channel) through the same sink as every other reply."""
+        """/ask: refuse what cannot be asked privately; store the question; only then acknowledge (ephemeral).
+        The worker that claims it posts the question in the channel, starts the thread and answers there, so
+        nothing is shown publicly before the question is stored. A store slower than `ack_within_s` is deferred
+        first (ephemeral "thinking", Discord's 3 s rule) and acknowledged by the follow-up."""
         if not self._recent.first_time(f"interaction:{interaction.id}"):
             return
-        workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
-        channel_id, _ = conversation_ids(interaction.channel)
-        if not self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
-            refusal = wording.texts_for(interaction.locale.value).channel_not_allowed
-            await interaction.response.send_message(refusal, ephemeral=True)
-            return
-        await interaction.response.defer(thinking=True)
-        async with self._working():
-            await self._ask(interaction, question)
-
-    async def _ask(self, interaction: discord.Interaction[Any], question: str) -> None:
-        user = interaction.user
+        t = wording.texts_for(interaction.locale.value)
         workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
         channel_id, thread_id = conversation_ids(interaction.channel)
-        quoted = "\n".join(f"> {line}" for line in question.strip().splitlines()) or ">"
-        asked = wording.texts_for(interaction.locale.value).user_asked.format(user=user.mention)
-        echo = await interaction.followup.send(
-            content=f"{asked}\n{quoted}"[:2000], allowed_mentions=no_mentions(), wait=True
-        )
-        fetcher: ThreadFetcher | None = None
-        if thread_id is None:
-            thread_id = await self._start_thread(int(channel_id), echo.id, thread_name(question, user.display_name))
-        elif self.user is not None and interaction.channel is not None:
-            channel = self.get_partial_messageable(int(thread_id))
-            fetcher = DiscordThreadFetcher(channel, before=echo.id, bot_id=self.user.id, limit=self._history_limit)
-        post_in = thread_id or channel_id
+        if not self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
+            await interaction.response.send_message(t.channel_not_allowed, ephemeral=True)
+            return
+        checked = check_question(question, max_chars=self._settings.max_question_chars)
+        if checked.problem is not None:
+            log.info("discord /ask refused", extra={"reason": checked.problem.value, "chars": len(question)})
+            notice = getattr(t, checked.problem.value).format(limit=self._settings.max_question_chars)
+            await interaction.response.send_message(notice, ephemeral=True)
+            return
+        user = interaction.user
         inbound = Inbound(
             platform=PLATFORM,
             workspace_id=workspace_id,
@@ -295,12 +255,44 @@ class DocbotClient(discord.Client):
             message_id=str(interaction.id),
             user_id=str(user.id),
             user_name=user.display_name,
-            text=question.strip(),
+            text=checked.text,
             ts=interaction.created_at.astimezone(UTC),
             mentioned=True,
         )
+        ref = discord_thread_ref(
+            workspace_id, channel_id, thread_id or channel_id, asker_id=user.id,
+            ask_locale=interaction.locale.value, start_thread=thread_id is None,
+        )  # fmt: skip
         log.info("discord /ask", extra={"interaction_id": interaction.id, "thread_id": thread_id})
-        await self._respond(inbound, discord_thread_ref(workspace_id, channel_id, post_in, asker_id=user.id), fetcher)
+        async with self._working():
+            await self._store_then_ack(interaction, self._accept(inbound, ref), t.failure)
+
+    async def _accept(self, inbound: Inbound, ref: ThreadRef) -> bool:
+        if self.intake is None:
+            raise RuntimeError("discord client has no intake")
+        return await self.intake.accept(inbound, ref)
+
+    async def _store_then_ack(
+        self, interaction: discord.Interaction[Any], store: Awaitable[bool], failure: str
+    ) -> None:
+        """Acknowledge the interaction only once `store` succeeded; a failure gets an ephemeral notice (nothing
+        public) and the person asks again."""
+        task = asyncio.ensure_future(store)
+        done, _ = await asyncio.wait({task}, timeout=self.ack_within_s)
+        deferred = not done
+        if deferred:  # the database is slow: answer Discord within its 3 s, privately, and wait for the write
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            await task
+            text = wording.ASK_RECEIVED
+        except Exception as exc:
+            log.error("discord /ask not stored", extra={"interaction_id": interaction.id,
+                                                        "error": type(exc).__name__})  # fmt: skip
+            text = failure
+        if deferred:
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=no_mentions())
+        else:
+            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=no_mentions())
 
     # -- buttons ---------------------------------------------------------------------------------------------
 
@@ -336,59 +328,19 @@ class DocbotClient(discord.Client):
         )
         log.info("discord button", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         target = discord_thread_ref(
-            workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human
-        )
-        if self.intake is not None:  # stored first; the worker checks the press and only then shows the choice
-            try:
-                await self.intake.accept(inbound, target)
-            except Exception as exc:
-                log.error("discord press not stored", extra={"error": type(exc).__name__})
-                failure = wording.texts_for(interaction.locale.value).failure
-                await interaction.response.send_message(failure, ephemeral=True)
-                return
-            await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
+            workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human,
+            interaction_token=interaction.token,
+        )  # fmt: skip
+        try:  # stored first; the worker checks the press and only then shows the choice
+            await self._accept(inbound, target)
+        except Exception as exc:
+            log.error("discord press not stored", extra={"error": type(exc).__name__})
+            failure = wording.texts_for(interaction.locale.value).failure
+            await interaction.response.send_message(failure, ephemeral=True)
             return
-        await interaction.response.edit_message(view=chosen_view(message, ref.custom_id))
-        async with self._typing(int(post_in)):
-            outcome = await self._handler.handle_action(inbound)
-        if outcome.reply is None:
-            notice = outcome.notice or ("" if outcome.accepted else wording.texts_for("en").button_expired)
-            if notice:
-                await interaction.followup.send(notice, ephemeral=True, allowed_mentions=no_mentions())
-            return
-        await self._post(target, outcome.reply)
+        await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
 
     # -- helpers ---------------------------------------------------------------------------------------------
-
-    @contextlib.asynccontextmanager
-    async def _typing(self, channel_id: int, *, enabled: bool = True) -> AsyncIterator[None]:
-        """Keep the typing indicator on while the body runs; a failing indicator never fails the answer."""
-        if not enabled:
-            yield
-            return
-
-        async def trigger() -> bool:
-            try:
-                await self.http.send_typing(channel_id)
-            except discord.HTTPException as exc:
-                log.info("discord typing failed", extra={"status": exc.status})
-                return False
-            return True
-
-        async def keep_typing() -> None:
-            while True:
-                await asyncio.sleep(TYPING_REFRESH_S)
-                if not await trigger():
-                    return
-
-        await trigger()
-        task = asyncio.create_task(keep_typing())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     @contextlib.asynccontextmanager
     async def _working(self) -> AsyncIterator[None]:

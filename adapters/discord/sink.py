@@ -3,25 +3,57 @@ channel by id alone (no cache needed), so a durable outbox can drive it after a 
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING, Final, Literal
+
 import discord
 
 from adapters.discord import wording
 from adapters.discord.buttons import ButtonRef
-from adapters.discord.render import OutgoingMessage, render_reply
+from adapters.discord.inbound import thread_name
+from adapters.discord.render import OutgoingMessage, no_mentions, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
 from pipeline.messages import DeliveryRejected, Inbound, Reply, ThreadRef
 
+if TYPE_CHECKING:
+    from discord.types.webhook import Webhook as WebhookPayload
+
 ASKER_KEY = "asker"  # ThreadRef.extra: the Discord user id of the person who asked
 SUPPORT_KEY = "mention_support"  # ThreadRef.extra: "1" to mention the support role (after "ask a human")
+ASK_KEY = "ask_locale"  # ThreadRef.extra: an /ask whose question the worker still has to post (the asker's locale)
+START_THREAD_KEY = "start_thread"  # ThreadRef.extra: "1" when the worker still has to start the event's thread
+INTERACTION_KEY = "interaction"  # ThreadRef.extra: a button press's interaction token (valid 15 min): private notes
+PRIVATE_REASONS = frozenset({"action_notice"})  # replies only the presser needs to see (a refused press, thanks)
+THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
+THREAD_ALREADY_CREATED = 160004  # Discord's JSON error code for a second thread on one message
+log = logging.getLogger(__name__)
 
 
 def discord_thread_ref(
-    workspace_id: str, channel_id: str, thread_id: str, *, asker_id: int, mention_support: bool = False
+    workspace_id: str,
+    channel_id: str,
+    thread_id: str,
+    *,
+    asker_id: int,
+    mention_support: bool = False,
+    ask_locale: str | None = None,
+    start_thread: bool = False,
+    interaction_token: str | None = None,
 ) -> ThreadRef:
-    """Where a Discord reply goes: `thread_id` is the thread (or DM / channel) to post in."""
+    """Where a Discord reply goes: `thread_id` is the thread (or DM / channel) to post in. `start_thread`: the
+    thread does not exist yet (the worker starts it on the message, or on the /ask question it posts)."""
     extra = ((ASKER_KEY, str(asker_id)),) + (((SUPPORT_KEY, "1"),) if mention_support else ())
+    extra += ((ASK_KEY, ask_locale),) if ask_locale is not None else ()
+    extra += ((START_THREAD_KEY, "1"),) if start_thread else ()
+    extra += ((INTERACTION_KEY, interaction_token),) if interaction_token else ()
     return ThreadRef("discord", workspace_id, channel_id, thread_id, extra=extra)
+
+
+def before_thread(ref: ThreadRef) -> ThreadRef:
+    """Where to post for an event whose thread was not started yet: its channel."""
+    return replace(ref, thread_id=ref.channel_id) if dict(ref.extra).get(START_THREAD_KEY) == "1" else ref
 
 
 async def send_all(channel: discord.abc.Messageable, messages: list[OutgoingMessage]) -> str:
@@ -57,7 +89,60 @@ class DiscordReplySink:
     # -- what the worker that claimed an event does besides replying (`pipeline.messages.ProgressSink`) ---------
 
     async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
+        """Before a claimed event is handled: post an /ask question where it was asked, and start the thread a
+        mention or an /ask in a channel opens (on the message; a thread Discord refuses means answering in
+        place). Raises when the question cannot be posted (the event is retried)."""
+        extra = dict(ref.extra)
+        locale = extra.pop(ASK_KEY, None)
+        start = extra.pop(START_THREAD_KEY, None) == "1"
+        if locale is None and not start:
+            return inbound, ref
+        anchor = inbound.message_id
+        if locale is not None:  # /ask: the question in the channel (or thread), by the bot, after it was stored
+            asked = texts_for(locale).user_asked.format(user=f"<@{inbound.user_id}>")
+            quoted = "\n".join(f"> {line}" for line in inbound.text.splitlines()) or ">"
+            where = self._client.get_partial_messageable(int(ref.channel_id if start else ref.thread_id))
+            echo = await where.send(content=f"{asked}\n{quoted}"[:2000], allowed_mentions=no_mentions())
+            anchor = str(echo.id)
+        thread_id = inbound.thread_id
+        if start:  # after a posted /ask question a failure answers in place: a retry would post the question again
+            thread_id = await self._start_thread(int(ref.channel_id), int(anchor), inbound, retry=locale is None)
+        inbound = replace(inbound, message_id=anchor, thread_id=thread_id)
+        ref = replace(ref, thread_id=thread_id or ref.channel_id, extra=tuple(extra.items()))
         return inbound, ref
+
+    async def _private(self, token: str, reply: Reply) -> str:
+        """A note only the person who pressed sees: an ephemeral follow-up to their press's interaction (Discord
+        keeps its token valid for 15 minutes; after that the note is dropped, it would come too late anyway)."""
+        application_id = self._client.application_id
+        if application_id is None:
+            raise DeliveryRejected("discord application id unknown: no private note")
+        payload: WebhookPayload = {"id": application_id, "type": 3, "token": token}
+        followup = discord.Webhook.from_state(data=payload, state=self._client._connection)
+        try:
+            sent = await followup.send(
+                content=reply.text[:2000], ephemeral=True, wait=True, allowed_mentions=no_mentions()
+            )
+        except (discord.NotFound, discord.Forbidden) as exc:  # the interaction expired
+            raise DeliveryRejected(f"discord interaction {exc.status} {exc.code}") from exc
+        return str(sent.id)
+
+    async def _start_thread(self, channel_id: int, message_id: int, inbound: Inbound, *, retry: bool) -> str | None:
+        """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission.
+        `retry`: a transient failure (5xx) raises, so the event is retried (starting a thread is idempotent)."""
+        name = thread_name(inbound.text, inbound.user_name)
+        try:
+            thread = await self._client.http.start_thread_with_message(
+                channel_id, message_id, name=name, auto_archive_duration=THREAD_ARCHIVE_MINUTES
+            )
+        except discord.HTTPException as exc:
+            if exc.code == THREAD_ALREADY_CREATED:  # a retried event: the thread from before has the message's id
+                return str(message_id)
+            if exc.status >= 500 and retry:
+                raise  # transient: the event is retried
+            log.warning("discord thread creation failed", extra={"status": exc.status, "code": exc.code})
+            return None
+        return str(thread["id"])
 
     async def show_progress(self, ref: ThreadRef, language: str | None) -> ThreadRef:
         """The typing indicator (Discord shows it for about 10 s)."""
@@ -88,6 +173,9 @@ class DiscordReplySink:
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         extra = dict(ref.extra)
+        token = extra.get(INTERACTION_KEY)
+        if reply.reason in PRIVATE_REASONS and token:
+            return await self._private(token, reply)
         mention = self._support_role_id if extra.get(SUPPORT_KEY) == "1" else None
         messages = render_reply(
             reply,

@@ -14,6 +14,7 @@ THREAD_NAME_FALLBACK = "Question from {user}"
 CHOSEN_MARK = "✓ "
 ASK_COMMAND_DESCRIPTION = "Ask the documentation a question"
 ASK_OPTION_DESCRIPTION = "Your question"
+ASK_RECEIVED = "Got your question. The answer follows in the thread."  # /ask's private acknowledgement
 
 
 def texts_for(language: str | None) -> Texts:

@@ -14,13 +14,13 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.client import web_client
+from adapters.slack.fake_web_api import FakeSlackAPI, Message
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
 from bot.app import App
 from bot.delivery import Delivery, DeliveryConfig
 from tests.adapters.slack.contract import assert_calls_valid
 from tests.bot.conftest import inbound
 from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
-from tests.fakes.slack_api import FakeSlackAPI, Message
 
 pytestmark = pytest.mark.integration
 

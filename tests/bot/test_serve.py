@@ -12,9 +12,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from adapters.slack.fake_web_api import FakeSlackAPI, Message
 from bot.app import App
 from tests.adapters.slack.conftest import SECRET, USERS, mention_event, signed_headers
-from tests.fakes.slack_api import FakeSlackAPI, Message
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

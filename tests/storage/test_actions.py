@@ -89,6 +89,23 @@ async def test_a_choice_consumes_its_siblings_but_not_feedback_buttons(db: Datab
     assert (await store.consume(not_helpful.id, THREAD, "U1")).accepted  # feedback buttons stand alone
 
 
+async def test_the_same_press_event_consuming_again_gets_the_same_outcome(db: Database):
+    """A retried press (its first attempt consumed the choice and died) is accepted again; any other press, even
+    by the same person or of a sibling choice, is refused; a press without an event key stays once-only."""
+    conversation_id = await _conversation(db)
+    store = ActionStore(db)
+    first, second, _human = await store.create(conversation_id, CHOICES)
+    assert (await store.consume(second.id, THREAD, "U1", event_key="press-1")).accepted
+    again = await store.consume(second.id, THREAD, "U1", event_key="press-1")
+    assert again.accepted and again.action is not None and again.action.consumed_event == "press-1"
+    assert (await store.consume(second.id, THREAD, "U1", event_key="press-2")).reason is ConsumeRefusal.ALREADY_USED
+    assert (await store.consume(first.id, THREAD, "U1", event_key="press-3")).reason is ConsumeRefusal.ALREADY_USED
+    assert (await store.consume(second.id, THREAD, "U1")).reason is ConsumeRefusal.ALREADY_USED
+    assert (await store.consume(second.id, OTHER_THREAD, "U1", event_key="press-1")).reason is (
+        ConsumeRefusal.OTHER_THREAD
+    )
+
+
 async def test_presses_from_another_thread_are_refused(db: Database):
     conversation_id = await _conversation(db)
     await _conversation(db, OTHER_THREAD)

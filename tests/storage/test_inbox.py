@@ -7,10 +7,12 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import event as sa_event
+from sqlalchemy import select
 
 from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
 from storage.db import Database
-from storage.inbox import PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
+from storage.inbox import INBOX, PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
 from storage.outbox import Outbox, OutgoingReply
 from tests.integration.dbfixtures import T0, Clock, database_fixtures
 
@@ -239,3 +241,32 @@ async def test_a_lapsed_claim_does_not_let_a_later_message_overtake(inbox: Inbox
     clock.advance(10)  # replica-1 died: its lease lapsed
     [taken_over] = await inbox.claim("replica-2", 5, limit=10)
     assert taken_over.key == root.dedup_key  # the root again, not the follow-up
+
+
+async def test_a_burst_of_puts_is_group_committed_and_each_returns_once_its_row_is_committed(
+    db: Database, inbox: Inbox
+) -> None:
+    """60 concurrent puts (50 events and 10 twins) take a few transactions, not 60; each caller returns only
+    after its row is visible to another connection (what "stored before the ack" needs); one twin per key wins."""
+    commits: list[int] = []
+    sa_event.listen(db.engine.sync_engine, "commit", lambda _connection: commits.append(1))
+    other = Database(db.engine.url.render_as_string(hide_password=False))  # another replica's connection
+    seen: list[bool] = []
+
+    async def put_then_look(inbound: Inbound) -> bool:
+        stored = await inbox.put(inbound, ref_for(inbound))
+        if stored:
+            async with other.session() as session:
+                found = await session.scalar(select(INBOX.c.dedup_key).where(INBOX.c.dedup_key == inbound.dedup_key))
+            seen.append(found == inbound.dedup_key)
+        return stored
+
+    events = [message(n) for n in range(50)] + [message(n) for n in range(0, 50, 5)]
+    try:
+        results = await asyncio.gather(*(put_then_look(each) for each in events))
+    finally:
+        await other.dispose()
+    assert sum(results) == 50 and results[:50] == [True] * 50 and seen == [True] * 50
+    assert 1 <= len(commits) <= 10, len(commits)
+    assert await inbox.put(events[0], ref_for(events[0])) is False  # a later retry is still a duplicate
+    assert (await inbox.counts()) == {"pending": 50}

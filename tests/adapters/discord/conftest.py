@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -11,12 +14,30 @@ from storage.db import Database
 from tests.adapters.discord.world import DiscordWorld
 
 
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated once per session; each world gets a copy."""
+    path = tmp_path_factory.mktemp("discord-db") / "template.db"
+
+    async def migrate() -> None:
+        database = Database(f"sqlite+aiosqlite:///{path}")
+        await database.migrate()
+        await database.dispose()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, migrate()).result()
+    return path
+
+
 @pytest.fixture
-async def world() -> AsyncIterator[DiscordWorld]:
-    w = DiscordWorld()
+async def world(migrated_template: Path, tmp_path: Path) -> AsyncIterator[DiscordWorld]:
+    shutil.copy(migrated_template, tmp_path / "world.db")
+    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'world.db'}")
+    w = DiscordWorld(database)
     await w.start()
     yield w
     await w.close()
+    await database.dispose()
 
 
 @pytest.fixture

@@ -92,8 +92,9 @@ async def test_vague_question_clarifies_then_click_resumes_the_answer(world: Dis
     assert pressed.kind is InboundKind.ACTION and pressed.action_id == "opt-voice"
     assert pressed.thread_key == handler.messages[0].thread_key  # the service finds the same conversation
     [callback] = world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")
-    assert callback.body["type"] == 7  # UPDATE_MESSAGE
-    buttons = [c for row in callback.body["data"]["components"] for c in row["components"]]
+    assert callback.body["type"] == 6  # DEFERRED_UPDATE_MESSAGE: stored, nothing changed before the check
+    [edit] = world.rest.find("PATCH", rf"/channels/{thread_id}/messages/{clarifying['id']}")  # after the check
+    buttons = [c for row in edit.body["components"] for c in row["components"]]
     assert all(b["disabled"] for b in buttons)
     assert [b["label"] for b in buttons] == ["✓ Voice remote", "Basic remote"]
     assert [b["custom_id"] for b in buttons] == [voice, basic]
@@ -114,7 +115,8 @@ async def test_click_after_a_restart_still_works(world: DiscordWorld) -> None:
     await world.press(second, clarifying["id"], world.custom_ids(clarifying)[1], world.alice)
 
     assert [a.action_id for a in handler.actions] == ["opt-basic"]
-    assert world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")[0].body["type"] == 7
+    assert world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")[0].body["type"] == 6
+    assert world.rest.find("PATCH", rf"/channels/\d+/messages/{clarifying['id']}")  # the choice shown
     assert len(world.bot_messages(question["id"])) == 2
 
 
@@ -250,24 +252,27 @@ async def test_channel_chatter_is_ignored_and_thread_follow_ups_reach_the_servic
     assert len(posts(world, thread_id)) == 1  # the service stayed silent on the follow-up
 
 
-async def test_ask_command_defers_then_answers_in_a_new_thread(world: DiscordWorld) -> None:
+async def test_ask_command_acknowledges_privately_then_posts_the_question_and_answers_in_a_new_thread(
+    world: DiscordWorld,
+) -> None:
     handler = FakeHandler(on_message=lambda inbound: answer())
     client = await world.client(handler)
 
     command = await world.ask(client, world.alice, "How do I pair the remote?")
 
-    [deferred] = world.rest.find("POST", rf"/interactions/{command['id']}/[^/]+/callback")
-    assert deferred.body["type"] == 5  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE
-    [echo] = world.rest.find("POST", rf"/webhooks/{world.app_id}/{command['token']}")
+    [ack] = world.rest.find("POST", rf"/interactions/{command['id']}/[^/]+/callback")
+    assert ack.body["type"] == 4 and ack.body["data"]["flags"] == 64  # CHANNEL_MESSAGE_WITH_SOURCE, ephemeral
+    [echo] = posts(world, world.channel_id)  # the question, posted by the bot, not through the interaction
     assert echo.body["content"] == f"<@{world.alice['id']}> asked:\n> How do I pair the remote?"
     echo_id = world.rest.channel_messages(world.channel_id)[-1]["id"]
-    assert world.rest.find("POST", f"/channels/{world.channel_id}/messages/{echo_id}/threads")
+    [thread] = world.rest.find("POST", f"/channels/{world.channel_id}/messages/{echo_id}/threads")
     [inbound] = handler.messages
-    assert inbound.thread_id == echo_id and inbound.message_id == command["id"] and inbound.mentioned
+    assert inbound.thread_id == echo_id and inbound.message_id == echo_id and inbound.mentioned
     assert inbound.text == "How do I pair the remote?"
     [post] = posts(world, echo_id)
     assert post.body["components"]
-    assert world.rest.calls.index(deferred) < world.rest.calls.index(echo) < world.rest.calls.index(post)
+    assert world.rest.calls.index(ack) < world.rest.calls.index(echo) < world.rest.calls.index(thread)
+    assert world.rest.calls.index(thread) < world.rest.calls.index(post)
 
 
 async def test_without_message_content_intent_the_client_asks_without_it_and_says_so(
@@ -332,10 +337,12 @@ async def test_a_failing_service_still_gets_a_reply(world: DiscordWorld) -> None
         raise RuntimeError("boom")
 
     client = await world.client(FakeHandler(on_message=explode))
+    world.deliveries[id(client)].inbox.max_attempts = 1  # give up at the first failure (5 by default, with backoff)
     question = await world.say(client, world.alice, f"{world.mention()} pairing?")
 
     [post] = posts(world, question["id"])
     assert post.body["content"].startswith("Something went wrong")
+    assert [b["label"] for row in post.body["components"] for b in row["components"]] == ["Try again"]
 
 
 class RecordingIntake:
@@ -350,7 +357,7 @@ class RecordingIntake:
 async def test_with_a_durable_intake_events_are_stored_and_the_sink_answers_later(world: DiscordWorld) -> None:
     handler = FakeHandler(on_message=lambda inbound: pytest.fail("the intake's worker calls the service"))
     intake = RecordingIntake()
-    client = DocbotClient(world.settings(), handler, intake=intake)
+    client = DocbotClient(world.settings(), intake=intake)
     world.clients.append(client)
     await client.login("fake-token")
     question = p.message(
@@ -396,7 +403,10 @@ async def test_ask_command_inside_a_thread_answers_in_that_thread(world: Discord
     assert follow_up.user_id == world.bob["id"]
     assert follow_up.thread_key == handler.messages[0].thread_key
     assert "Hold **Home**" in " ".join(h.text for h in handler.histories[-1])
-    assert len(posts(world, thread_id)) == 2
+    _, echo, answer_post = posts(world, thread_id)  # the first answer, the /ask question the bot posted, its answer
+    assert echo.body["content"] == f"<@{world.bob['id']}> asked:\n> and the voice remote?"
+    assert follow_up.message_id == world.rest.channel_messages(thread_id)[-2]["id"]  # the posted question
+    assert answer_post.body["content"]
 
 
 async def test_ask_in_a_refused_channel_answers_privately_without_the_service(world: DiscordWorld) -> None:
@@ -447,5 +457,6 @@ async def test_replayed_mention_after_a_restart_reuses_the_existing_thread(world
     second = await world.restart(first, handler)  # the in-memory dedupe is gone; Discord refuses a second thread
     await world.deliver_message(second, question)
 
-    assert [m.thread_id for m in handler.messages] == [question["id"], question["id"]]  # the service dedupes
-    assert [c.status for c in world.rest.find("POST", r"/channels/\d+/messages/\d+/threads")] == [201, 400]
+    assert [m.thread_id for m in handler.messages] == [question["id"]]  # the inbox knows it: dropped at the door
+    assert [c.status for c in world.rest.find("POST", r"/channels/\d+/messages/\d+/threads")] == [201]
+    assert len(world.bot_messages(question["id"])) == 1

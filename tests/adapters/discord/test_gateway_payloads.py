@@ -7,8 +7,9 @@ parse_guild_create, parse_interaction_create) and handed to the real client, wit
     THREAD_CREATE       the thread is known, and a follow-up written in it reaches the service as that thread's
     GUILD_CREATE        the guild and its channels are known; a mention in its text channel is answered in a thread;
                         an unavailable guild is taken without error
-    INTERACTION_CREATE  /ask → deferred and asked; docbot's button → the press reaches the service; other apps'
-                        commands, context menus, autocomplete, modals and buttons → ignored, nothing sent, no error
+    INTERACTION_CREATE  /ask → stored, acknowledged privately, asked; docbot's button → the press reaches the service;
+                        other apps' commands, context menus, autocomplete, modals and buttons → ignored, nothing
+                        sent, no error
 
 The examples predate a few fields discord.py reads; `complete()` adds only those (named in COMPLETIONS) where missing.
 Op-code envelopes and bare objects (user, member, channel) are not events docbot handles and are not driven.
@@ -94,7 +95,8 @@ async def test_message_create_payloads(world: DiscordWorld, caplog: pytest.LogCa
     handler = FakeHandler(on_message=replies)
     tally: Counter[str] = Counter()
     for name, raw in payloads("MESSAGE_CREATE"):
-        client = await world.client(handler)  # its own client: two of the docs' examples share one message id
+        # its own client and inbox: two of the docs' examples share one message id (one inbox would drop the second)
+        client = await world.client(handler, own_inbox=True)
         payload = complete(raw, world.app_id)
         before = len(handler.messages)
         await world.deliver_message(client, payload)
@@ -187,6 +189,7 @@ async def _interact(world: DiscordWorld, client: DocbotClient, payload: dict[str
     world.rest.interaction_channels[payload["token"]] = _channel_of(payload)
     client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
     await client.wait_idle()
+    await world.settle(client)
 
 
 async def test_interaction_payloads(world: DiscordWorld, caplog: pytest.LogCaptureFixture) -> None:
@@ -217,12 +220,14 @@ async def test_interaction_payloads(world: DiscordWorld, caplog: pytest.LogCaptu
                 "id": world.rest.command_id, "name": "ask", "type": 1,
                 "options": [{"name": "question", "type": 3, "value": "How do I pair the remote?"}]}}  # fmt: skip
             await _interact(world, client, asked)
-            [deferred] = world.rest.find("POST", rf"/interactions/{asked['id']}/[^/]+/callback")
-            assert deferred.body["type"] == 5, name
+            [ack] = world.rest.find("POST", rf"/interactions/{asked['id']}/[^/]+/callback")
+            assert (ack.body["type"], ack.body["data"]["flags"]) == (4, 64), name  # stored, then a private ack
             inbound = handler.messages[-1]
-            assert (inbound.text, inbound.message_id, inbound.mentioned) == (
-                "How do I pair the remote?", asked["id"], True), name  # fmt: skip
-            tally["type 2 as /ask: deferred and asked"] += 1
+            assert (inbound.text, inbound.mentioned) == ("How do I pair the remote?", True), name
+            echo = world.rest.messages[inbound.message_id]
+            assert echo["author"]["id"] == world.bot["id"], name  # the question, posted by the bot ...
+            assert echo["content"].endswith(":\n> How do I pair the remote?"), name  # ... in the asker's locale
+            tally["type 2 as /ask: stored, acknowledged and asked"] += 1
         if kind == 3:  # a button: the same press on one of docbot's buttons
             clicker = (payload.get("member") or {}).get("user") or payload["user"]
             ref = ButtonRef(action_id="opt-voice", asker_id=int(clicker["id"]))
@@ -239,5 +244,6 @@ async def test_interaction_payloads(world: DiscordWorld, caplog: pytest.LogCaptu
             assert world.rest.find("POST", rf"/interactions/{pressed['id']}/.+"), name
             tally["type 3 as docbot's button: pressed"] += 1
     print(f"\nINTERACTION_CREATE: {dict(tally)}")
-    assert tally["type 2 as /ask: deferred and asked"] >= 2 and tally["type 3 as docbot's button: pressed"] >= 1
+    assert tally["type 2 as /ask: stored, acknowledged and asked"] >= 2
+    assert tally["type 3 as docbot's button: pressed"] >= 1
     assert not no_errors(caplog), no_errors(caplog)

@@ -1,5 +1,8 @@
 """A small Discord world for the adapter tests: one guild with a #help channel, the bot, two people and a support
-role, a recording fake REST server, and helpers that deliver gateway events through discord.py's own parsers."""
+role, a recording fake REST server, and helpers that deliver gateway events through discord.py's own parsers.
+
+Every client runs the production path: its events go to the durable inbox of a `Delivery` on the world's SQLite
+database, and the helpers that deliver an event then let that delivery's worker handle what it stored."""
 
 from __future__ import annotations
 
@@ -9,9 +12,11 @@ from typing import Any
 
 from adapters.discord.api_url import use_api_url
 from adapters.discord.client import DocbotClient
+from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
 from pipeline.types import HistoryMessage
+from storage.db import Database
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_rest import FakeDiscordREST
 
@@ -39,7 +44,10 @@ class FakeHandler:
 
 
 class DiscordWorld:
-    def __init__(self) -> None:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.deliveries: dict[int, Delivery] = {}
+        self.own_databases: list[Database] = []
         self.guild_id = p.snowflake()
         self.channel_id = p.snowflake()
         self.app_id = p.snowflake()
@@ -58,6 +66,8 @@ class DiscordWorld:
     async def close(self) -> None:
         for client in self.clients:
             await client.close()
+        for db in self.own_databases:
+            await db.dispose()
         await self.rest.close()
         use_api_url(None)
 
@@ -70,9 +80,21 @@ class DiscordWorld:
         }
         return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
-    async def client(self, handler: Any, **settings: Any) -> DocbotClient:
-        """A logged-in client (setup_hook ran: buttons registered, /ask synced) that knows the guild."""
-        client = DocbotClient(self.settings(**settings), handler)
+    async def client(self, handler: Any, *, own_inbox: bool = False, **settings: Any) -> DocbotClient:
+        """A logged-in client (setup_hook ran: buttons registered, /ask synced) that knows the guild; its events go
+        through a `Delivery` on the world's database (`own_inbox`: on a database of its own, in memory)."""
+        client = DocbotClient(self.settings(**settings))
+        db = self.db
+        if own_inbox:
+            db = Database("sqlite+aiosqlite://")
+            await db.migrate()
+            self.own_databases.append(db)
+        delivery = Delivery(
+            db, handler, {"discord": client.sink}, f"worker-{len(self.deliveries)}",
+            fetcher_for=client.fetcher_for, config=DeliveryConfig(progress_delay_s=0.0),
+        )  # fmt: skip
+        client.intake = delivery
+        self.deliveries[id(client)] = delivery
         self.clients.append(client)
         await client.login("fake-token")
         members = [p.member(self.alice), p.member(self.bob), p.member(self.bot)]
@@ -92,6 +114,16 @@ class DiscordWorld:
         await old.close()
         self.clients.remove(old)
         return await self.client(handler, **settings)
+
+    async def settle(self, client: DocbotClient) -> None:
+        """Let the client's worker handle every event it can claim now and post what it stored (a test that wires
+        an intake of its own drives that one itself)."""
+        delivery = self.deliveries.get(id(client))
+        if delivery is None or client.intake is not delivery:
+            return
+        while await delivery.process_once():
+            pass
+        await delivery.sweep()
 
     def mention(self) -> str:
         return f"<@{self.bot['id']}>"
@@ -122,6 +154,7 @@ class DiscordWorld:
         self.rest.messages.setdefault(payload["id"], payload)
         client._connection.parse_message_create(payload)  # type: ignore[arg-type]
         await client.wait_idle()
+        await self.settle(client)
 
     async def press(self, client: DocbotClient, message_id: str, custom_id: str, clicker: dict[str, Any]) -> None:
         """Deliver INTERACTION_CREATE for a button on a message the bot posted."""
@@ -137,6 +170,7 @@ class DiscordWorld:
         self.rest.expect_interaction(payload)
         client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
         await client.wait_idle()
+        await self.settle(client)
 
     async def ask(
         self, client: DocbotClient, asker: dict[str, Any], question: str, *, channel_id: str | None = None
@@ -153,6 +187,7 @@ class DiscordWorld:
         self.rest.expect_interaction(payload)
         client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
         await client.wait_idle()
+        await self.settle(client)
         return payload
 
     def custom_ids(self, message: dict[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ import pytest
 from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
+from adapters.slack.fake_web_api import TEAM, FakeSlackAPI
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
@@ -25,7 +26,6 @@ from pipeline.types import ActionKind, HistoryMessage
 from storage.db import Database
 from tests.adapters.slack.contract import assert_calls_valid, load_spec
 from tests.conftest import SHARED_DATA
-from tests.fakes.slack_api import TEAM, FakeSlackAPI
 
 SECRET = "test-signing-secret-0123"
 USERS = {

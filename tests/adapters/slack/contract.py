@@ -22,8 +22,8 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.fake_web_api import Call
 from tests.conftest import SHARED_DATA
-from tests.fakes.slack_api import Call
 
 SPEC_PARTS = ("slack", "api-specs", "web-api", "slack_web_openapi_v2.json")
 TOKEN_PARAMS = frozenset({"token"})

@@ -31,10 +31,10 @@ import jsonschema
 import pytest
 
 from adapters.slack.blocks import ACTION_PREFIX
+from adapters.slack.fake_web_api import BOT_ID, BOT_USER, Message
 from pipeline.messages import Inbound, InboundKind, ThreadRef
 from tests.adapters.slack.conftest import Harness, MakeHarness
 from tests.conftest import shared_path
-from tests.fakes.slack_api import BOT_ID, BOT_USER, Message
 
 pytestmark = pytest.mark.integration
 

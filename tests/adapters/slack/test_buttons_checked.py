@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import pytest
 
+from adapters.slack.fake_web_api import Message
 from adapters.slack.sink import slack_thread_ref
 from bot.delivery import Delivery, DeliveryConfig
 from bot.service import ConversationService
@@ -22,7 +23,6 @@ from storage.conversations import ConversationStore
 from storage.feedback import FeedbackStore
 from storage.runs import RunStore
 from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body
-from tests.fakes.slack_api import Message
 
 pytestmark = pytest.mark.integration
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from adapters.slack.fake_web_api import Message
 from pipeline.messages import Inbound, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, mention_event
-from tests.fakes.slack_api import Message
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.demo import DOCS_URL, run_demo
+from bot.slack_demo import DOCS_URL, run_demo
 from tests.adapters.slack.contract import assert_calls_valid
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

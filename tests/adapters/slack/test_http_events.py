@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from adapters.slack.fake_web_api import BOT_ID, BOT_USER
 from tests.adapters.slack.conftest import (
     SECRET,
     MakeHarness,
@@ -14,7 +15,6 @@ from tests.adapters.slack.conftest import (
     message_event,
     signed_headers,
 )
-from tests.fakes.slack_api import BOT_ID, BOT_USER
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ from aiohttp import web
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from adapters.slack.app import SlackAdapter
+from adapters.slack.fake_web_api import FakeSlackAPI
 from adapters.slack.installations import database_oauth_stores
 from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event, signed_headers, wire
-from tests.fakes.slack_api import FakeSlackAPI
 
 pytestmark = pytest.mark.integration
 

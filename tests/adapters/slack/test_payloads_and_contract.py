@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from adapters.slack.events import delivery_key, ignorable, team_of
+from adapters.slack.fake_web_api import Call, FakeSlackAPI
 from adapters.slack.inbound import action_inbound, message_inbound
 from adapters.slack.sink import SlackReplySink, is_assistant, ref_extra, slack_thread_ref
 from pipeline.messages import InboundKind, Reply, ReplyAction, ReplyKind
@@ -16,7 +17,6 @@ from pipeline.types import ActionKind
 from tests.adapters.slack.conftest import USERS, mention_event, message_event
 from tests.adapters.slack.contract import SPEC_PARTS, assert_calls_valid, load_spec, problems_with
 from tests.conftest import shared_path
-from tests.fakes.slack_api import Call, FakeSlackAPI
 
 
 @pytest.mark.unit

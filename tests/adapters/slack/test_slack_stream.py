@@ -10,11 +10,11 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.client import web_client
+from adapters.slack.fake_web_api import TEAM, FakeSlackAPI
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
 from adapters.slack.stream import SlackAnswerStream, stream_safe
 from pipeline.messages import ThreadRef
 from tests.adapters.slack.conftest import answer
-from tests.fakes.slack_api import TEAM, FakeSlackAPI
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,8 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from adapters.slack.app import SlackAdapter
+from adapters.slack.fake_web_api import FakeSlackAPI
 from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event, wire
-from tests.fakes.slack_api import FakeSlackAPI
 
 pytestmark = pytest.mark.integration
 

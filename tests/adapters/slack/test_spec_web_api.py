@@ -20,6 +20,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 import adapters.slack
+from adapters.slack.fake_web_api import Call, Message
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
 from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, event_body, mention_event
 from tests.adapters.slack.contract import (
@@ -32,7 +33,6 @@ from tests.adapters.slack.contract import (
     spec_parameters,
 )
 from tests.conftest import shared_path
-from tests.fakes.slack_api import Call, Message
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,6 @@
-"""A recording fake of Slack's Web API on an ephemeral loopback port (aiohttp).
+"""A recording fake of Slack's Web API on an ephemeral loopback port (aiohttp): the Slack demo (`bot.slack_demo`),
+the ack benchmark and the tests run against it. Shipped (not under tests/) because the demo is a documented command
+the image runs; it never talks to Slack and nothing in the bot's own wiring uses it.
 
 It speaks the real wire format (`POST/GET /api/<method>`, form, query or JSON arguments, `{"ok": ...}` bodies,
 429 with Retry-After), keeps channels' messages so threads can be read back, and records every call so tests can
@@ -8,7 +10,6 @@ check what the adapter sent. Failures are scripted per method with `fail_next`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import time
@@ -87,7 +88,6 @@ class FakeSlackAPI:
         self.chaos: Callable[[str], Failure | None] | None = None  # a fault for any call, chosen by the test
         self._base_ts = 1_790_000_000
         self._runner: web.AppRunner | None = None
-        self._changed = asyncio.Event()
         self.port = 0
 
     # -- lifecycle --------------------------------------------------------------------------------------------
@@ -141,15 +141,6 @@ class FakeSlackAPI:
     def ephemerals(self) -> list[Message]:
         return [m for ms in self.messages.values() for m in ms if m.ephemeral_to is not None]
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        async def poll() -> None:
-            while not predicate():
-                self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
-
-        await asyncio.wait_for(poll(), timeout)
-
     # -- the wire ---------------------------------------------------------------------------------------------
 
     async def _dispatch(self, request: web.Request) -> web.Response:
@@ -191,7 +182,6 @@ class FakeSlackAPI:
         if not token:
             return web.json_response({"ok": False, "error": "not_authed"})
         body = handler(args)
-        self._changed.set()
         return web.json_response(body)
 
     def _find(self, channel: str, ts: str) -> Message | None:

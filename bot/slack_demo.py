@@ -1,11 +1,12 @@
 """A scripted Slack conversation against the fake Slack Web API, printed the way Slack would show it.
 
-    .venv/bin/python -m adapters.slack.demo          # quick: a hashing embedder instead of E5
-    .venv/bin/python -m adapters.slack.demo --e5     # the real multilingual embedder (ingest takes a minute)
+    .venv/bin/python -m bot.slack_demo          # quick: a hashing embedder instead of E5
+    .venv/bin/python -m bot.slack_demo --e5     # the real multilingual embedder (ingest takes a minute)
 
 It runs the real application (`bot.app.build_app`: service, pipeline, SQLite, search) over the fixture manual in
 `tests/fixtures/manual`, the real Slack adapter over real HTTP with signed requests, and the recording fake of
-Slack's Web API from `tests/fakes/slack_api.py` (so it needs a checkout of the repository, not an installed wheel).
+Slack's Web API (`adapters/slack/fake_web_api.py`). It lives in `bot/`, the composition root, because it wires the
+app, the adapter and a delivery on the app's database; the fixture manual is data the image copies.
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ import aiohttp
 from aiohttp import web
 
 from adapters.slack.app import EVENTS_PATH, SlackAdapter
+from adapters.slack.fake_web_api import BOT_USER, TEAM, FakeSlackAPI, Message
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ConversationHandler
 from storage.db import Database
-from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlackAPI, Message
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 MANUAL = REPO / "tests" / "fixtures" / "manual"
 DOCS_URL = "https://docs.corvid.test/"
 SECRET = "demo-signing-secret"  # noqa: S105 - the fake's, not a real one
