@@ -13,16 +13,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
 from sqlalchemy import func, select
 
 from bot.budget import SqlTokenLedger, UsageGuard
-from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform, language_of_thread
-from bot.http import build_http_app, start_http
-from bot.jobs import standard_jobs
-from bot.jobs.retention import RetentionPolicy
 from bot.metrics import Metrics
-from bot.scheduler import JobSpec, LeasedScheduler
 from bot.service import ConversationService
 from bot.settings import Settings
 from pipeline.agents.base import Strategy
@@ -40,15 +34,19 @@ from storage.embedder import E5Embedder, QueryMemo
 from storage.feedback import FeedbackStore
 from storage.ingest.ingestor import Ingestor, ProgressCallback
 from storage.ingest.model import IngestReport
-from storage.leases import JobLeases
 from storage.local_index import LocalVectorIndex
 from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
 from storage.semantic_cache import SemanticCache
 from storage.vector_index import VectorIndex
 
-if TYPE_CHECKING:
-    from pipeline.llm.client import OpenAIChat  # imported lazily: offline mode never loads the SDK
+if TYPE_CHECKING:  # what only serving needs loads in `serve`: `docbot ask` never imports the HTTP server,
+    # the delivery worker, the scheduler or (offline) the OpenAI SDK
+    from aiohttp import web
+
+    from bot.delivery import Delivery
+    from bot.scheduler import JobSpec
+    from pipeline.llm.client import OpenAIChat
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +102,11 @@ class App:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.add_signal_handler(sig, stop.set)
+        from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform, language_of_thread
+        from bot.http import build_http_app, start_http
+        from bot.scheduler import LeasedScheduler
+        from storage.leases import JobLeases
+
         await self.warm_up()
         web_app = build_http_app(self.metrics, self.ready)
         adapters = await self._platform_adapters(web_app)
@@ -167,6 +170,9 @@ class App:
         return adapters
 
     def _jobs(self, delivery: Delivery) -> list[JobSpec]:
+        from bot.jobs import standard_jobs
+        from bot.jobs.retention import RetentionPolicy
+
         settings = self.settings
         platform, workspace, channel = (settings.digest_channel or "::").split(":")
         digest = ThreadRef(platform, workspace, channel, "") if settings.digest_channel else None

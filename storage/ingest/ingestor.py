@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import numpy as np
 from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -239,6 +238,8 @@ class Ingestor:
         return batch
 
     async def _read_url(self, url: str, collection: str) -> _Batch:
+        import aiohttp  # only for URLs: a process that never fetches a page does not load the HTTP client
+
         timeout = aiohttp.ClientTimeout(total=self._http_timeout_s)
         try:
             async with aiohttp.ClientSession(timeout=timeout) as http, http.get(url) as response:
