@@ -270,11 +270,8 @@ class ConversationService:
         cached: bool = False,
     ) -> Reply:
         envelope = result.envelope
-        if result.kind == "clarification":
-            await self._conversations.set_pending(conversation.id, envelope_to_json(envelope))
-        else:
-            await self._conversations.set_pending(conversation.id, None)
-        await self._conversations.set_language(conversation.id, result.language)
+        pending = envelope_to_json(envelope) if result.kind == "clarification" else None
+        await self._conversations.settle(conversation.id, pending, result.language)
         run_id = await self._runs.save_run(
             conversation.id,
             message_id,

@@ -151,6 +151,12 @@ class ConversationStore:
         state = ConversationState.IDLE if envelope_json is None else ConversationState.AWAITING_CLARIFICATION
         await self._update(conversation_id, pending_envelope=envelope_json, state=state.value)
 
+    async def settle(self, conversation_id: str, envelope_json: dict[str, Any] | None, language: str | None) -> None:
+        """After a run: park its envelope (a clarification) or clear it, and record the conversation's language, in
+        one statement (`set_pending` then `set_language` were two UPDATEs and two commits of the same row)."""
+        state = ConversationState.IDLE if envelope_json is None else ConversationState.AWAITING_CLARIFICATION
+        await self._update(conversation_id, pending_envelope=envelope_json, state=state.value, language=language)
+
     async def get_pending(self, conversation_id: str) -> dict[str, Any] | None:
         async with self._db.session() as session:
             row = await session.get(ConversationRow, conversation_id)

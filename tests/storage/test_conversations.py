@@ -6,7 +6,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.exc import IntegrityError
 
 from storage.conversations import ConversationStore
@@ -97,6 +97,24 @@ async def test_pending_envelope_round_trip_sets_the_state(db: Database):
     assert await store.get_pending(conversation_id) is None
     record = await store.get(conversation_id)
     assert record is not None and record.state is ConversationState.IDLE
+
+
+async def test_settle_parks_or_clears_the_envelope_and_records_the_language_in_one_statement(db: Database):
+    store = ConversationStore(db)
+    conversation_id = await _conversation(db)
+    statements: list[str] = []
+    event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    await store.settle(conversation_id, {"payload": {"text": "which one?"}}, "es")
+    assert len(statements) == 1
+    record = await store.get(conversation_id)
+    assert record is not None and record.awaiting_clarification and record.language == "es"
+    assert await store.get_pending(conversation_id) == {"payload": {"text": "which one?"}}
+    await store.settle(conversation_id, None, "de")
+    record = await store.get(conversation_id)
+    assert record is not None and record.state is ConversationState.IDLE and record.language == "de"
+    assert await store.get_pending(conversation_id) is None
+    with pytest.raises(RecordNotFound):
+        await store.settle("nope", None, "en")
 
 
 async def test_history_fetched_and_language(db: Database):
