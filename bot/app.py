@@ -30,7 +30,9 @@ from storage.actions import ActionStore
 from storage.conversations import ConversationStore
 from storage.db import Database, mask_url
 from storage.doc_tables import CorpusVersionRow
-from storage.embedder import E5Embedder, QueryMemo
+from storage.embedder import E5Embedder, QueryMemo, ZerosOnFailure
+from storage.embedding_space import check_space
+from storage.errors import EmbeddingUnavailable
 from storage.feedback import FeedbackStore
 from storage.ingest.ingestor import Ingestor, ProgressCallback
 from storage.ingest.model import IngestReport
@@ -296,14 +298,55 @@ def snapshot_dir(settings: Settings, embedder: Embedder) -> Path | None:
     return settings.data_dir / "index" / key
 
 
-async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> App:
-    """Build every part from the settings. `embedder` is for tests that want a tiny deterministic one."""
+async def build_embedder(settings: Settings, closers: list[Callable[[], Awaitable[None]]]) -> Embedder:
+    """The bundled E5 (no network), or the configured OpenAI-compatible endpoint with its dimension resolved."""
+    if not settings.embeddings_enabled:
+        return E5Embedder()
+    from pipeline.llm.breaker import CircuitBreaker
+    from storage.remote_embedder import OpenAIEmbedder
+
+    assert settings.embeddings_base_url is not None
+    remote = OpenAIEmbedder(
+        model=settings.embeddings_model,
+        base_url=settings.embeddings_base_url,
+        api_key=settings.embeddings_api_key or settings.openai_api_key,
+        dim=settings.embeddings_dim,
+        batch_size=settings.embeddings_batch_size,
+        timeout_s=settings.embeddings_timeout_s,
+        max_retries=settings.embeddings_max_retries,
+        query_deadline_s=settings.embeddings_query_deadline_s,
+        deadline_s=settings.embeddings_deadline_s,
+        query_prefix=settings.embeddings_query_prefix,
+        passage_prefix=settings.embeddings_passage_prefix,
+        breaker=CircuitBreaker(threshold=settings.llm_breaker_failures, cooldown_s=settings.llm_breaker_cooldown_s),
+    )
+    closers.append(remote.close)
+    try:
+        await remote.resolve_dim()  # configured, or one probe: the index is built for this size
+    except EmbeddingUnavailable as exc:
+        raise EmbeddingUnavailable(
+            exc.failure, f"{exc.detail}; set DOCBOT_EMBEDDINGS_DIM to start without asking the endpoint"
+        ) from None
+    return remote
+
+
+async def build_app(
+    settings: Settings, *, embedder: Embedder | None = None, check_embeddings: bool = True
+) -> App:
+    """Build every part from the settings. `embedder` is for tests that want a tiny deterministic one.
+    `check_embeddings=False` (only `docbot ingest`) starts even when the index holds another embedder's vectors,
+    so that ingesting the sources again can re-embed them."""
     db = Database(settings.effective_database_url)
     closers: list[Callable[[], Awaitable[None]]] = [db.dispose]
     try:
         await db.migrate()
         # one embedder for search, cache and ingest; the memo lets the cache and the search share a question's vector
-        embedder = QueryMemo(embedder or E5Embedder())
+        if embedder is None:
+            embedder = await build_embedder(settings, closers)
+        embedder = QueryMemo(embedder)
+        # vectors of another model or dimension in the index: refuse to serve rather than compare two spaces
+        if check_embeddings:
+            await check_space(db, embedder.model_name, embedder.dim, remember_in=snapshot_dir(settings, embedder))
         index = await build_index(settings, db, embedder.dim)
         if hasattr(index, "close"):
             closers.append(index.close)
@@ -314,7 +357,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             closers.append(chat.close)
         agents = build_agents(
             retriever,
-            embedder=embedder,
+            embedder=ZerosOnFailure(embedder) if settings.embeddings_enabled else embedder,
             strategies=strategies,
             answerability_threshold=settings.answerability_threshold,
         )
