@@ -244,7 +244,7 @@ class Settings(BaseSettings):
 
     @property
     def embeddings_enabled(self) -> bool:
-        return self.embeddings_base_url is not None
+        return bool(self.embeddings_base_url)  # an empty line in .env keeps the bundled model
 
     @property
     def slack_enabled(self) -> bool:

@@ -90,6 +90,18 @@ async def test_the_default_is_the_bundled_model_without_network() -> None:
     assert isinstance(await build_embedder(settings, []), E5Embedder)  # the socket guard fails any connection
 
 
+def test_embeddings_settings_are_read_from_their_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCBOT_EMBEDDINGS_BASE_URL", "")  # an empty line in .env keeps the bundled model
+    assert not Settings().embeddings_enabled
+    monkeypatch.setenv("DOCBOT_EMBEDDINGS_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("DOCBOT_EMBEDDINGS_MODEL", "bge-m3")
+    monkeypatch.setenv("DOCBOT_EMBEDDINGS_DIM", "1024")
+    monkeypatch.setenv("DOCBOT_EMBEDDINGS_API_KEY", "sk-secret-not-real")
+    settings = Settings()
+    assert settings.embeddings_enabled and settings.embeddings_model == "bge-m3" and settings.embeddings_dim == 1024
+    assert "sk-secret-not-real" not in repr(settings)
+
+
 async def test_a_configured_endpoint_embeds_the_documents_and_the_questions(
     make_remote_app: Callable[..., Any], server: ScriptedOpenAI
 ) -> None:
