@@ -98,6 +98,7 @@ class LlamaServer:
         threads: int = DEFAULT_THREADS,
         parallel: int = 1,
         log_file: Path | None = None,
+        embedding: bool = False,
     ) -> Iterator[LlamaServer]:
         reason = unavailable(package)
         if reason is not None:
@@ -114,6 +115,7 @@ class LlamaServer:
             f"--ctx={ctx}",
             f"--threads={threads}",
             f"--parallel={parallel}",
+            *(["--embedding"] if embedding else []),
         ]
         root = Path(__file__).resolve().parents[2]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
@@ -159,7 +161,7 @@ class LlamaServer:
                 self.process.wait(timeout=5)
 
 
-def _serve(port: int, model: str, ctx: int, threads: int, parallel: int) -> None:
+def _serve(port: int, model: str, ctx: int, threads: int, parallel: int, embedding: bool = False) -> None:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -170,6 +172,9 @@ def _serve(port: int, model: str, ctx: int, threads: int, parallel: int) -> None
     params.hostnames = ["127.0.0.1"]
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
+    if embedding:  # serve POST /v1/embeddings (mean-pooled, L2-normalised) instead of completions
+        params.embedding = True
+        params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
     server = xllamacpp.Server(params)  # listens until the object is dropped
     print(f"listening on {server.listening_address}", flush=True)
     sys.stdin.read()  # blocks until the parent closes our stdin (or dies)
@@ -183,11 +188,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ctx", type=int, default=DEFAULT_CTX)
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--embedding", action="store_true")
     args = parser.parse_args(argv)
     model = args.model or str(model_path() or "")
     if not model:
         raise SystemExit(unavailable() or "no model")
-    _serve(args.port, model, args.ctx, args.threads, args.parallel)
+    _serve(args.port, model, args.ctx, args.threads, args.parallel, args.embedding)
 
 
 if __name__ == "__main__":

@@ -220,3 +220,31 @@ async def test_a_cancelled_call_gives_no_verdict_on_the_endpoint(server: Scripte
         assert remote.breaker.status().failures == 0
     finally:
         await remote.close()
+
+
+# --- a real model server: llama.cpp (xllamacpp) serving embeddings from SmolLM2-135M, on 127.0.0.1 ------------------
+
+
+async def test_against_llama_cpp_real_embeddings_server() -> None:
+    """The wire format as a real server speaks it (base64 asked by the SDK, llama.cpp's own reply), batching and the
+    dimension probe; a small chat model mean-pooled is a poor embedder, but its vectors are real and consistent."""
+    from tests.fakes.llama_server import LlamaServer, LlamaUnavailable, unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        pytest.skip(f"real model server unavailable: {reason}")
+    try:
+        with LlamaServer.start(ctx=2048, threads=2, embedding=True) as llama:
+            remote = OpenAIEmbedder(model="smollm2", base_url=llama.base_url, batch_size=2, max_retries=0)
+            try:
+                dim = await remote.resolve_dim()
+                texts = ["Hold HOME and BACK to pair the remote.", "Reset the hub", "Pair the remote control"]
+                vectors = await remote.embed_passages(texts)
+                again = await remote.embed_passages(texts[::-1])
+            finally:
+                await remote.close()
+    except LlamaUnavailable as exc:
+        pytest.skip(f"real model server unavailable: {exc}")
+    assert dim > 100 and vectors.shape == (3, dim)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(again[::-1], vectors, atol=1e-3)  # order kept across batches of 2
