@@ -175,6 +175,7 @@ def _serve(port: int, model: str, ctx: int, threads: int, parallel: int, embeddi
     if embedding:  # serve POST /v1/embeddings (mean-pooled, L2-normalised) instead of completions
         params.embedding = True
         params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
+        params.n_batch = params.n_ubatch = ctx  # an input must fit one micro-batch (else "input is too large")
     server = xllamacpp.Server(params)  # listens until the object is dropped
     print(f"listening on {server.listening_address}", flush=True)
     sys.stdin.read()  # blocks until the parent closes our stdin (or dies)
