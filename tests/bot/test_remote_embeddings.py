@@ -247,3 +247,32 @@ async def test_an_unreachable_endpoint_without_a_configured_dimension_stops_the_
     with pytest.raises(EmbeddingUnavailable) as caught:
         await make_remote_app()
     assert "DOCBOT_EMBEDDINGS_DIM" in str(caught.value)
+
+
+async def test_a_question_in_another_language_while_the_endpoint_is_down_is_still_answered(
+    make_remote_app: Callable[..., Any], server: ScriptedOpenAI
+) -> None:
+    """The offline answer picks sentences across languages by embeddings; with the endpoint down it goes without
+    them (every candidate alike) instead of failing the answer."""
+    app = await ingested(make_remote_app)
+    server.queue_embeddings(*[embedding_html_error(500)] * 20)
+    reply = await app.service.handle_message(inbound("Wie kann ich die Fernbedienung koppeln? pair remote"))
+    assert reply is not None and reply.kind is not ReplyKind.NOTICE  # not the "something went wrong" notice
+    trace = await app.runs.trace(reply.conversation_id)
+    assert trace is not None and len(trace.runs) == 1
+
+
+async def test_zeros_on_failure_passes_vectors_through_and_replaces_only_an_endpoint_failure() -> None:
+    from storage.embedder import HashingEmbedder, ZerosOnFailure
+    from storage.errors import EmbeddingFailure
+
+    class Down(HashingEmbedder):
+        async def embed_passages(self, texts: Any) -> Any:
+            raise EmbeddingUnavailable(EmbeddingFailure.SERVER_ERROR, "test")
+
+    healthy = ZerosOnFailure(HashingEmbedder(16))
+    assert np.linalg.norm(await healthy.embed_passages(["pair the remote"])) > 0
+    down = ZerosOnFailure(Down(16))
+    assert (await down.embed_passages(["a", "b"])).shape == (2, 16)
+    assert not (await down.embed_passages(["a"])).any()
+    assert np.linalg.norm(await down.embed_queries(["pair the remote"])) > 0  # queries still work
