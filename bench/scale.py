@@ -9,9 +9,13 @@ runs in fresh processes so start-up and memory are real:
 - adding one document and then a one-line edit of it while a ticker measures event-loop lag: seconds until the
   search finds it, chunks embedded, worst loop stall;
 - answers/s at 1, 10 and 50 concurrent conversations with the semantic cache on (real E5 query embedder), query
-  embeddings, SQL statements and commits per answered question.
+  embeddings, SQL statements and commits per answered question;
+- with --cold-ask: `docbot ask` as a person runs it (the real CLI, the bundled E5 embedder, the language detector),
+  process start to exit, wall and CPU seconds and peak RSS, on a data dir that was ingested and started once (the
+  snapshot and the title level saved), beside a bare `python -c pass` and a bare `import bot.cli` of this tree.
 
     .venv/bin/python -m bench.scale --baseline /tmp/base-scale [--sizes 1000,10000,100000] [--skip-throughput]
+    .venv/bin/python -m bench.scale --baseline /tmp/base-scale --cold-ask [--sizes ...]
 
 The baseline is a checkout of another commit (`git worktree add /tmp/base-scale 6d24094`); both trees use this
 tree's virtualenv. The figures go to stdout as JSON and, with --write, to bench/results/scale.json.
@@ -94,6 +98,11 @@ async def main():
             chunks += (await app.ingest([extra], collection=collection)).chunks
         out["chunks_per_s"] = round(chunks / (time.perf_counter() - t), 2); out["chunks"] = chunks
         await app.close(); print("RESULT " + json.dumps(out)); return
+    if mode == "prep":  # what `docbot ingest` leaves: the snapshot and the title level saved
+        from bot.settings import load_settings
+        app = await build_app(load_settings(data_dir=data))
+        await app.retriever.wait_for_titles()
+        await app.close(); print("RESULT {}"); return
     if mode == "throughput":
         embedder = CountingE5()
     else:
@@ -295,6 +304,73 @@ def run(sizes: list[int], baseline: Path, work: Path, throughput: bool) -> dict[
     return figures
 
 
+ASK = "import sys; from bot.cli import main; sys.argv[0] = 'docbot'; main()"
+
+
+def _timed(argv: list[str], root: Path, timeout: float = 600) -> dict[str, Any]:
+    """Wall seconds from spawn to exit, the child's CPU seconds and peak RSS (MB), its exit code."""
+    import resource
+
+    env = {**os.environ, "PYTHONPATH": str(root), "DOCBOT_LOG_LEVEL": "WARNING"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    peak = round(after.ru_maxrss / 1024)
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_mb": peak, "rc": done.returncode}
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    ordered = sorted(runs, key=lambda r: float(r["wall_s"]))
+    middle = dict(ordered[len(ordered) // 2])
+    middle["runs_wall_s"] = [r["wall_s"] for r in runs]
+    return middle
+
+
+def cold_ask(sizes: list[int], baseline: Path, work: Path, repeats: int = 3) -> dict[str, Any]:
+    """`docbot ask` from process start to exit at each size, this tree and the baseline tree, beside the bare
+    interpreter and a bare import of the CLI, all in this run. Each tree asks on its own copy of the data dir,
+    prepared once as an ingest leaves it. ru_maxrss of children is a running maximum, so each figure's peak is
+    measured in a fresh `python` that runs the ask as its own child."""
+    out: dict[str, Any] = {"loadavg_before": Path("/proc/loadavg").read_text().split()[:3]}
+    python = sys.executable
+    out["python_pass"] = _median([_timed([python, "-c", "pass"], REPO) for _ in range(repeats)])
+    out["import_cli_this"] = _median([_timed([python, "-c", "import bot.cli"], REPO) for _ in range(repeats)])
+    out["import_cli_baseline"] = _median([_timed([python, "-c", "import bot.cli"], baseline) for _ in range(repeats)])
+    for size in sizes:
+        template = work / f"corpus-{size}.db"
+        vocab = make_corpus(template, size)
+        question = "how do I " + " ".join(vocab[5:9]) + "?"
+        for name, root in (("this", REPO), ("baseline", baseline)):
+            print(f"[scale] cold ask {name}_{size}", file=sys.stderr, flush=True)
+            data = _data_dir(work, template, f"ask_{name}_{size}")
+            run_child(root, "prep", data, timeout=1800)
+            runs = []
+            for k in range(repeats):
+                argv = [python, "-c", ASK, "ask", f"{question} ({k})", "--data-dir", str(data)]
+                runs.append(_isolated(argv, root))
+            out[f"{name}_{size}"] = _median(runs)
+    out["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+    return out
+
+
+def _isolated(argv: list[str], root: Path) -> dict[str, Any]:
+    """`_timed` in a fresh parent, so the peak RSS is this command's alone."""
+    code = (
+        "import json, sys; from bench.scale import _timed; from pathlib import Path; "
+        "print(json.dumps(_timed(json.loads(sys.argv[1]), Path(sys.argv[2]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(argv), str(root)],
+        cwd=REPO, capture_output=True, text=True, timeout=900, check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 def embedder_figures(baseline: Path, work: Path) -> dict[str, Any]:
     """The E5 engine's ceiling (one and two OpenMP threads) and the whole ingest path of each tree against it."""
     out: dict[str, Any] = {}
@@ -315,18 +391,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--embedder", action="store_true", help="only the E5 ceiling and the ingest rate")
+    parser.add_argument("--cold-ask", action="store_true", help="only `docbot ask` from process start to exit")
     parser.add_argument("--write", action="store_true", help="also write bench/results/scale.json")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="docbot-scale-") as tmp:
         if args.embedder:
             figures = embedder_figures(args.baseline.resolve(), Path(tmp))
+        elif args.cold_ask:
+            figures = cold_ask(sizes, args.baseline.resolve(), Path(tmp))
         else:
             figures = run(sizes, args.baseline.resolve(), Path(tmp), not args.skip_throughput)
     text = json.dumps(figures, indent=2)
     print(text)
     if args.write:
-        name = "scale-embedder.json" if args.embedder else "scale.json"
+        name = "scale-embedder.json" if args.embedder else "scale-cold-ask.json" if args.cold_ask else "scale.json"
         (REPO / "bench" / "results" / name).write_text(text + "\n")
 
 

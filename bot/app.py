@@ -13,16 +13,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
 from sqlalchemy import func, select
 
 from bot.budget import SqlTokenLedger, UsageGuard
-from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform
-from bot.http import build_http_app, start_http
-from bot.jobs import standard_jobs
-from bot.jobs.retention import RetentionPolicy
 from bot.metrics import Metrics
-from bot.scheduler import JobSpec, LeasedScheduler
 from bot.service import ConversationService
 from bot.settings import Settings
 from pipeline.agents.base import Strategy
@@ -36,19 +30,25 @@ from storage.actions import ActionStore
 from storage.conversations import ConversationStore
 from storage.db import Database, mask_url
 from storage.doc_tables import CorpusVersionRow
-from storage.embedder import E5Embedder, QueryMemo
+from storage.embedder import E5Embedder, QueryMemo, ZerosOnFailure
+from storage.embedding_space import check_space
+from storage.errors import EmbeddingUnavailable
 from storage.feedback import FeedbackStore
 from storage.ingest.ingestor import Ingestor, ProgressCallback
 from storage.ingest.model import IngestReport
-from storage.leases import JobLeases
 from storage.local_index import LocalVectorIndex
 from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
 from storage.semantic_cache import SemanticCache
 from storage.vector_index import VectorIndex
 
-if TYPE_CHECKING:
-    from pipeline.llm.client import OpenAIChat  # imported lazily: offline mode never loads the SDK
+if TYPE_CHECKING:  # what only serving needs loads in `serve`: `docbot ask` never imports the HTTP server,
+    # the delivery worker, the scheduler or (offline) the OpenAI SDK
+    from aiohttp import web
+
+    from bot.delivery import Delivery
+    from bot.scheduler import JobSpec
+    from pipeline.llm.client import OpenAIChat
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,11 @@ class App:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.add_signal_handler(sig, stop.set)
+        from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform
+        from bot.http import build_http_app, start_http
+        from bot.scheduler import LeasedScheduler
+        from storage.leases import JobLeases
+
         await self.warm_up()
         web_app = build_http_app(self.metrics, self.ready)
         adapters = await self._platform_adapters(web_app)
@@ -167,6 +172,9 @@ class App:
         return adapters
 
     def _jobs(self, delivery: Delivery) -> list[JobSpec]:
+        from bot.jobs import standard_jobs
+        from bot.jobs.retention import RetentionPolicy
+
         settings = self.settings
         platform, workspace, channel = (settings.digest_channel or "::").split(":")
         digest = ThreadRef(platform, workspace, channel, "") if settings.digest_channel else None
@@ -298,14 +306,55 @@ def snapshot_dir(settings: Settings, embedder: Embedder) -> Path | None:
     return settings.data_dir / "index" / key
 
 
-async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> App:
-    """Build every part from the settings. `embedder` is for tests that want a tiny deterministic one."""
+async def build_embedder(settings: Settings, closers: list[Callable[[], Awaitable[None]]]) -> Embedder:
+    """The bundled E5 (no network), or the configured OpenAI-compatible endpoint with its dimension resolved."""
+    if not settings.embeddings_enabled:
+        return E5Embedder()
+    from pipeline.llm.breaker import CircuitBreaker
+    from storage.remote_embedder import OpenAIEmbedder
+
+    assert settings.embeddings_base_url is not None
+    remote = OpenAIEmbedder(
+        model=settings.embeddings_model,
+        base_url=settings.embeddings_base_url,
+        api_key=settings.embeddings_api_key or settings.openai_api_key,
+        dim=settings.embeddings_dim,
+        batch_size=settings.embeddings_batch_size,
+        timeout_s=settings.embeddings_timeout_s,
+        max_retries=settings.embeddings_max_retries,
+        query_deadline_s=settings.embeddings_query_deadline_s,
+        deadline_s=settings.embeddings_deadline_s,
+        query_prefix=settings.embeddings_query_prefix,
+        passage_prefix=settings.embeddings_passage_prefix,
+        breaker=CircuitBreaker(threshold=settings.llm_breaker_failures, cooldown_s=settings.llm_breaker_cooldown_s),
+    )
+    closers.append(remote.close)
+    try:
+        await remote.resolve_dim()  # configured, or one probe: the index is built for this size
+    except EmbeddingUnavailable as exc:
+        raise EmbeddingUnavailable(
+            exc.failure, f"{exc.detail}; set DOCBOT_EMBEDDINGS_DIM to start without asking the endpoint"
+        ) from None
+    return remote
+
+
+async def build_app(
+    settings: Settings, *, embedder: Embedder | None = None, check_embeddings: bool = True
+) -> App:
+    """Build every part from the settings. `embedder` is for tests that want a tiny deterministic one.
+    `check_embeddings=False` (only `docbot ingest`) starts even when the index holds another embedder's vectors,
+    so that ingesting the sources again can re-embed them."""
     db = Database(settings.effective_database_url)
     closers: list[Callable[[], Awaitable[None]]] = [db.dispose]
     try:
         await db.migrate()
         # one embedder for search, cache and ingest; the memo lets the cache and the search share a question's vector
-        embedder = QueryMemo(embedder or E5Embedder())
+        if embedder is None:
+            embedder = await build_embedder(settings, closers)
+        embedder = QueryMemo(embedder)
+        # vectors of another model or dimension in the index: refuse to serve rather than compare two spaces
+        if check_embeddings:
+            await check_space(db, embedder.model_name, embedder.dim, remember_in=snapshot_dir(settings, embedder))
         index = await build_index(settings, db, embedder.dim)
         if hasattr(index, "close"):
             closers.append(index.close)
@@ -316,7 +365,7 @@ async def build_app(settings: Settings, *, embedder: Embedder | None = None) -> 
             closers.append(chat.close)
         agents = build_agents(
             retriever,
-            embedder=embedder,
+            embedder=ZerosOnFailure(embedder) if settings.embeddings_enabled else embedder,
             strategies=strategies,
             answerability_threshold=settings.answerability_threshold,
         )

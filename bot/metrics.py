@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from pipeline.envelope import Envelope
-from pipeline.llm.breaker import BreakerState, BreakerStatus
+
+if TYPE_CHECKING:  # pipeline.llm (and the OpenAI SDK under it) loads only when an endpoint is configured
+    from pipeline.llm.breaker import BreakerStatus
 
 _ROLE_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -85,6 +88,8 @@ class Metrics:
 
     def watch_llm_breaker(self, status: Callable[[], BreakerStatus]) -> None:
         """The endpoint's breaker, read at scrape time."""
+        from pipeline.llm.breaker import BreakerState
+
         self.llm_breaker_open.set_function(lambda: float(status().state is not BreakerState.CLOSED))
         self.llm_breaker_skipped.set_function(lambda: float(status().skipped))
         self.llm_breaker_opened.set_function(lambda: float(status().opened))

@@ -134,6 +134,19 @@ class Settings(BaseSettings):
     daily_token_budget: int = Field(default=0, ge=0)  # 0: unlimited
     cache_similarity: float = Field(default=0.95, gt=0, le=1)
 
+    # embeddings: the bundled multilingual E5 (offline) unless an OpenAI-compatible endpoint is configured
+    embeddings_base_url: str | None = None  # e.g. https://api.openai.com/v1 or http://localhost:8081/v1
+    embeddings_api_key: SecretStr | None = None  # default: OPENAI_API_KEY
+    embeddings_model: str = "text-embedding-3-small"
+    embeddings_dim: int | None = Field(default=None, ge=1)  # default: the size of one probe vector at start
+    embeddings_batch_size: int = Field(default=64, ge=1, le=2048)  # inputs per request (OpenAI allows 2048)
+    embeddings_timeout_s: float = Field(default=20.0, gt=0)  # one HTTP attempt
+    embeddings_max_retries: int = Field(default=2, ge=0, le=5)  # the SDK's retries (429 / 5xx / timeouts / resets)
+    embeddings_query_deadline_s: float = Field(default=5.0, gt=0)  # a question's vector, retries included
+    embeddings_deadline_s: float = Field(default=120.0, gt=0)  # one batch of passages at ingest, retries included
+    embeddings_query_prefix: str = ""  # "query: " for an E5 model served remotely
+    embeddings_passage_prefix: str = ""  # "passage: " for an E5 model served remotely
+
     # reliability and housekeeping
     worker_id: str | None = None  # default: host name and process id
     clarification_ttl_hours: float = Field(default=48.0, gt=0)  # pending questions expire with a note after this
@@ -228,6 +241,10 @@ class Settings(BaseSettings):
     @property
     def llm_enabled(self) -> bool:
         return self.openai_api_key is not None or self.openai_base_url is not None
+
+    @property
+    def embeddings_enabled(self) -> bool:
+        return bool(self.embeddings_base_url)  # an empty line in .env keeps the bundled model
 
     @property
     def slack_enabled(self) -> bool:

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, event, text
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -37,7 +37,10 @@ ALEMBIC_DIR = Path(__file__).resolve().parent.parent / "alembic"
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 _MIGRATION_LOCK_ID = 0x646F63626F74  # "docbot": serialises concurrent `migrate()` calls on PostgreSQL
 
-Insert = sqlite.Insert | postgresql.Insert
+if TYPE_CHECKING:  # the PostgreSQL dialect loads with a PostgreSQL URL only (SQLAlchemy imports it for such engines)
+    from sqlalchemy.dialects import postgresql
+
+    Insert = sqlite.Insert | postgresql.Insert
 
 
 def utc_now() -> datetime:
@@ -136,6 +139,8 @@ class Database:
         """A dialect-specific INSERT, so callers can use `on_conflict_do_nothing` on both backends."""
         if self.is_sqlite:
             return sqlite.insert(table)
+        from sqlalchemy.dialects import postgresql
+
         return postgresql.insert(table)
 
     async def check(self) -> None:

@@ -139,3 +139,30 @@ class HashingEmbedder:
     async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         self.passages_embedded += len(texts)
         return self._matrix(texts)
+
+
+class ZerosOnFailure:
+    """For a use where embeddings only refine a choice (the offline answer's pick of sentences across languages):
+    when a remote embedder fails it returns zero vectors (every candidate alike, so other signals decide) instead
+    of failing the whole answer. Search does not use this: it goes keyword-only and says so."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    async def _or_zeros(self, call: Any, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        from storage.errors import EmbeddingUnavailable
+
+        try:
+            return np.asarray(await call(texts), dtype=np.float32)
+        except EmbeddingUnavailable:
+            return np.zeros((len(texts), self.dim), dtype=np.float32)
+
+    async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._or_zeros(self.inner.embed_queries, texts)
+
+    async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return await self._or_zeros(self.inner.embed_passages, texts)

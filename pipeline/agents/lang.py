@@ -65,20 +65,63 @@ def unsupported_script(text: str) -> str | None:
 
 
 DEFAULT_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "fr", "ru", "zh", "pt", "it", "ja", "ko", "uk", "pl", "nl")
+JUDGE_CANDIDATES = 3  # the screen's best languages the judge weighs (with the priors)
+SCREEN_SURE = 0.9  # a screen verdict this sure for a prior language (thread or docs) is taken as it is
+LONG_TEXT_CHARS = 120  # past this, lingua's low-accuracy mode is as accurate as the high one (its documentation)
+
+
+def _language(code: str) -> Language:
+    return Language.from_iso_code_639_1(IsoCode639_1.from_str(code))
 
 
 @lru_cache(maxsize=4)
 def build_detector(languages: tuple[str, ...] = DEFAULT_LANGUAGES, low_accuracy: bool = False) -> LanguageDetector:
-    """Build (once per process and language set) a detector with its models preloaded. Blocking: ~1 s, ~300 MB
-    for the default 13 languages in high-accuracy mode; ~0.1 s, ~20 MB in low-accuracy mode."""
-    chosen = [Language.from_iso_code_639_1(IsoCode639_1.from_str(code)) for code in languages]
-    builder = LanguageDetectorBuilder.from_languages(*chosen).with_preloaded_language_models()
+    """A detector over `languages` with every model preloaded (once per process and language set). Blocking: in
+    high-accuracy mode ~1-7 s and ~280 MB for the default 13 languages; in low-accuracy mode ~0.2 s and ~30 MB."""
+    builder = LanguageDetectorBuilder.from_languages(*map(_language, languages)).with_preloaded_language_models()
     if low_accuracy:
         builder = builder.with_low_accuracy_mode()
     return builder.build()
 
 
 OVERRULE_MODEL_FROM = 0.75  # the detector's confidence from which it overrules a model's different language
+
+
+@lru_cache(maxsize=64)
+def _judge(candidates: frozenset[str]) -> LanguageDetector:
+    """A high-accuracy detector over a few candidate languages. Its models load on first use and stay in lingua's
+    process-wide cache, shared by every judge: only the languages questions actually raise are ever loaded
+    (20-80 MB each) instead of all of them."""
+    return LanguageDetectorBuilder.from_languages(*map(_language, sorted(candidates))).build()
+
+
+def _ranked(detector: LanguageDetector, text: str) -> list[tuple[str, float]]:
+    values = detector.compute_language_confidence_values(text)
+    return [(v.language.iso_code_639_1.name.lower(), float(v.value)) for v in values if v.value > 0]
+
+
+def confidence_values(
+    text: str, languages: tuple[str, ...], priors: Sequence[str], *, low_accuracy: bool = False
+) -> list[tuple[str, float]]:
+    """Languages of `text`, best first, with confidences (blocking).
+
+    A low-accuracy screen over every supported language (trigram models, ~30 MB) answers when it is sure the
+    text is in a prior language (the thread's or the docs'), or when the text is long enough for it to be as
+    accurate as the high-accuracy mode. Otherwise a high-accuracy judge weighs the screen's few best languages and
+    the priors. So the high-accuracy models of a language load only once a question is close to it: a process
+    whose people write in the docs' language holds the screen and few or none of them."""
+    screen = _ranked(build_detector(languages, True), text)
+    if not screen or low_accuracy or len(text) >= LONG_TEXT_CHARS:
+        return screen
+    best, confidence = screen[0]
+    if best in priors and confidence >= SCREEN_SURE:
+        return screen
+    candidates = frozenset(
+        [code for code, _ in screen[:JUDGE_CANDIDATES]] + [code for code in priors if code in languages]
+    )
+    if len(candidates) == 1:
+        return screen
+    return _ranked(_judge(candidates), text)
 
 
 class LangAgent:
@@ -102,8 +145,9 @@ class LangAgent:
         self._llm = llm
 
     async def warm_up(self) -> None:
-        """Build the detector off the event loop now rather than on the first question."""
-        await asyncio.to_thread(build_detector, self._languages, self._low_accuracy)
+        """Build the screen off the event loop now rather than on the first question (~0.2 s; the judge's models
+        load when a question needs them)."""
+        await asyncio.to_thread(build_detector, self._languages, True)
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
         result = await run_with_fallback(payload, context, self._offline, self._llm)
@@ -134,13 +178,16 @@ class LangAgent:
         voting = voting_text(text)
         thread_language: str | None = None
         if earlier.strip():
-            thread_language, _ = await asyncio.to_thread(self._detect, voting_text(one_line(strip_mentions(earlier))))
+            thread_language, _ = await asyncio.to_thread(
+                self._detect, voting_text(one_line(strip_mentions(earlier))), (context.docs_language,)
+            )
         thread_language = thread_language or payload.language
         if not voting.strip() or not any(ch.isalpha() for ch in voting):
             language = thread_language or context.docs_language
             result = payload.evolve(language=language, confidence=0.5)
             return AgentResult(result, f"language={language} (only names and code: thread or docs language)")
-        values = await asyncio.to_thread(self._values, voting)
+        likely = tuple(dict.fromkeys(p for p in (thread_language, context.docs_language) if p))
+        values = await asyncio.to_thread(self._values, voting, likely)
         source = "text"
         if values and word_count(voting) < SHORT_TEXT_WORDS and values[0][1] < self._sure:
             priors = {context.docs_language: DOCS_PRIOR}
@@ -159,15 +206,11 @@ class LangAgent:
         result = payload.evolve(language=language, confidence=round(confidence, 3))
         return AgentResult(result, f"language={language} ({confidence:.2f}, from {source})")
 
-    def _values(self, text: str) -> list[tuple[str, float]]:
-        detected = build_detector(self._languages, self._low_accuracy).compute_language_confidence_values(text)
-        return [(v.language.iso_code_639_1.name.lower(), float(v.value)) for v in detected if v.value > 0]
+    def _values(self, text: str, priors: Sequence[str]) -> list[tuple[str, float]]:
+        return confidence_values(text, self._languages, priors, low_accuracy=self._low_accuracy)
 
-    def _detect(self, text: str) -> tuple[str | None, float]:
+    def _detect(self, text: str, priors: Sequence[str]) -> tuple[str | None, float]:
         if not text.strip():
             return None, 0.0
-        values = build_detector(self._languages, self._low_accuracy).compute_language_confidence_values(text)
-        if not values or values[0].value <= 0:
-            return None, 0.0
-        best = values[0]
-        return best.language.iso_code_639_1.name.lower(), float(best.value)
+        values = self._values(text, priors)
+        return values[0] if values else (None, 0.0)

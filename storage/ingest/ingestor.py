@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import numpy as np
 from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from pipeline.types import Embedder
 from storage.doc_tables import ChunkRow, CorpusVersionRow, DocumentRow, EmbeddingRow, SessionFactory
+from storage.errors import EmbeddingUnavailable
 from storage.ingest.errors import IngestError
 from storage.ingest.model import IngestReport, SkippedSource, SourceDoc
 from storage.ingest.readers import (
@@ -137,6 +137,7 @@ class Ingestor:
         total = sum(len(b.docs) for b in batches)
         counts = {"added": 0, "updated": 0, "unchanged": 0, "removed": 0, "chunks": 0, "embedded": 0}
         done = 0
+        failed: list[SkippedSource] = []
         for batch in batches:
             known = await self._known_hashes(collection, batch.origin)
             kept: set[str] = set()
@@ -156,11 +157,19 @@ class Ingestor:
             if changed:  # derived fields only for the documents that changed, off the event loop
                 await asyncio.to_thread(_fill_all, [doc for doc, _ in changed])
             for group in _groups(changed, EMBED_GROUP_CHUNKS):
-                stored, embedded = await self._store(group, collection, batch.origin, known)
+                try:
+                    stored, embedded = await self._store(group, collection, batch.origin, known)
+                except EmbeddingUnavailable as exc:  # before any write: the group is as it was, tried next time
+                    failed.extend(SkippedSource(doc.title or doc.source, str(exc)) for doc, _ in group)
+                    stored = embedded = 0
+                    group_failed = True
+                else:
+                    group_failed = False
                 counts["chunks"] += stored
                 counts["embedded"] += embedded
                 for doc, _ in group:
-                    counts["updated" if doc.id in known else "added"] += 1
+                    if not group_failed:
+                        counts["updated" if doc.id in known else "added"] += 1
                     done += 1
                     if on_progress is not None:
                         on_progress(done, total, doc.title or doc.source)
@@ -170,6 +179,7 @@ class Ingestor:
                 counts["removed"] += len(vanished)
         report = IngestReport(
             skipped=tuple(s for b in batches for s in b.skipped),
+            failed=tuple(failed),
             seconds=time.perf_counter() - started,
             **counts,
         )
@@ -186,6 +196,7 @@ class Ingestor:
                 "unchanged": report.unchanged,
                 "removed": report.removed,
                 "skipped": len(report.skipped),
+                "failed": len(report.failed),
                 "seconds": round(report.seconds, 3),
             },
         )
@@ -239,6 +250,8 @@ class Ingestor:
         return batch
 
     async def _read_url(self, url: str, collection: str) -> _Batch:
+        import aiohttp  # only for URLs: a process that never fetches a page does not load the HTTP client
+
         timeout = aiohttp.ClientTimeout(total=self._http_timeout_s)
         try:
             async with aiohttp.ClientSession(timeout=timeout) as http, http.get(url) as response:
@@ -267,13 +280,21 @@ class Ingestor:
     # ---- storing ---------------------------------------------------------------------------------------------
 
     async def _known_hashes(self, collection: str, origin: str) -> dict[str, str]:
+        """Stored documents of this input by content hash; one with vectors of another embedder (model or
+        dimension) counts as changed, so switching the embedder and ingesting again re-embeds it."""
+        other_space = (
+            select(ChunkRow.id)
+            .join(EmbeddingRow, EmbeddingRow.chunk_id == ChunkRow.id)
+            .where(ChunkRow.doc_id == DocumentRow.id, EmbeddingRow.model != self._model)
+            .exists()
+        )
         async with self._db.session() as session:
             rows = await session.execute(
-                select(DocumentRow.id, DocumentRow.content_hash).where(
+                select(DocumentRow.id, DocumentRow.content_hash, other_space).where(
                     DocumentRow.collection == collection, DocumentRow.origin == origin
                 )
             )
-            return {doc_id: digest for doc_id, digest in rows.all()}
+            return {doc_id: "" if stale else digest for doc_id, digest, stale in rows.all()}
 
     async def _old_vectors(self, doc_ids: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the current chunks of `doc_ids`, by embedding text (this model's only)."""

@@ -62,6 +62,9 @@ class IngestReport:
     unchanged: int = 0
     removed: int = 0
     skipped: tuple[SkippedSource, ...] = ()
+    # documents not stored because the embedder failed (endpoint down, wrong dimension): nothing of them was
+    # written, an updated one keeps its previous version, and the next ingest tries them again
+    failed: tuple[SkippedSource, ...] = ()
     chunks: int = 0  # chunks stored by this run (new or replaced documents)
     embedded: int = 0  # passages embedded by this run
     seconds: float = 0.0
@@ -78,4 +81,5 @@ class IngestReport:
         return (
             f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.removed} removed, "
             f"{len(self.skipped)} skipped; {self.chunks} chunks embedded in {self.seconds:.1f} s"
+            + (f"; {len(self.failed)} not ingested (embedder failed), run the same ingest again" if self.failed else "")
         )

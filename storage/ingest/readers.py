@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any
-
-from bs4 import BeautifulSoup, Tag
-from markdown_it.token import Token
+from typing import TYPE_CHECKING, Any
 
 from pipeline.text import markdown_parser
 from storage.ingest.errors import IngestError
 from storage.ingest.model import SourceChunk, SourceDoc
 from storage.ingest.text import Section, normalise_space, pack_blocks, slugify, split_long, unique_anchor
+
+if TYPE_CHECKING:  # the parsers load on the first document read, not with every process that can ingest
+    from bs4 import Tag
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -24,10 +27,15 @@ DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
 
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
 _INDENT = "\x00"  # a nested list's indent while HTML text is tidied (whitespace there is layout, not structure)
-_MARKDOWN = markdown_parser()  # CommonMark, GFM tables, definition lists
 _STRUCTURED = frozenset(
     {"table", "ordered_list", "bullet_list", "dl", "fence", "code_block", "blockquote", "html_block"}
 )
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    """CommonMark, GFM tables, definition lists (built on the first document read)."""
+    return markdown_parser()
 
 
 def _block_kind(token_type: str) -> str:
@@ -53,7 +61,7 @@ def markdown_sections(text: str) -> list[Section]:
             Section(title=title, level=level, text=body, anchor=explicit, blocks=tuple(b for _, b in merged))
         )
 
-    tokens = _MARKDOWN.parse(text)
+    tokens = _markdown().parse(text)
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -169,6 +177,8 @@ def html_to_markdown(html: str) -> tuple[str, str]:
     """(page title, Markdown) of an HTML page, through BeautifulSoup: headings as `#` lines (ids as `{#id}`),
     tables as pipe tables with their header, ordered and bullet lists as lists, definition lists as `**term**: text`
     items, `<pre>` as fenced code; page chrome (nav, header, footer, scripts) dropped."""
+    from bs4 import BeautifulSoup, Tag
+
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(["script", "style", "noscript", "nav", "footer", "header", "svg", "form"]):
         tag.decompose()

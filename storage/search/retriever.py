@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from pipeline.types import Embedder, SearchHit, SearchQuality, SearchRequest, SearchResponse
 from storage.doc_tables import EmbeddingRow, SessionFactory
+from storage.errors import EmbeddingUnavailable
 from storage.local_index import LocalVectorIndex
 from storage.search.corpus import FetchedDocuments, SearchCorpus, document_hashes, fetch_documents
 from storage.search.fusion import (
@@ -316,9 +317,16 @@ class HybridRetriever:
 
         # dense: the original text, plus the English form when the pipeline has one
         queries = [request.text] + ([request.text_eng] if request.text_eng and request.text_eng != request.text else [])
-        vectors = await self._embedder.embed_queries(queries)
-        timer.lap("embed")
-        dense_hits = await self._dense_matches(vectors, request.collections, pool)
+        try:
+            vectors = await self._embedder.embed_queries(queries)
+        except EmbeddingUnavailable as exc:  # a remote embedder failed: keyword levels only (never the bundled
+            # model instead: its vectors would not be comparable with the index's)
+            log.warning("query not embedded, keyword-only search", extra={"failure": exc.failure.value})
+            vectors = np.zeros((len(queries), self._embedder.dim), dtype=np.float32)
+            dense_hits = None
+        else:
+            timer.lap("embed")
+            dense_hits = await self._dense_matches(vectors, request.collections, pool)
         timer.lap("dense")
         # scoring every chunk of a large corpus takes milliseconds: off the event loop
         return await asyncio.to_thread(self._rank, corpus, request, vectors, dense_hits, mask, pool, timer)

@@ -113,6 +113,7 @@ class LlamaServer:
         threads: int = DEFAULT_THREADS,
         parallel: int = 1,
         log_file: Path | None = None,
+        embedding: bool = False,
     ) -> Iterator[LlamaServer]:
         reason = unavailable(package)
         if reason is not None:
@@ -129,6 +130,7 @@ class LlamaServer:
             f"--ctx={ctx}",
             f"--threads={threads}",
             f"--parallel={parallel}",
+            *(["--embedding"] if embedding else []),
         ]
         root = Path(__file__).resolve().parents[2]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
@@ -254,7 +256,7 @@ class ThrottledProxy:
         await asyncio.sleep(max(0.0, moment - asyncio.get_running_loop().time()))
 
 
-def _serve(port: int, model: str, ctx: int, threads: int, parallel: int) -> None:
+def _serve(port: int, model: str, ctx: int, threads: int, parallel: int, embedding: bool = False) -> None:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -266,6 +268,10 @@ def _serve(port: int, model: str, ctx: int, threads: int, parallel: int) -> None
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.sampling.seed = SEED  # reproducible sampling when a request's temperature is above 0
+    if embedding:  # serve POST /v1/embeddings (mean-pooled, L2-normalised) instead of completions
+        params.embedding = True
+        params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
+        params.n_batch = params.n_ubatch = ctx  # an input must fit one micro-batch (else "input is too large")
     server = xllamacpp.Server(params)  # listens until the object is dropped
     print(f"listening on {server.listening_address}", flush=True)
     sys.stdin.read()  # blocks until the parent closes our stdin (or dies)
@@ -279,11 +285,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ctx", type=int, default=DEFAULT_CTX)
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--embedding", action="store_true")
     args = parser.parse_args(argv)
     model = args.model or str(model_path() or "")
     if not model:
         raise SystemExit(unavailable() or "no model")
-    _serve(args.port, model, args.ctx, args.threads, args.parallel)
+    _serve(args.port, model, args.ctx, args.threads, args.parallel, args.embedding)
 
 
 if __name__ == "__main__":

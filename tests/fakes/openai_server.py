@@ -1,7 +1,9 @@
 """A scripted OpenAI-compatible HTTP server on an ephemeral loopback port.
 
 It speaks the real wire format the `openai` SDK expects: `POST /v1/chat/completions` (plain, `json_schema`
-response format, and `stream=true` server-sent events with an optional usage chunk) and `POST /v1/embeddings`.
+response format, and `stream=true` server-sent events with an optional usage chunk) and
+`POST /v1/embeddings` (float or base64 vectors, as asked by `encoding_format`; the SDK asks for base64 by
+default), with scripted `EmbeddingStep`s.
 Tests queue `Step`s (a reply, a 429 with Retry-After, a 500, a hang, malformed JSON, a refusal, a 401); when the
 queue is empty the `responder` answers, by default `plausible_model`, which plays a cooperative model for docbot's
 schemas. Every request body is recorded.
@@ -10,6 +12,7 @@ schemas. Every request body is recorded.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import re
@@ -38,6 +41,34 @@ class Step:
     finish_reason: str = "stop"
     chunk_delay_s: float = 0.0  # between streamed chunks
     cut_after: int | None = None  # streaming: drop the connection after this many content chunks
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingStep:
+    """One scripted answer to one embeddings request; the default is a correct reply."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    raw_body: str | None = None
+    content_type: str = "application/json"
+    delay_s: float = 0.0
+    reset: bool = False  # close the connection without a reply
+    dim: int | None = None  # vectors of this size instead of the server's
+    shuffle: bool = False  # list the vectors in reverse order (each keeps its `index`)
+
+
+def embedding_rate_limited(retry_after_s: float = 0.1) -> EmbeddingStep:
+    return EmbeddingStep(
+        status=429,
+        headers={"retry-after": str(retry_after_s)},
+        raw_body=_error_body("Rate limit reached", "rate_limit_exceeded"),
+    )
+
+
+def embedding_html_error(status: int = 500) -> EmbeddingStep:
+    """What a proxy in front of the model server sends: an HTML page, not the API's JSON error."""
+    page = f"<html><head><title>{status} Internal Server Error</title></head><body><h1>oops</h1></body></html>"
+    return EmbeddingStep(status=status, raw_body=page, content_type="text/html")
 
 
 def reply(content: str) -> Step:
@@ -106,11 +137,20 @@ class ScriptedOpenAI:
         self.steps: deque[Step] = deque()
         self.requests: list[Request] = []
         self.embedding_requests: list[Request] = []
+        self.embedding_steps: deque[EmbeddingStep] = deque()
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
     def queue(self, *steps: Step) -> None:
         self.steps.extend(steps)
+
+    def queue_embeddings(self, *steps: EmbeddingStep) -> None:
+        self.embedding_steps.extend(steps)
+
+    @property
+    def embedded_inputs(self) -> int:
+        """Inputs of every embeddings request received (including ones answered with an error)."""
+        return sum(len(r["input"]) if isinstance(r["input"], list) else 1 for r in self.embedding_requests)
 
     @property
     def chat_calls(self) -> int:
@@ -201,11 +241,35 @@ class ScriptedOpenAI:
     async def _embeddings(self, request: web.Request) -> web.Response:
         body: Request = await request.json()
         self.embedding_requests.append(body)
+        step = self.embedding_steps.popleft() if self.embedding_steps else EmbeddingStep()
+        if step.delay_s:
+            await asyncio.sleep(step.delay_s)
+        if step.reset:
+            assert request.transport is not None
+            request.transport.close()  # the connection drops before any reply
+            return web.Response(status=500)
+        if step.status != 200:
+            return web.Response(
+                status=step.status,
+                text=step.raw_body or "",
+                headers=step.headers,
+                content_type=step.content_type,
+            )
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        dim = step.dim or self.embedding_dim
+        vectors = [self.embed(str(text), dim) for text in inputs]
+        # the SDK asks for base64 (little-endian float32 bytes) unless told otherwise; "float" gives JSON numbers
+        base64_wanted = body.get("encoding_format") == "base64"
         data = [
-            {"object": "embedding", "index": i, "embedding": self.embed(str(text)).tolist()}
-            for i, text in enumerate(inputs)
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode() if base64_wanted else v.tolist(),
+            }
+            for i, v in enumerate(vectors)
         ]
+        if step.shuffle:
+            data.reverse()  # the wire format orders by `index`, not by position
         tokens = sum(approx_tokens(str(text)) for text in inputs)
         return web.json_response(
             {
@@ -216,12 +280,13 @@ class ScriptedOpenAI:
             }
         )
 
-    def embed(self, text: str) -> np.ndarray[Any, np.dtype[np.float32]]:
+    def embed(self, text: str, dim: int | None = None) -> np.ndarray[Any, np.dtype[np.float32]]:
         """A deterministic bag-of-words vector: texts sharing words are close."""
-        vector = np.zeros(self.embedding_dim, dtype=np.float32)
+        dim = dim or self.embedding_dim
+        vector = np.zeros(dim, dtype=np.float32)
         for word in re.findall(r"\w+", text.lower()):
             digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
-            vector[int.from_bytes(digest, "little") % self.embedding_dim] += 1.0
+            vector[int.from_bytes(digest, "little") % dim] += 1.0
         norm = float(np.linalg.norm(vector))
         return vector / norm if norm else vector
 

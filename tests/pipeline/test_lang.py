@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.agents import lang
 from pipeline.agents.lang import LangAgent
 from pipeline.envelope import Context, Payload
 from tests.pipeline.fakes import history
@@ -96,3 +97,17 @@ def test_voting_text_drops_urls_code_and_names() -> None:
     assert voting_text("see https://x.io and `a_b` for DOCBOT_X_Y in Slack, ZX-42 please").split() == [
         "see", "and", "for", "in", "please",
     ]  # fmt: skip
+
+
+async def test_a_sure_question_in_the_docs_language_loads_no_high_accuracy_model() -> None:
+    lang._judge.cache_clear()
+    result = await AGENT.run(Payload(text="How do I pair the remote with my speaker?"), Context(docs_language="en"))
+    assert result.payload.language == "en"
+    assert lang._judge.cache_info().misses == 0  # the low-accuracy screen was sure: no judge, no 20-80 MB models
+
+
+async def test_a_close_call_is_judged_over_the_screens_best_languages_and_the_priors() -> None:
+    lang._judge.cache_clear()
+    result = await AGENT.run(Payload(text="how do I reindex to pinecone?"), Context(docs_language="en"))
+    assert result.payload.language == "en"  # the screen alone says German
+    assert lang._judge.cache_info().misses == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import event
 
 from pipeline.envelope import Envelope, EnvelopeError, Hop, Payload
 from pipeline.types import LLMUsage, Role
@@ -46,6 +47,8 @@ async def test_save_run_keeps_every_hop_and_sums_usage(db: Database):
     conversation = await ConversationStore(db).get_or_create("slack:T:C:1", "slack", "T", "C", "1")
     runs = RunStore(db)
     roles = [Role.MANAGER, Role.LANG, Role.MANAGER, Role.SEARCH, Role.QUALITY, Role.MANAGER]
+    statements: list[str] = []
+    event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
     run_id = await runs.save_run(
         conversation.id,
         "m1",
@@ -56,6 +59,7 @@ async def test_save_run_keeps_every_hop_and_sums_usage(db: Database):
         started_at=T0,
         finished_at=T0 + timedelta(milliseconds=1234),
     )
+    assert len(statements) == 2  # the run, then every hop in one executemany (not one INSERT per hop)
     trace = await runs.trace(conversation.id)
     assert trace is not None and trace.conversation_id == conversation.id
     (run,) = trace.runs
