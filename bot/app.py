@@ -141,7 +141,7 @@ class App:
             await stop.wait()
         finally:
             stop.set()
-            scheduler.shutdown()
+            await scheduler.stop()
             for adapter in adapters.values():
                 with contextlib.suppress(Exception):
                     await adapter.close()

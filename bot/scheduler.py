@@ -14,11 +14,13 @@ collaborators (database, sinks). Leases in our own table are simpler and testabl
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
@@ -75,6 +77,7 @@ class LeasedScheduler:
         self._now = now
         self.runs: list[JobRun] = []  # runs this replica did (most recent last), for status and tests
         self._scheduler: AsyncIOScheduler | None = None
+        self._in_flight: set[asyncio.Task[Any]] = set()
 
     def start(self) -> None:
         """Start the in-process scheduler (call from inside the running event loop)."""
@@ -95,13 +98,29 @@ class LeasedScheduler:
         log.info("scheduler started", extra={"owner": self.owner, "jobs": [s.job_id for s in self.jobs]})
 
     def shutdown(self) -> None:
+        """Stop scheduling; runs already started go on (see `stop` to wait for them)."""
         if self._scheduler is not None:
             self._scheduler.shutdown(wait=False)
             self._scheduler = None
 
+    async def stop(self, timeout_s: float = 30.0) -> None:
+        """Stop scheduling and let the runs already started finish (their lease released, their database work
+        committed) for up to `timeout_s`; a run cancelled mid-statement at the loop's end can leave a SQLite
+        connection's rollback hanging."""
+        self.shutdown()
+        running = {task for task in self._in_flight if not task.done()}
+        if running:
+            _done, late = await asyncio.wait(running, timeout=timeout_s)
+            if late:
+                log.warning("scheduled jobs still running at stop", extra={"jobs": len(late)})
+
     async def run_due(self, spec: JobSpec) -> bool:
         """Run `spec` for the current due time if no replica has (any replica, for a job that is not leased);
         True when this replica ran it."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._in_flight.add(task)
+            task.add_done_callback(self._in_flight.discard)
         due = spec.due_time(self._now())
         if spec.leased and not await self._leases.acquire(spec.job_id, due, self.owner, spec.lease.total_seconds()):
             return False

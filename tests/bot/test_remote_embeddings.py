@@ -81,6 +81,7 @@ async def ingested(make_remote_app: Callable[..., Any], **overrides: Any) -> App
     app: App = await make_remote_app(**overrides)
     report = await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
     assert report.added > 5 and not report.failed, report.summary()
+    await app.retriever.wait_for_levels()  # the background title and unit levels must not take a scripted fault
     return app
 
 
@@ -186,6 +187,7 @@ async def test_an_updated_document_whose_embedding_fails_keeps_its_previous_vers
     page.write_text("# Remote\n\n## Pairing\n\nHold HOME and BACK for five seconds to pair the remote.\n")
     app: App = await make_remote_app(embeddings_dim=DIM)
     assert (await app.ingest([str(docs)])).added == 1
+    await app.retriever.wait_for_levels()  # the background title and unit levels must not take the scripted fault
     page.write_text("# Remote\n\n## Pairing\n\nHold HOME and MENU for three seconds to pair the remote.\n")
     server.queue_embeddings(embedding_html_error(500))
     failed = await app.ingest([str(docs)])

@@ -132,7 +132,7 @@ async def main() -> None:
         print(f"READY {port}", flush=True)
         await delivery.run_worker(stop)
         if scheduler is not None:
-            scheduler.shutdown()
+            await scheduler.stop()
         await runner.cleanup()
     await db.dispose()
 
