@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the parsers load on the first document read, not with every
     from bs4 import Tag
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
+    from pathspec import GitIgnoreSpec
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -355,17 +356,34 @@ def seed_to_doc(record: Mapping[str, Any], *, doc_id: str, default_source: str) 
     return doc
 
 
+IGNORE_FILE = ".docbotignore"
+
+
 def iter_files(root: Path) -> Iterable[Path]:
-    """Document files under `root` (or `root` itself), hidden folders skipped, in a stable order."""
+    """Document files under `root` (or `root` itself), hidden folders skipped, in a stable order. A folder's
+    `.docbotignore` (gitignore patterns, relative to the folder) leaves out what is not for answers, e.g. pages
+    written for the developers of the docs rather than for the people asking."""
     if root.is_file():
         yield root
         return
+    ignored = _ignore_spec(root)
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
             continue
+        if ignored is not None and ignored.match_file(rel.as_posix()):
+            continue
         if path.is_file() and path.suffix.lower() in DOCUMENT_SUFFIXES | SEED_SUFFIXES:
             yield path
+
+
+def _ignore_spec(root: Path) -> GitIgnoreSpec | None:
+    from pathspec import GitIgnoreSpec
+
+    file = root / IGNORE_FILE
+    if not file.is_file():
+        return None
+    return GitIgnoreSpec.from_lines(file.read_text(encoding="utf-8").splitlines())
 
 
 def require_readable(name: str, docs: list[SourceDoc], skipped: int, seen_files: int) -> None:

@@ -244,3 +244,20 @@ async def test_web_page_by_url(sqlite_db: Database) -> None:
     assert wifi.url == f"http://127.0.0.1:{port}/help#wifi-setup"  # the page's own anchor
     assert "pick a network" in wifi.text and "5 GHz" in wifi.text and "var x" not in wifi.text
     assert chunks["Resetting"].url.endswith("#resetting") and "Home | Docs" not in chunks["Hub help"].text
+
+
+@pytest.mark.integration
+async def test_a_docbotignore_leaves_pages_out_and_a_newly_ignored_page_is_removed(
+    sqlite_db: Database, manual_copy: Path
+) -> None:
+    ingestor = Ingestor(sqlite_db, HashingEmbedder(), LocalVectorIndex(64))
+    first = await ingestor.ingest([str(manual_copy)], base_url=BASE)
+    (manual_copy / ".docbotignore").write_text("# not for answers\nprivacy.md\naudio/*.md\n!audio/sound.md\n")
+    second = await ingestor.ingest([str(manual_copy)], base_url=BASE)
+    async with sqlite_db.session() as session:
+        sources = set(await session.scalars(select(DocumentRow.source)))
+    assert not any(s.startswith(f"{BASE}/privacy.md") for s in sources)
+    assert any(s.startswith(f"{BASE}/audio/sound.md") for s in sources)  # re-included by the negated pattern
+    audio = [p for p in (manual_copy / "audio").glob("*.md") if p.name != "sound.md"]
+    assert second.removed == 1 + len(audio) and second.added == 0
+    assert second.unchanged == first.added - second.removed
