@@ -53,6 +53,11 @@ FetcherFactory = Callable[[Inbound, ThreadRef], ThreadFetcher | None]
 LanguageLookup = Callable[[Inbound], Awaitable[str | None]]
 
 
+class ProgressUnknown(Exception):
+    """A progress sign an earlier (or this) attempt may have posted could not be looked up on the platform; the
+    event is retried rather than answered beside a placeholder nobody replaces."""
+
+
 class AnswerLost(Exception):
     """A retried event the handler no longer answers and has no stored reply for: an earlier attempt recorded it
     as answered and died before its reply was stored. `ConversationService` keeps each reply with the run that
@@ -343,7 +348,17 @@ class Delivery:
                     self._orphans[item.key] = (ref, signs)
         result = await task  # on failure a remembered placeholder stays: the retry or the apology replaces it
         if uncertain:
-            ref = await self._best_effort("finding progress", signs.find_progress(ref)) or ref
+            try:
+                ref = await asyncio.wait_for(signs.find_progress(ref), timeout=self.config.progress_timeout_s)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # a placeholder may be up that we cannot see: replying now could leave it beside the answer (two
+                # posts in the thread), so this attempt fails and the retry replays the recorded answer; the last
+                # attempt answers anyway (a placeholder left beside the answer beats an apology instead of it)
+                if item.attempts < self.inbox.max_attempts:
+                    raise ProgressUnknown(type(exc).__name__) from None
+                log.warning("finding progress failed", extra={"worker": self.worker_id, "error": _error_name(exc)})
         return result, ref
 
     async def _best_effort(self, what: str, step: Awaitable[T]) -> T | None:

@@ -226,8 +226,13 @@ async def test_fifty_concurrent_runs_hold_every_role_limit() -> None:
     results = await asyncio.gather(*(run(runner, text=t, deadline=time.monotonic() + 600) for t in texts))
     assert {r.kind for r in results} == {ResultKind.ANSWER, ResultKind.CLARIFICATION}
     for role, limit in runner.limits().items():
-        assert limit.peak_running == limits[role], role
+        assert 1 <= limit.peak_running <= limits[role], role  # never above its limit
         assert limit.running == 0 and limit.waiting == 0
+    # and the limit is reached, not only respected: runs leave the one-instance lang role every few milliseconds
+    # into translation, which holds each for 0.2 s, so it fills up (roles further on see runs spaced out by the
+    # one-instance roles before them, so how full they get depends on the machine's load)
+    assert limits[Role.TRANSLATION] > 1
+    assert runner.limits()[Role.TRANSLATION].peak_running == limits[Role.TRANSLATION]
 
 
 async def test_full_wait_queue_gives_a_localized_busy_result() -> None:
