@@ -249,9 +249,9 @@ def doctor(data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
 @cli.command("eval")
 def eval_command(
     qa_file: Annotated[Path | None, typer.Argument(help="JSONL question/answer pairs, or SQuAD JSON.")] = None,
-    out_dir: Annotated[Path, typer.Option("--out", help="Where the JSON and Markdown reports go.")] = Path(
-        "bench/results"
-    ),
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Where the JSON and Markdown reports go (default: <data dir>/eval).")
+    ] = None,
     compare_reports: Annotated[
         tuple[Path, Path] | None, typer.Option("--compare", help="Show two JSON reports side by side.")
     ] = None,
@@ -280,7 +280,9 @@ def eval_command(
     async def body(app: App) -> None:
         await app.retriever.wait_for_titles()  # scored with every search level in place
         report = await evaluate(app, pairs, name=qa_file.stem)
-        json_path, md_path = out_dir / f"eval-{qa_file.stem}.json", out_dir / f"eval-{qa_file.stem}.md"
+        # Under the data dir by default: the one place an installation may write (the image's root is read-only).
+        reports = out_dir if out_dir is not None else settings.data_dir / "eval"
+        json_path, md_path = reports / f"eval-{qa_file.stem}.json", reports / f"eval-{qa_file.stem}.md"
         write_report(report, json_path, md_path)
         out.print(markdown(report))
         out.print(f"written: {json_path}, {md_path}")

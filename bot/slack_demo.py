@@ -1,7 +1,7 @@
 """A scripted Slack conversation against the fake Slack Web API, printed the way Slack would show it.
 
-    .venv/bin/python -m bot.slack_demo          # quick: a hashing embedder instead of E5
-    .venv/bin/python -m bot.slack_demo --e5     # the real multilingual embedder (ingest takes a minute)
+    .venv/bin/python -m bot.slack_demo                      # the bundled multilingual embedder (E5)
+    .venv/bin/python -m bot.slack_demo --hashing-embedder   # quicker: a tiny hashing embedder instead of E5
 
 It runs the real application (`bot.app.build_app`: service, pipeline, SQLite, search) over the fixture manual in
 `tests/fixtures/manual`, the real Slack adapter over real HTTP with signed requests, and the recording fake of
