@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -306,10 +307,25 @@ def snapshot_dir(settings: Settings, embedder: Embedder) -> Path | None:
     return settings.data_dir / "index" / key
 
 
+MAX_DEFAULT_ENGINES = 4
+
+
+def e5_engines(settings: Settings) -> int:
+    """How many bundled E5 engines embed a batch at once: as configured; else one per usable core (at most four)
+    for the terminal chat and the CLI, where an ingest is what the person waits for, and one while serving Slack or
+    Discord, so an ingest leaves a core to acknowledge events and answer."""
+    if settings.embedder_engines is not None:
+        return settings.embedder_engines
+    if settings.slack_enabled or settings.discord_enabled:
+        return 1
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(MAX_DEFAULT_ENGINES, usable))
+
+
 async def build_embedder(settings: Settings, closers: list[Callable[[], Awaitable[None]]]) -> Embedder:
     """The bundled E5 (no network), or the configured OpenAI-compatible endpoint with its dimension resolved."""
     if not settings.embeddings_enabled:
-        return E5Embedder()
+        return E5Embedder(engines=e5_engines(settings))
     from pipeline.llm.breaker import CircuitBreaker
     from storage.remote_embedder import OpenAIEmbedder
 

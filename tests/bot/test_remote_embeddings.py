@@ -5,6 +5,7 @@ another embedder refuses to serve and `docbot doctor` says why."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,23 @@ async def test_the_default_is_the_bundled_model_without_network() -> None:
     settings = Settings()
     assert not settings.embeddings_enabled
     assert isinstance(await build_embedder(settings, []), E5Embedder)  # the socket guard fails any connection
+
+
+async def test_the_bundled_model_uses_every_usable_core_for_the_cli_and_one_engine_while_serving(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3, 4, 5}, raising=False)
+    cli = await build_embedder(Settings(_env_file=None), [])
+    serving = await build_embedder(Settings(_env_file=None, slack_bot_token="xoxb-not-real"), [])
+    discord = await build_embedder(Settings(_env_file=None, discord_bot_token="not-real"), [])
+    chosen = await build_embedder(Settings(_env_file=None, slack_bot_token="xoxb-not-real", embedder_engines=3), [])
+    assert isinstance(cli, E5Embedder) and cli.engines == 4  # six usable cores, at most four by default
+    assert isinstance(serving, E5Embedder) and serving.engines == 1
+    assert isinstance(discord, E5Embedder) and discord.engines == 1
+    assert isinstance(chosen, E5Embedder) and chosen.engines == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    single = await build_embedder(Settings(_env_file=None), [])
+    assert isinstance(single, E5Embedder) and single.engines == 1
 
 
 def test_embeddings_settings_are_read_from_their_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -253,4 +253,5 @@ def session_embedder() -> MemoEmbedder:
     from storage.embedder import E5Embedder
 
     folder = os.environ.get("DOCBOT_TEST_CACHE", str(Path.home() / ".cache" / "docbot-tests"))
-    return MemoEmbedder(E5Embedder(), Path(folder) / "embeddings" if folder else None)
+    # two engines: a cold cache embeds the e-manual while the other xdist worker often waits on sockets or a model
+    return MemoEmbedder(E5Embedder(engines=2), Path(folder) / "embeddings" if folder else None)
