@@ -157,15 +157,15 @@ def no_coverage_answer(
     """"The docs don't seem to cover this" in the person's language, then the closest sections labelled with their
     page as cited bullets; with `question`, only the sections reasonably close to it (`pipeline.closest`)."""
     words = texts(language)
-    note = "" if is_supported(language) else f"\n\n{UNSUPPORTED_LANGUAGE}"
+    opening = "" if is_supported(language) else f"{UNSUPPORTED_LANGUAGE}\n\n"  # first, as the answer's framing
     listed = (
         list(sources[:limit])
         if question is None
         else close_sections(question, sources, language=language, docs_language=docs_language, limit=limit)
     )
     if not listed:
-        return words.no_coverage + note
-    return f"{words.no_coverage}\n\n{closest_list(language, listed)}{note}"
+        return opening + words.no_coverage
+    return f"{opening}{words.no_coverage}\n\n{closest_list(language, listed)}"
 
 
 MIN_RELATIVE_SIMILARITY = 0.5

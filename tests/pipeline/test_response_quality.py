@@ -8,10 +8,11 @@ import pytest
 from pipeline import text as textutil
 from pipeline.agents.augmentation import AugmentationAgent
 from pipeline.agents.quality import QualityAgent, untraceable_lines
-from pipeline.agents.response import ResponseAgent
+from pipeline.agents.response import ResponseAgent, no_coverage_answer
 from pipeline.envelope import Context, Payload
-from pipeline.locales import texts
-from pipeline.types import QualityDecision, SearchQuality, SearchRequest
+from pipeline.locales import UNSUPPORTED_LANGUAGE, texts, with_unsupported_line
+from pipeline.locales.unsupported import IN_THEIR_LANGUAGE
+from pipeline.types import QualityDecision, SearchQuality, SearchRequest, SourceReference
 from tests.pipeline.fakes import CORPUS, WordRetriever, hit
 
 pytestmark = pytest.mark.unit
@@ -287,3 +288,13 @@ async def test_a_language_without_templates_is_answered_in_english_with_a_line_s
 
     answer = (await respond("How do I connect it to Slack?", STEPS, language="ar")).response or ""
     assert answer.startswith(UNSUPPORTED_LANGUAGE) and texts("en").answer_lead_in in answer
+
+
+@pytest.mark.parametrize("sources", [(), (STEPS,)])
+def test_a_no_coverage_reply_in_a_language_without_templates_says_so_once_at_the_top(
+    sources: tuple[SourceReference, ...],
+) -> None:
+    said = with_unsupported_line(no_coverage_answer("ar", sources), "ar")  # as the service sends it
+    assert said.count(UNSUPPORTED_LANGUAGE) == 1
+    assert said.splitlines()[:3] == [UNSUPPORTED_LANGUAGE, IN_THEIR_LANGUAGE["ar"], ""]
+    assert texts("en").no_coverage in said
