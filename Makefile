@@ -17,11 +17,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/docbot run --ingest docs
 
-## test: lint, type-check and run every test
+## test: lint, type-check and run every test (one pytest worker per core, at most four; tests that share the
+## e-manual's embeddings stay on one worker)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

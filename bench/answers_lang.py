@@ -1,7 +1,9 @@
 """Language detection on short questions (issue 14): `PYTHONPATH=<tree> python bench/answers_lang.py`.
 
 bench/data/docbot_lang.jsonl: 200 short English questions naming identifiers from docs/, and questions in ru, es,
-de, zh, fr. Each goes through the offline lang role with an empty thread; accuracy per language is printed as JSON.
+de, zh, fr; and the 56 hand-translated e-manual questions per language of bench/data/crosslang_emanual_*.jsonl (with
+their English originals), reported apart as "crosslang". Each goes through the offline lang role with an empty
+thread; accuracy per language is printed as JSON.
 """
 
 from __future__ import annotations
@@ -15,22 +17,39 @@ from pathlib import Path
 from pipeline.agents.lang import LangAgent
 from pipeline.envelope import Context, Payload
 
-DATA = Path(__file__).resolve().parent / "data" / "docbot_lang.jsonl"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def question_sets() -> dict[str, list[tuple[str, str]]]:
+    """(expected language, text) per set: the docbot questions, and the cross-language e-manual questions."""
+    docbot = [(row["lang"], row["text"]) for row in _rows(DATA / "docbot_lang.jsonl")]
+    crosslang: list[tuple[str, str]] = []
+    for path in sorted(DATA.glob("crosslang_emanual_*.jsonl")):
+        for row in _rows(path):
+            crosslang.append((row["lang"], row["question"]))
+            crosslang.append(("en", row["english"]))
+    return {"docbot": docbot, "crosslang": crosslang}
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 async def main() -> None:
     agent = LangAgent()
-    hits: dict[str, list[bool]] = defaultdict(list)
-    wrong: list[tuple[str, str, str | None]] = []
-    for line in DATA.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        result = await agent.run(Payload(text=row["text"]), Context())
-        ok = result.payload.language == row["lang"]
-        hits[row["lang"]].append(ok)
-        if not ok:
-            wrong.append((row["lang"], row["text"], result.payload.language))
-    summary = {lang: {"n": len(v), "accuracy": round(sum(v) / len(v), 3)} for lang, v in hits.items()}
-    print(json.dumps({"summary": summary, "wrong": wrong[:40]}, ensure_ascii=False, indent=1))
+    report: dict[str, object] = {}
+    for name, questions in question_sets().items():
+        hits: dict[str, list[bool]] = defaultdict(list)
+        wrong: list[tuple[str, str, str | None]] = []
+        for lang, text in dict.fromkeys(questions):  # an English original shared by five translations counts once
+            result = await agent.run(Payload(text=text), Context())
+            ok = result.payload.language == lang
+            hits[lang].append(ok)
+            if not ok:
+                wrong.append((lang, text, result.payload.language))
+        summary = {lang: {"n": len(v), "accuracy": round(sum(v) / len(v), 3)} for lang, v in hits.items()}
+        report[name] = {"summary": summary, "wrong": wrong[:40]}
+    print(json.dumps(report, ensure_ascii=False, indent=1))
 
 
 if __name__ == "__main__":

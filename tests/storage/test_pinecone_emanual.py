@@ -22,7 +22,8 @@ from tests.fakes.pinecone_server import FakePinecone
 from tests.helpers.emanual import load_emanual, session_embedder
 from tests.storage.dbutil import drop_database, make_database
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# the e-manual's e5 vectors are shared with tests/storage/test_search_emanual.py on one xdist worker
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("emanual-e5")]
 
 
 @pytest.fixture

@@ -16,6 +16,10 @@ from bench.retrieval import evaluate
 from tests.conftest import shared_path
 from tests.helpers.emanual import MemoEmbedder, count_resolved, load_emanual, session_embedder
 
+# One xdist worker runs every test that embeds the e-manual, so the corpus is embedded once per session (the
+# in-memory memo is per process; two workers embedding it at once doubled the cold-cache cost).
+pytestmark = pytest.mark.xdist_group("emanual-e5")
+
 
 @pytest.mark.unit
 def test_emanual_layout_is_converted_to_seed_records_and_gold_sections(tmp_path: Path) -> None:
