@@ -34,7 +34,11 @@ from storage.errors import MigrationFailed, StorageUnavailable
 
 DEFAULT_URL = "sqlite+aiosqlite:///data/docbot.db"
 ALEMBIC_DIR = Path(__file__).resolve().parent.parent / "alembic"
-SQLITE_BUSY_TIMEOUT_MS = 10_000
+# How long a SQLite writer waits for the file's write lock before "database is locked". SQLite's busy handler polls
+# (sleeps of up to 100 ms, no queue), so with dozens of concurrent conversations on a loaded 2-core box one writer
+# can be passed over for seconds: 10 s failed once in two concurrent test suites (68 questions at once). 30 s stays
+# well inside a question's 60 s deadline; PostgreSQL is the answer for sustained concurrent writes.
+SQLITE_BUSY_TIMEOUT_MS = 30_000
 _MIGRATION_LOCK_ID = 0x646F63626F74  # "docbot": serialises concurrent `migrate()` calls on PostgreSQL
 
 if TYPE_CHECKING:  # the PostgreSQL dialect loads with a PostgreSQL URL only (SQLAlchemy imports it for such engines)
