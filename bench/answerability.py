@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.retrieval import load_jsonl
 from bot.evaluation import cites_gold, load_squad
 from bot.settings import Settings
 from pipeline.envelope import Context, Payload
@@ -116,16 +117,12 @@ def emanual_set(folder: Path, *, questions: int | None) -> tuple[list[dict[str, 
             asked.append(Question(str(record["question"]), True, gold_section=gold))
     if questions is not None:
         asked = asked[:questions]
-    asked += [Question(q["question"], False) for q in _jsonl(EMANUAL_UNANSWERABLE)]
+    asked += [Question(q["question"], False) for q in load_jsonl(EMANUAL_UNANSWERABLE)]
     return docs, asked
 
 
 def docbot_set() -> tuple[Path, list[Question]]:
-    return REPO / "docs", [Question(q["question"], False) for q in _jsonl(DOCBOT_UNANSWERABLE)]
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return REPO / "docs", [Question(q["question"], False) for q in load_jsonl(DOCBOT_UNANSWERABLE)]
 
 
 # -- running ----------------------------------------------------------------------------------------------------

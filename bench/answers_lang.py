@@ -14,6 +14,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from bench.retrieval import load_jsonl
 from pipeline.agents.lang import LangAgent
 from pipeline.envelope import Context, Payload
 
@@ -22,17 +23,13 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def question_sets() -> dict[str, list[tuple[str, str]]]:
     """(expected language, text) per set: the docbot questions, and the cross-language e-manual questions."""
-    docbot = [(row["lang"], row["text"]) for row in _rows(DATA / "docbot_lang.jsonl")]
+    docbot = [(row["lang"], row["text"]) for row in load_jsonl(DATA / "docbot_lang.jsonl")]
     crosslang: list[tuple[str, str]] = []
     for path in sorted(DATA.glob("crosslang_emanual_*.jsonl")):
-        for row in _rows(path):
+        for row in load_jsonl(path):
             crosslang.append((row["lang"], row["question"]))
             crosslang.append(("en", row["english"]))
     return {"docbot": docbot, "crosslang": crosslang}
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 async def main() -> None:
