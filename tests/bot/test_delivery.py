@@ -318,7 +318,56 @@ async def test_the_worker_loop_answers_everything_and_heartbeats_keep_claims(db:
     assert sorted(sink.texts()) == sorted(f"answer: question {n}" for n in range(12))
     calls = handlers[0].calls + handlers[1].calls
     assert set(calls.values()) == {1}, "a heartbeat-held claim was taken over"
-    assert max(lags) > 1.0  # the lag gauge saw the backlog waiting
+
+
+class GatedHandler(FakeHandler):
+    """Answers only once `release` is set: the event stays open as long as the test wants."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
+        self.calls[inbound.dedup_key] += 1
+        await self.release.wait()
+        return Reply(ReplyKind.ANSWER, f"answer: {inbound.text}", "en", "conv")
+
+
+async def wait_for(condition: Callable[[], bool], what: str) -> None:
+    try:
+        async with asyncio.timeout(30):  # generous: a condition, not a speed
+            while not condition():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        pytest.fail(f"not within 30 s: {what}")
+
+
+@pytest.mark.integration
+async def test_the_worker_reports_the_age_of_the_oldest_open_event_as_its_lag(db: Database, clock: Clock) -> None:
+    """The `docbot_inbox_lag_seconds` gauge: the age of the oldest event not yet handled, measured on the inbox's
+    clock (moved by hand here, so the figure is exact), and 0 once everything is answered."""
+    handler, sink = GatedHandler(), RecordingSink()
+    lags: list[float] = []
+    delivery = Delivery(
+        db, handler, {"slack": sink}, "w1", on_lag=lags.append,
+        config=DeliveryConfig(lease_s=30, heartbeat_s=5, poll_s=0.02, sweep_s=0.02),
+        inbox=Inbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+        outbox=Outbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+    )  # fmt: skip
+    await delivery.accept(message(1), ref_for(message(1)))
+    stop = asyncio.Event()
+    worker = asyncio.create_task(delivery.run_worker(stop))
+    try:
+        await wait_for(lambda: sum(handler.calls.values()) == 1, "the event was claimed")
+        clock.advance(7)
+        await wait_for(lambda: 7.0 in lags, "the gauge reported the open event's age")
+        handler.release.set()
+        await wait_for(lambda: len(sink.posts) == 1, "the answer was posted")
+        await wait_for(lambda: lags[-1] == 0.0, "the gauge went back to 0 with nothing open")
+    finally:
+        stop.set()
+        await worker
+    assert max(lags) == 7.0  # never more than the oldest event's age on the inbox's clock
 
 
 @pytest.mark.unit

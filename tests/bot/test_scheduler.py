@@ -87,7 +87,9 @@ async def test_two_apscheduler_instances_share_the_work(db: Database) -> None:
     started = utc_now()
     for scheduler in schedulers:
         scheduler.start()
-    await asyncio.sleep(1.6)
+    async with asyncio.timeout(60):  # a condition, not a speed: six due times, however slow the box
+        while len(ran) < 6:
+            await asyncio.sleep(0.05)
     for scheduler in schedulers:
         await scheduler.stop()  # runs in flight finish (a run cut mid-statement can hang SQLite's rollback)
     dues = [due for _, due in ran]

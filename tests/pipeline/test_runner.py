@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -67,8 +68,28 @@ async def run(runner: PipelineRunner, text: str = "how do I pair the remote?", *
     return await runner.run(conversation_id="c1", message_id="m1", payload=payload, context=Context(**context))
 
 
+class SteppedClock:
+    """A clock that moves only when a step says it took time: hop durations become exact, whatever the machine."""
+
+    def __init__(self) -> None:
+        self.elapsed = 0.0
+
+    def now(self) -> datetime:
+        return datetime(2026, 11, 22, 9, 0, tzinfo=UTC) + timedelta(seconds=self.elapsed)
+
+    def monotonic(self) -> float:
+        return self.elapsed
+
+
 async def test_happy_path_answers_and_records_every_hop() -> None:
-    runner, agents = make_runner()
+    clock = SteppedClock()
+    answer = passing({"response": "Hold the key. [1]"})
+
+    async def slow_response(payload: Payload, context: Context) -> AgentResult:
+        clock.elapsed += 0.25  # the response role takes 250 ms
+        return await answer(payload, context)
+
+    runner, agents = make_runner({Role.RESPONSE: slow_response}, clock=clock)
     result = await run(runner)
     assert result.kind is ResultKind.ANSWER
     assert result.text == "Hold the key. [1]"
@@ -80,9 +101,10 @@ async def test_happy_path_answers_and_records_every_hop() -> None:
         Role.AUGMENTATION, Role.RESPONSE, Role.QUALITY,
     ]
     assert env.process_count == len(agent_hops) == 9
-    assert all(h.duration_ms >= 0 and h.decision for h in env.hops)
-    assert env.sender_role is Role.QUALITY and env.update_ts >= env.create_ts
-    assert env.total_processing_time > 0
+    assert all(h.decision for h in env.hops)
+    assert {h.role: h.duration_ms for h in env.hops if h.duration_ms} == {Role.RESPONSE: pytest.approx(250.0)}
+    assert env.sender_role is Role.QUALITY and env.update_ts - env.create_ts == timedelta(seconds=0.25)
+    assert env.total_processing_time == pytest.approx(0.25)
     assert agents[Role.CLARIFICATION].calls == 0
 
 
