@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -64,8 +64,12 @@ class ConsoleChat:
         console: Console | None = None,
         read_line: Callable[[str], str] | None = None,
         user_name: str = "you",
+        before_answer: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """`before_answer` is awaited before each question or choice is handled: the documentation still being read
+        in the background (`docbot run --ingest`) holds the answer, not the prompt."""
         self._handler = handler
+        self._before_answer = before_answer
         self._console = console or Console()
         self._read_line = read_line or self._console.input
         self._user = user_name
@@ -93,6 +97,8 @@ class ConsoleChat:
         inbound = self._inbound(text)
         if self._thread is None:
             self._thread = inbound.message_id
+        if self._before_answer is not None:
+            await self._before_answer()
         reply = await self._handler.handle_message(inbound)
         self._show(reply)
         return reply
@@ -102,6 +108,8 @@ class ConsoleChat:
             self._console.print(f"  [yellow]Choose a number from 1 to {len(self._actions)}.[/yellow]")
             return None
         action = self._actions[number - 1]
+        if self._before_answer is not None:
+            await self._before_answer()
         outcome = await self._handler.handle_action(
             self._inbound(action.label, kind=InboundKind.ACTION, action_id=action.id)
         )
@@ -125,6 +133,8 @@ class ConsoleChat:
         if reply.kind is not ReplyKind.NOTICE:
             self._actions = list(reply.actions)
 
+    PROMPT = "[bold green]you>[/bold green] "
+
     async def loop(self) -> None:
         self._console.print(
             "[bold]docbot[/bold] — ask about the documentation. "
@@ -132,7 +142,7 @@ class ConsoleChat:
         )
         while True:
             try:
-                line = (await asyncio.to_thread(self._read_line, "[bold green]you>[/bold green] ")).strip()
+                line = (await asyncio.to_thread(self._read_line, self.PROMPT)).strip()
             except (EOFError, KeyboardInterrupt):
                 self._console.print()
                 return

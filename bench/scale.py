@@ -192,8 +192,9 @@ def _words(n: int, rng: np.random.Generator) -> list[str]:
     return ["".join(rng.choice(letters, size=int(rng.integers(4, 10)))) for _ in range(n)]
 
 
-def make_corpus(path: Path, chunks: int, seed: int = 0) -> list[str]:
-    """A migrated SQLite file with `chunks` synthetic chunks (10 per document) and random unit vectors; returns the
+def make_corpus(path: Path, chunks: int, seed: int = 0, model: str = "hashing") -> list[str]:
+    """A migrated SQLite file with `chunks` synthetic chunks (10 per document) and random unit vectors recorded as
+    `model`'s (the query embedder the run uses: `build_app` refuses an index of another model); returns the
     vocabulary."""
     import asyncio
 
@@ -230,7 +231,7 @@ def make_corpus(path: Path, chunks: int, seed: int = 0) -> list[str]:
                          f"https://docs.example.com/{doc_id}#s{c}", text, c))
         unit = rng.standard_normal((CHUNKS_PER_DOC, DIM)).astype(np.float32)
         unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-        vectors.extend((f"{doc_id}-{c:04d}", "hashing", DIM, unit[c].tobytes()) for c in range(CHUNKS_PER_DOC))
+        vectors.extend((f"{doc_id}-{c:04d}", model, DIM, unit[c].tobytes()) for c in range(CHUNKS_PER_DOC))
     con.executemany("INSERT INTO documents (id, collection, origin, source, title, crumbs, description, content, "
                     "summary, keypoints, keywords, content_hash, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", docs)
     con.executemany("INSERT INTO chunks (id, doc_id, collection, section, title, crumbs, url, text, ord) "
@@ -240,6 +241,17 @@ def make_corpus(path: Path, chunks: int, seed: int = 0) -> list[str]:
     con.commit()
     con.close()
     return vocab[:300]
+
+
+def e5_template(work: Path, size: int) -> Path:
+    """The synthetic corpus of `size` chunks with its vectors recorded as the bundled E5 model's (made once per run):
+    for the runs that embed questions with E5 (cold `docbot ask`, throughput)."""
+    from storage.embedder import E5_MODEL_NAME
+
+    template = work / f"corpus-{size}-e5.db"
+    if not template.exists():
+        make_corpus(template, size, model=E5_MODEL_NAME)
+    return template
 
 
 def run_child(root: Path, mode: str, data: Path, extra: str = "", timeout: float = 900) -> dict[str, Any]:
@@ -298,7 +310,7 @@ def run(sizes: list[int], baseline: Path, work: Path, throughput: bool) -> dict[
         if throughput and size == sizes[0]:
             for name, root in trees.items():
                 print(f"[scale] throughput {name}_{size}", file=sys.stderr, flush=True)
-                data = _data_dir(work, template, f"tp_{name}_{size}")
+                data = _data_dir(work, e5_template(work, size), f"tp_{name}_{size}")
                 manual = f"{root}/tests/fixtures/manual|{root}/tests/bench/data/manual_qa.jsonl"
                 figures[f"{name}_{size}"]["throughput"] = run_child(root, "throughput", data, manual)
     return figures
@@ -340,8 +352,8 @@ def cold_ask(sizes: list[int], baseline: Path, work: Path, repeats: int = 3) -> 
     out["import_cli_this"] = _median([_timed([python, "-c", "import bot.cli"], REPO) for _ in range(repeats)])
     out["import_cli_baseline"] = _median([_timed([python, "-c", "import bot.cli"], baseline) for _ in range(repeats)])
     for size in sizes:
-        template = work / f"corpus-{size}.db"
-        vocab = make_corpus(template, size)
+        template = e5_template(work, size)
+        vocab = _words(20_000, np.random.default_rng(0))[:300]  # make_corpus's first draw with its seed
         question = "how do I " + " ".join(vocab[5:9]) + "?"
         for name, root in (("this", REPO), ("baseline", baseline)):
             print(f"[scale] cold ask {name}_{size}", file=sys.stderr, flush=True)

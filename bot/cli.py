@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -27,6 +29,7 @@ from bot.output_contract import reply_contract
 from bot.settings import Settings, load_settings
 from pipeline.messages import Inbound, Reply, ReplyKind
 from storage.errors import StorageError
+from storage.ingest.model import IngestReport
 
 cli = typer.Typer(
     add_completion=False,
@@ -35,6 +38,7 @@ cli = typer.Typer(
 )
 out = Console()
 err = Console(stderr=True)
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -148,12 +152,18 @@ def chat(data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
     _run(lambda: _with_app(settings, _chat))
 
 
-async def _chat(app: App) -> None:
-    """The terminal chat; the language detector warms up while the person types the first question."""
+async def _chat(app: App, reading: ReadingDocs | None = None) -> None:
+    """The terminal chat; the language detector warms up while the person types the first question (and the
+    documentation is read, when `reading`)."""
     warming = asyncio.create_task(app.warm_up())
+    gate = reading.before_answer if reading is not None else None
     try:
-        await ConsoleChat(app.service, console=out).loop()
+        if reading is not None:
+            reading.started()
+        await ConsoleChat(app.service, console=out, before_answer=gate).loop()
     finally:
+        if reading is not None:
+            await reading.stop()
         await warming
 
 
@@ -176,9 +186,6 @@ def ingest(
 
 
 async def _ingest(app: App, sources: list[str], collection: str, base_url: str | None) -> None:
-    from storage.ingest.errors import IngestError
-    from storage.vector_index import VectorIndexUnavailable
-
     with Progress(
         TextColumn("[bold]ingesting[/bold] {task.description}"),
         BarColumn(),
@@ -192,22 +199,118 @@ async def _ingest(app: App, sources: list[str], collection: str, base_url: str |
         def on_progress(done: int, total: int, name: str) -> None:
             progress.update(task, completed=done, total=total, description=name[-40:])
 
-        try:
-            report = await app.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
-        except IngestError as exc:
-            raise UserError(str(exc)) from None
-        except VectorIndexUnavailable as exc:
-            raise UserError(f"{exc}; documents stored so far are kept, run the same ingest again to finish") from None
+        report = await _ingest_report(app, sources, collection, base_url, on_progress)
     out.print(report.summary())
-    for warning in report.warnings:
-        err.print(f"[yellow]skipped:[/yellow] {warning}")
-    for failure in report.failed:
-        err.print(f"[red]not ingested:[/red] {failure.name}: {failure.reason}")
+    for line in _problem_lines(report):
+        err.print(line)
     if report.failed:
-        raise UserError(
-            f"{len(report.failed)} documents not ingested because the embedder failed (the rest is stored); "
-            "run the same ingest again"
-        )
+        raise UserError(_failed_message(report))
+
+
+async def _ingest_report(
+    app: App, sources: list[str], collection: str, base_url: str | None, on_progress: Callable[[int, int, str], None]
+) -> IngestReport:
+    from storage.ingest.errors import IngestError
+    from storage.vector_index import VectorIndexUnavailable
+
+    try:
+        return await app.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
+    except IngestError as exc:
+        raise UserError(str(exc)) from None
+    except VectorIndexUnavailable as exc:
+        raise UserError(f"{exc}; documents stored so far are kept, run the same ingest again to finish") from None
+
+
+def _problem_lines(report: IngestReport) -> list[str]:
+    return [f"[yellow]skipped:[/yellow] {escape(w)}" for w in report.warnings] + [
+        f"[red]not ingested:[/red] {escape(f.name)}: {escape(f.reason)}" for f in report.failed
+    ]
+
+
+def _failed_message(report: IngestReport) -> str:
+    return (
+        f"{len(report.failed)} documents not ingested because the embedder failed (the rest is stored); "
+        "run the same ingest again"
+    )
+
+
+class ReadingDocs:
+    """`docbot run --ingest` in the terminal: the documentation is read in the background while the chat is already
+    open, so a newcomer gets the prompt at once instead of after the whole first ingest (the bundled embedder takes
+    most of a minute over docbot's own docs/). A question asked meanwhile waits for the reading, with a line saying
+    how far it got; the report is shown once, when the reading ends. A failed reading is said in the chat (the
+    answers then use what was stored before), never silently."""
+
+    def __init__(self, app: App, sources: list[str], base_url: str | None, console: Console) -> None:
+        self._console = console
+        self._sources = sources
+        self._done, self._total = 0, 0
+        self._waiting = False
+        self._shown = False
+        self._task = asyncio.create_task(self._read(app, sources, base_url))
+        self._task.add_done_callback(self._finished)
+
+    async def _read(self, app: App, sources: list[str], base_url: str | None) -> list[str]:
+        try:
+            report = await _ingest_report(app, sources, "default", base_url, self._progress)
+        except UserError as exc:
+            return [f"[red]Reading the documentation failed:[/red] {escape(str(exc))}", _ANSWERS_FROM_STORED]
+        lines = [f"[dim]Documentation read: {escape(report.summary())}[/dim]", *_problem_lines(report)]
+        if report.failed:
+            lines += [f"[red]{escape(_failed_message(report))}[/red]", _ANSWERS_FROM_STORED]
+        return lines
+
+    def _progress(self, done: int, total: int, name: str) -> None:
+        self._done, self._total = done, total
+
+    def started(self) -> None:
+        where = ", ".join(escape(s) for s in self._sources)
+        self._console.print(f"[dim]Reading {where} in the background; ask away, answers wait for it.[/dim]")
+
+    def _finished(self, task: asyncio.Task[list[str]]) -> None:
+        """Shown at once if nobody is waiting for it (the person is at the prompt: the prompt is shown again)."""
+        if not self._waiting and not task.cancelled():
+            self._show(task, reprompt=True)
+
+    def _show(self, task: asyncio.Task[list[str]], *, reprompt: bool) -> None:
+        if self._shown or task.cancelled():
+            return
+        self._shown = True
+        failure = task.exception()
+        if failure is not None:  # not a mistake the person can fix (those are UserError): logged for the operator
+            log.error("background ingest failed", exc_info=(type(failure), failure, failure.__traceback__))
+            lines = [f"[red]Reading the documentation stopped on an unexpected error ({type(failure).__name__}, "
+                     "logged).[/red]", _ANSWERS_FROM_STORED]
+        else:
+            lines = task.result()
+        self._console.print()
+        for line in lines:
+            self._console.print(f"  {line}")
+        if reprompt:
+            self._console.print(ConsoleChat.PROMPT, end="")
+
+    async def before_answer(self) -> None:
+        """Awaited by the chat before each answer."""
+        if not self._task.done():
+            so_far = f" ({self._done} of {self._total} documents)" if self._total else ""
+            self._console.print(
+                f"  [dim]Still reading the documentation{so_far}; your question is answered as soon as that is done."
+                "[/dim]"
+            )
+            self._waiting = True
+            try:
+                await asyncio.wait([self._task])  # its outcome is shown, not raised: the chat goes on
+            finally:
+                self._waiting = False
+        self._show(self._task, reprompt=False)
+
+    async def stop(self) -> None:
+        """Leaving the chat stops the reading: documents stored so far are kept, the next ingest goes on from there."""
+        self._task.cancel()
+        await asyncio.wait([self._task])
+
+
+_ANSWERS_FROM_STORED = "Answers use what was stored before; `docbot ingest PATH` reads it again."
 
 
 @cli.command()
@@ -347,10 +450,12 @@ def run(
         configure_logging(settings.log_level, json_output=settings.log_json, secrets=_secret_values(settings))
 
     async def body(app: App) -> None:
-        if ingest_paths:
-            await _ingest(app, list(ingest_paths), "default", settings.docs_base_url)
         if platforms:
+            if ingest_paths:
+                await _ingest(app, list(ingest_paths), "default", settings.docs_base_url)
             await app.serve()
+        elif ingest_paths:  # the terminal chat opens at once; the documentation is read meanwhile
+            await _chat(app, ReadingDocs(app, list(ingest_paths), settings.docs_base_url, out))
         else:
             await _chat(app)
 
