@@ -144,12 +144,13 @@ class HybridRetriever:
         """Embed each section's title path once (kept across reloads and, with a snapshot folder, across restarts),
         a small batch at a time so a question's own embedding never queues behind many titles; skipped past
         `MAX_TITLES` distinct paths."""
-        paths = list(dict.fromkeys(title_path(c.crumbs, c.title) for c in corpus.chunks))
+        paths = await asyncio.to_thread(_title_paths, corpus)  # a pass over every chunk: off the loop
         if len(paths) > MAX_TITLES:
             return
         if not self._title_vectors:
             self._title_vectors.update(await asyncio.to_thread(self._read_titles))
-        missing = [p for p in paths if p not in self._title_vectors]
+        known = self._title_vectors
+        missing = await asyncio.to_thread(lambda: [p for p in paths if p not in known])
         if not missing:
             return
         try:
@@ -170,10 +171,16 @@ class HybridRetriever:
             self._chunk_units = {}
             return
         # until the new units are in, a candidate whose text changed (or is new) leaves the level out
-        self._chunk_units = {c: u for c, u in self._chunk_units.items() if units_of.get(c) == u}
+        current = self._chunk_units
+        self._chunk_units = await asyncio.to_thread(
+            lambda: {c: u for c, u in current.items() if units_of.get(c) == u}
+        )
         if not self._unit_vectors:
             self._unit_vectors.update(await asyncio.to_thread(self._read_vectors, "units"))
-        missing = list(dict.fromkeys(u for units in units_of.values() for u in units if u not in self._unit_vectors))
+        known = self._unit_vectors
+        missing = await asyncio.to_thread(
+            lambda: list(dict.fromkeys(u for units in units_of.values() for u in units if u not in known))
+        )
         try:
             for start in range(0, len(missing), TITLE_BATCH):
                 batch = missing[start : start + TITLE_BATCH]
@@ -183,8 +190,8 @@ class HybridRetriever:
             log.warning("unit level not embedded", extra={"error": type(exc).__name__})
             return
         self._chunk_units = units_of
-        kept = {u for units in units_of.values() for u in units}
-        self._unit_vectors = {u: v for u, v in self._unit_vectors.items() if u in kept}  # drop those of old texts
+        held = self._unit_vectors
+        self._unit_vectors = await asyncio.to_thread(_kept_units, held, units_of)  # drop those of old texts
         if missing:
             await asyncio.to_thread(self._write_units)
 
@@ -459,6 +466,19 @@ class HybridRetriever:
                 out[i] = sims[start : start + count].max()
             start += count
         return out
+
+
+def _title_paths(corpus: SearchCorpus) -> list[str]:
+    """Every section's title path once, in corpus order."""
+    return list(dict.fromkeys(title_path(c.crumbs, c.title) for c in corpus.chunks))
+
+
+def _kept_units(
+    vectors: dict[str, npt.NDArray[np.float32]], units_of: dict[str, tuple[str, ...]]
+) -> dict[str, npt.NDArray[np.float32]]:
+    """The unit vectors still used by some chunk."""
+    kept = {u for units in units_of.values() for u in units}
+    return {u: v for u, v in vectors.items() if u in kept}
 
 
 def _units_of(corpus: SearchCorpus) -> dict[str, tuple[str, ...]] | None:
