@@ -18,6 +18,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+import bot.cli as cli_module
 from adapters.console import ConsoleChat
 from bot.app import App
 from bot.cli import ReadingDocs, cli
@@ -155,7 +156,9 @@ def test_make_run_opens_the_prompt_and_answers_after_reading_the_docs(
     the answer citing the page just read."""
     for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "DISCORD_BOT_TOKEN", "OPENAI_API_KEY", "DOCBOT_LLM_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", "400")  # rich wraps at the terminal's width
+    # the command's console is made at import, with the width of whatever terminal the suite runs in: a wide one,
+    # so the checks below do not depend on where rich wraps a line
+    monkeypatch.setattr(cli_module, "out", Console(width=400))
     docs = tmp_path / "docs"
     shutil.copytree(MANUAL, docs)
     (docs / "quokka.md").write_text(QUOKKA)
