@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from pipeline.types import Vector
 from storage.doc_tables import ChunkRow, EmbeddingRow, SessionFactory
+from storage.json_pieces import dumps_list
 from storage.vector_index import VectorMatch, VectorRecord
 
 
@@ -71,8 +72,8 @@ class LocalVectorIndex:
         names = {code: name for name, code in self._codes.items()}
         np.save(folder / "vectors.npy", np.ascontiguousarray(self._matrix[:n]))
         collections = [names[int(c)] for c in self._collection_codes[:n]]
-        meta = {"dim": self._dim, "ids": self._ids, "collections": collections}
-        (folder / "vector_ids.json").write_text(json.dumps(meta))
+        meta = f'{{"dim": {int(self._dim)}, "ids": {dumps_list(self._ids)}, "collections": {dumps_list(collections)}}}'
+        (folder / "vector_ids.json").write_text(meta)
 
     def restore(self, folder: Path) -> bool:
         """Take the vectors saved in `folder` if this index is empty and the dimension matches (blocking: a memory

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from bm25s.tokenization import Tokenized
 
+from storage.json_pieces import dumps_dict
 from storage.search.tokenize import tokenize
 
 _TOKENS = "tokens.npy"
@@ -135,7 +136,7 @@ def _save_table(table: TokenTable, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     np.save(folder / _TOKENS, np.asarray(table.ids))
     np.save(folder / _OFFSETS, np.asarray(table.offsets))
-    (folder / "vocab.json").write_text(json.dumps(table.vocab, ensure_ascii=False), encoding="utf-8")
+    (folder / "vocab.json").write_text(dumps_dict(table.vocab, ensure_ascii=False), encoding="utf-8")
 
 
 def _load_table(folder: Path, *, mmap: bool) -> TokenTable:
