@@ -38,7 +38,7 @@ from bench.retrieval import load_jsonl
 from bot.evaluation import cites_gold, load_squad
 from bot.settings import Settings
 from pipeline.envelope import Context, Payload
-from pipeline.types import Embedder
+from pipeline.types import Embedder, Vocabulary
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data"
@@ -167,7 +167,8 @@ async def run_set(
                     else None,
                     score=verdict.score if verdict is not None else None,
                     signals=_signals(verdict),
-                    evidence=_evidence(final, app.settings.docs_language) if verdict is not None else None,
+                    evidence=_evidence(final, app.settings.docs_language, app.retriever) if verdict is not None
+                    else None,
                 ))  # fmt: skip
                 if (number + 1) % 50 == 0:
                     _say(f"{name}: {number + 1}/{len(questions)}")
@@ -176,15 +177,17 @@ async def run_set(
     return rows
 
 
-def _evidence(payload: Payload, docs_language: str) -> dict[str, Any]:
-    """The question, quote, cited blocks and ranked hits the decision read, as JSON."""
+def _evidence(payload: Payload, docs_language: str, vocabulary: Vocabulary) -> dict[str, Any]:
+    """The question, quote, cited blocks, ranked hits and the words no document uses the decision read, as JSON."""
     from pipeline.agents.answerability import evidence_of
+    from pipeline.text import without_identifiers
 
     seen = evidence_of(payload, docs_language)
+    unknown = vocabulary.unknown_terms(without_identifiers(seen.question), ("default",)) if seen.own_words else ()
     hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
     return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
             "blocks": list(seen.blocks), "hits": hits, "answer": payload.response,
-            "titles": list(seen.titles)}  # fmt: skip
+            "titles": list(seen.titles), "own_words": seen.own_words, "unknown": list(unknown)}  # fmt: skip
 
 
 def _signals(verdict: Any) -> dict[str, Any]:
@@ -310,11 +313,13 @@ def saved_evidence(row: dict[str, Any]) -> Any:
     titles = seen.get("titles", [source.split("/")[1].replace("_", " ")] if source.startswith("squad/") else [])
     hits = tuple(SearchHit(chunk_id=f"h{i}", doc_id=h["doc"], section="", title="", crumbs=(), url="", text=h["text"],
                            score=h["score"], level_scores=h["levels"]) for i, h in enumerate(seen["hits"]))  # fmt: skip
-    return Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"], tuple(titles))
+    # runs saved before the unknown words were kept had no vocabulary: none counted
+    return Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"], tuple(titles),
+                    own_words=seen.get("own_words", False), unknown=tuple(seen.get("unknown", ())))  # fmt: skip
 
 
-SIGNAL_NAMES = ("term_coverage", "missing_terms", "distinguishing_terms", "unseen_terms", "unmatched_negation",
-                "answer_type_missing", "levels_agree", "margin")  # fmt: skip
+SIGNAL_NAMES = ("term_coverage", "missing_terms", "distinguishing_terms", "unseen_terms", "unknown_terms",
+                "unmatched_negation", "answer_type_missing", "levels_agree", "margin")  # fmt: skip
 
 
 def saved_signals(row: dict[str, Any], *, remeasure: bool) -> Any:

@@ -15,7 +15,7 @@ from pipeline.agents.response import ResponseAgent
 from pipeline.agents.search import SearchAgent
 from pipeline.agents.translation import TranslationAgent
 from pipeline.envelope import Agent
-from pipeline.types import Embedder, Retriever, Role
+from pipeline.types import Embedder, Retriever, Role, Vocabulary
 
 
 def build_agents(
@@ -29,7 +29,8 @@ def build_agents(
     """One agent per role (the manager is the runner's own); `strategies` holds optional LLM strategies by role.
 
     `answerability_threshold` None measures answerability without refusing (the composition root passes its
-    setting)."""
+    setting). A retriever that is also a `Vocabulary` (the hybrid one) tells the answerability check which words
+    of a question no document uses."""
     llm = dict(strategies or {})
     agents: list[Agent] = [
         LangAgent(low_accuracy=low_accuracy_language_detection, llm=llm.get(Role.LANG)),
@@ -39,7 +40,11 @@ def build_agents(
         SearchAgent(retriever, llm=llm.get(Role.SEARCH)),
         AugmentationAgent(llm=llm.get(Role.AUGMENTATION)),
         ResponseAgent(embedder, llm=llm.get(Role.RESPONSE)),
-        QualityAgent(answerability_threshold=answerability_threshold, llm=llm.get(Role.QUALITY)),
+        QualityAgent(
+            answerability_threshold=answerability_threshold,
+            vocabulary=retriever if isinstance(retriever, Vocabulary) else None,
+            llm=llm.get(Role.QUALITY),
+        ),
         ClarificationAgent(retriever=retriever, llm=llm.get(Role.CLARIFICATION)),
     ]
     return {agent.role: agent for agent in agents}

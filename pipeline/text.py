@@ -269,6 +269,19 @@ def identifiers(text: str) -> set[str]:
     return {f for f in found if f}
 
 
+_LINK = re.compile(r"https?://\S+|www\.\S+|<[^>]*>")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def without_identifiers(text: str) -> str:
+    """`text` without links, code spans and the exact names of `identifiers` (codes, settings, snake_case names):
+    the words a person wrote about something, not the names of it."""
+    text = _CODE_SPAN.sub(" ", _LINK.sub(" ", text))
+    for name in sorted(identifiers(text), key=len, reverse=True):
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", text, flags=re.IGNORECASE)
+    return text
+
+
 def mentions_identifier(text: str, name: str) -> bool:
     """Whether `name` occurs in `text` as a whole token (case-insensitive)."""
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None

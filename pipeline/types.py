@@ -91,6 +91,7 @@ class AnswerabilityReason(StrEnum):
     """Why the evidence found does not answer the question (a docs gap, not a search failure)."""
 
     MISSING_TERMS = "missing_terms"  # a name, number or code of the question is absent from the quoted block
+    UNKNOWN_TERMS = "unknown_terms"  # the question asks about words no document uses ("subscription", "huddle")
     UNMATCHED_NEGATION = "unmatched_negation"  # the question negates; the block does not
     NO_ANSWER_TYPE = "no_answer_type"  # asks when / how many / who; the block has no date / number / name
     WEAK_EVIDENCE = "weak_evidence"  # little of the question in the block, levels disagree, no clear best section
@@ -110,6 +111,7 @@ class AnswerabilitySignals:
     missing_terms: int = 0  # names, numbers and codes of the question absent from the quoted block
     distinguishing_terms: int = 0  # how many names, numbers and codes the question has
     unseen_terms: int = 0  # of the missing names and codes, those no section the search found has either
+    unknown_terms: int = 0  # words of the question no document uses, not even spelt a letter apart (own words only)
     unmatched_negation: bool = False
     answer_type_missing: bool = False
     levels_agree: bool = False  # the best section is also the best by keywords and by embedding
@@ -207,6 +209,16 @@ class Retriever(Protocol):
     """Multi-level search over the documentation (storage/ implements it)."""
 
     async def search(self, request: SearchRequest) -> SearchResponse: ...
+
+
+@runtime_checkable
+class Vocabulary(Protocol):
+    """The words the documentation uses (storage/ implements it over the keyword index)."""
+
+    def unknown_terms(self, text: str, collections: tuple[str, ...]) -> tuple[str, ...]:
+        """The search terms of `text` that no document of `collections` uses, not even with a letter typed wrong
+        (blocking: a scan of the vocabulary for each term it does not know)."""
+        ...
 
 
 class Embedder(Protocol):

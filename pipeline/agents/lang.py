@@ -19,7 +19,7 @@ from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBui
 
 from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.text import identifiers, one_line, strip_mentions, word_count
+from pipeline.text import one_line, strip_mentions, without_identifiers, word_count
 from pipeline.types import Role
 
 # Names that read as words of some language but are the same in all: they must not vote.
@@ -28,8 +28,6 @@ PRODUCT_NAMES = frozenset({
     "llama.cpp", "kubernetes", "docker", "github", "markdown", "html", "json", "jsonl", "yaml", "python", "alembic",
     "lingua", "bm25", "gpt", "http", "https", "api", "url",
 })  # fmt: skip
-_URL = re.compile(r"https?://\S+|www\.\S+|<[^>]*>")
-_CODE_SPAN = re.compile(r"`[^`]*`")
 _CAMEL = re.compile(r"\b[A-Za-z]+[a-z][A-Z][A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z]*\b")
 # Scripts of languages without templates; each maps to an ISO code for the notice.
 _SCRIPTS = (
@@ -45,10 +43,7 @@ THREAD_PRIOR = 2.0
 
 def voting_text(text: str) -> str:
     """`text` without what says nothing about its language: URLs, code spans, identifiers, product names."""
-    text = _CODE_SPAN.sub(" ", _URL.sub(" ", text))
-    for name in sorted(identifiers(text), key=len, reverse=True):
-        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", text, flags=re.IGNORECASE)
-    text = _CAMEL.sub(" ", text)
+    text = _CAMEL.sub(" ", without_identifiers(text))
     kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡؟？。،").lower() not in PRODUCT_NAMES]
     return " ".join(kept)
 

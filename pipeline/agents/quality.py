@@ -22,7 +22,7 @@ from pipeline.agents.answerability import AnswerabilityCheck, docs_dont_say
 from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
-from pipeline.types import MODEL_SAYS_INSUFFICIENT, QualityDecision, Role, SourceReference
+from pipeline.types import MODEL_SAYS_INSUFFICIENT, QualityDecision, Role, SourceReference, Vocabulary
 
 
 def _folded(text: str) -> str:
@@ -105,11 +105,17 @@ class QualityAgent:
     role: ClassVar[Role] = Role.QUALITY
 
     def __init__(
-        self, *, min_overlap: float = 0.6, answerability_threshold: float | None = None, llm: Strategy | None = None
+        self,
+        *,
+        min_overlap: float = 0.6,
+        answerability_threshold: float | None = None,
+        vocabulary: Vocabulary | None = None,
+        llm: Strategy | None = None,
     ) -> None:
-        """`answerability_threshold` None measures answerability without ever refusing."""
+        """`answerability_threshold` None measures answerability without ever refusing; `vocabulary` (the search's
+        keyword index) lets it see the question's words that no document uses."""
         self._min_overlap = min_overlap
-        self._answerability = AnswerabilityCheck(answerability_threshold)
+        self._answerability = AnswerabilityCheck(answerability_threshold, vocabulary)
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
@@ -119,7 +125,7 @@ class QualityAgent:
         searched_again = payload.quality_decision is QualityDecision.RESEARCH
         if payload.source_references and payload.response and (not payload.docs_insufficient or
                                                                 (model_says and searched_again)):  # fmt: skip
-            verdict = self._answerability.assess(payload, context.docs_language)
+            verdict = await self._answerability.assess(payload, context.docs_language, context.collections)
             payload = payload.evolve(answerability=verdict)
             if not verdict.answerable:
                 question = payload.canonical_question or payload.text

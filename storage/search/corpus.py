@@ -157,6 +157,13 @@ class SearchCorpus:
         codes = [i for i, name in enumerate(self.collection_names) if name in collections]
         return np.isin(self.collection_codes, codes)
 
+    def doc_mask(self, chunks: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """The documents (rows of the summary level) that own a chunk `chunks` marks."""
+        docs = np.zeros(len(self.docs), dtype=np.bool_)
+        owners = self.chunk_doc[chunks]
+        docs[owners[owners >= 0]] = True
+        return docs
+
     def diff(self, hashes: dict[str, str]) -> CorpusDiff:
         """Documents to drop and to read so that this snapshot matches `hashes` (the database's doc -> hash)."""
         removed = {d for d, h in self.doc_hashes.items() if hashes.get(d) != h}

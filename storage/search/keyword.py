@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +241,21 @@ class KeywordLevel:
         total = sum(self.idf(t) for t in tokens)
         found = sum(self.idf(t) for t in tokens if self._df_of(t) > 0)
         return found / total if total else 0.0
+
+    def knows(self, token: str, rows: npt.NDArray[np.bool_]) -> bool:
+        """Whether one of the texts `rows` marks has `token` (read off the token's column of the BM25 matrix)."""
+        token_id = self.table.vocab.get(token)
+        if token_id is None or self._bm25 is None or token_id >= self._df.size or not self._df[token_id]:
+            return False
+        matrix = self._bm25.scores
+        start, end = int(matrix["indptr"][token_id]), int(matrix["indptr"][token_id + 1])
+        return bool(rows[np.asarray(matrix["indices"][start:end])].any())
+
+    @cached_property
+    def known_tokens(self) -> list[str]:
+        """Every token some text of this level has (made on first use, then kept: a level never changes)."""
+        df = self._df
+        return [t for t, i in self.table.vocab.items() if i < df.size and df[i] > 0]
 
     def scores(self, tokens: Sequence[str]) -> npt.NDArray[np.float32]:
         known = [t for t in tokens if self._df_of(t) > 0]

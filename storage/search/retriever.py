@@ -39,6 +39,7 @@ from storage.search.fusion import (
 from storage.search.quality import FITTED, QualityThresholds, grade
 from storage.search.tokenize import stopword_share, tokenize
 from storage.search.units import text_units
+from storage.search.vocabulary import unknown_terms
 from storage.vector_index import VectorIndex, VectorIndexUnavailable, VectorRecord
 
 log = logging.getLogger(__name__)
@@ -310,6 +311,17 @@ class HybridRetriever:
     def corpus(self) -> SearchCorpus | None:
         """The current snapshot (None before `load`); read-only use, e.g. keyword-only baselines in benchmarks."""
         return self._corpus
+
+    def unknown_terms(self, text: str, collections: tuple[str, ...]) -> tuple[str, ...]:
+        """`pipeline.types.Vocabulary`: the search terms of `text` that no chunk, title path or document summary
+        of `collections` in the current snapshot uses, not even misspelt (blocking; () before `load`)."""
+        corpus = self._corpus
+        if corpus is None or len(corpus) == 0:
+            return ()
+        chunks = corpus.mask(collections)
+        docs = corpus.doc_mask(chunks)
+        levels = ((corpus.text_level, chunks), (corpus.crumbs_level, chunks), (corpus.summary_level, docs))
+        return unknown_terms(levels, text)
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         timer = _Timer(self._clock)

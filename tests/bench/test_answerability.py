@@ -43,9 +43,10 @@ async def test_docbots_docs_do_not_answer_the_twenty_questions() -> None:
     # the bundled e5 vectors, memoised on disk across sessions like the e-manual tests' (the same model's output)
     rows = await run_set("docbot", [str(folder)], questions, session_embedder(), threshold=OPERATING_POINT)
     refused = [r for r in rows if r.kind != "answer"]
-    # Issue 15 asks for 0.8. Measured 0.85 when the set was written; 0.75 (15 of 20) once the docs grew in the same
-    # landing (the five still answered quote pages that share most of their words: backups, Slack secrets, the
-    # refusal's own description). This floor guards what holds now; the target is reported as missed.
-    assert len(refused) / len(rows) >= 0.75
+    # Issue 15 asks for 0.8. Measured 0.95 (19 of 20) since two words of a question that no document uses count as
+    # a question about something else ("subscription ... month", "voice ... huddle", "rotate ... downtime"); the one
+    # still answered quotes "Back up the PostgreSQL database as usual", which does answer it, in part. The floor
+    # leaves one question of room for docs that grow.
+    assert len(refused) / len(rows) >= 0.9
     # most of them by the answerability decision, not by the search finding nothing
     assert sum(r.reason == "no_coverage" and r.score is not None for r in refused) >= 10

@@ -89,6 +89,26 @@ async def test_a_question_whose_only_document_was_removed_is_refused_not_answere
     assert kept.kind is ResultKind.ANSWER and kept.sources[0].title == "Creating a profile for each person"
 
 
+async def test_a_question_about_words_no_document_uses_is_refused_and_a_misspelt_one_answered(
+    manual: tuple[Path, list[App]],
+) -> None:
+    """The manual has a volume section and an output or two, but no "subwoofer" and no "optical": the question
+    is about something it never mentions. Misspelt words of a question it does answer are not such words."""
+    folder, apps = manual
+    app = await started(folder, apps)
+    question = "Does the TV support a subwoofer on the optical output?"
+    result = await ask(app, question, 1)
+    assert is_docs_dont_say(result, question), result.text
+    verdict = result.envelope.payload.answerability
+    assert verdict is not None and verdict.reason is AnswerabilityReason.UNKNOWN_TERMS
+    assert verdict.signals.unknown_terms == 2
+
+    misspelt = await ask(app, "How do I creat a profle for each persn?", 2)
+    assert misspelt.kind is ResultKind.ANSWER and misspelt.sources[0].title == "Creating a profile for each person"
+    assert misspelt.envelope.payload.answerability is not None
+    assert misspelt.envelope.payload.answerability.signals.unknown_terms == 0
+
+
 def says_insufficient(request: Request) -> Step:
     """A model that answers every role sensibly but says the documents do not answer the question."""
     if schema_name(request) == "answer":

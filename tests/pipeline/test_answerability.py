@@ -136,11 +136,20 @@ def test_strong_evidence_is_answerable_and_each_failed_check_lowers_the_score() 
     [
         AnswerabilitySignals(term_coverage=1.0, levels_agree=True, margin=0.5, missing_terms=2, distinguishing_terms=2),
         AnswerabilitySignals(term_coverage=0.33, levels_agree=True, margin=0.5),  # a third of its words, at most
+        AnswerabilitySignals(term_coverage=1.0, levels_agree=True, margin=0.5, unknown_terms=2),
     ],
-    ids=["every-name-missing", "scattered-words"],
+    ids=["every-name-missing", "scattered-words", "two-words-no-document-uses"],
 )
 def test_a_quote_about_something_else_scores_zero_whatever_else_holds(signals: AnswerabilitySignals) -> None:
     assert ans.off_topic(signals) and ans.score(signals) == 0.0
+
+
+@pytest.mark.unit
+def test_one_word_no_document_uses_is_not_enough_to_refuse() -> None:
+    """A synonym or a typo the vocabulary cannot place ("crete" for "create") is one word; the question's other
+    words decide."""
+    one = AnswerabilitySignals(term_coverage=1.0, levels_agree=True, margin=0.5, unknown_terms=1)
+    assert not ans.off_topic(one) and ans.decide(one, OPERATING_POINT).answerable
 
 
 @pytest.mark.unit
@@ -149,6 +158,7 @@ def test_a_quote_about_something_else_scores_zero_whatever_else_holds(signals: A
     [
         (AnswerabilitySignals(term_coverage=0.8, unmatched_negation=True), AnswerabilityReason.UNMATCHED_NEGATION),
         (AnswerabilitySignals(term_coverage=0.2, margin=0.01), AnswerabilityReason.WEAK_EVIDENCE),
+        (AnswerabilitySignals(term_coverage=1.0, unknown_terms=2, missing_terms=1), AnswerabilityReason.UNKNOWN_TERMS),
     ],
 )
 def test_the_reason_names_the_failed_signal(signals: AnswerabilitySignals, reason: AnswerabilityReason) -> None:
