@@ -19,14 +19,11 @@ run: $(STAMP)
 	$(BIN)/docbot run --ingest docs
 
 ## test: lint, type-check and run every test (one pytest worker per core, at most four; tests that share the
-## e-manual's embeddings stay on one worker). mypy checks the types while the tests run, in the time the tests
-## spend waiting on sockets and model servers; its report follows theirs, and either failing fails the target.
+## e-manual's embeddings stay on one worker)
 test: $(STAMP)
 	$(BIN)/ruff check .
-	@echo "$(BIN)/mypy > $(VENV)/mypy-report.txt &"; $(BIN)/mypy > $(VENV)/mypy-report.txt 2>&1 & types=$$!; \
-	echo "$(PYTEST)"; $(PYTEST); tests=$$?; \
-	wait $$types; typed=$$?; echo "mypy:"; cat $(VENV)/mypy-report.txt; \
-	test $$tests -eq 0 -a $$typed -eq 0
+	$(BIN)/mypy
+	$(PYTEST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
