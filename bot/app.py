@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from bot.budget import SqlTokenLedger, UsageGuard
+from bot.latency import keep_loop_responsive
 from bot.metrics import Metrics
 from bot.service import ConversationService
 from bot.settings import Settings
@@ -360,6 +361,7 @@ async def build_app(
     """Build every part from the settings. `embedder` is for tests that want a tiny deterministic one.
     `check_embeddings=False` (only `docbot ingest`) starts even when the index holds another embedder's vectors,
     so that ingesting the sources again can re-embed them."""
+    keep_loop_responsive()
     db = Database(settings.effective_database_url)
     closers: list[Callable[[], Awaitable[None]]] = [db.dispose]
     try:
@@ -374,7 +376,9 @@ async def build_app(
         index = await build_index(settings, db, embedder.dim)
         if hasattr(index, "close"):
             closers.append(index.close)
-        retriever = HybridRetriever(db, embedder, index, snapshot_dir=snapshot_dir(settings, embedder))
+        retriever = HybridRetriever(
+            db, embedder, index, snapshot_dir=snapshot_dir(settings, embedder), freeze_snapshots=True
+        )
         await retriever.load()
         strategies, chat = llm_strategies(settings)
         if chat is not None:

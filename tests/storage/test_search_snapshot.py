@@ -3,7 +3,9 @@ documents that changed (on the replica that ingested and on one that did not), a
 
 from __future__ import annotations
 
+import gc
 import shutil
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -124,6 +126,32 @@ async def test_a_removed_document_leaves_keywords_and_vectors(db: Database, tmp_
     await restarted.load()  # the snapshot saved after the removal
     assert await restarted_index.count() == await other_index.count()
     assert not any("remote.md" in u for u in await urls(restarted, "replace the remote batteries"))
+
+
+@pytest.mark.integration
+async def test_a_replaced_snapshot_is_freed_by_reference_counting_alone_and_the_live_one_frozen(
+    db: Database, tmp_path: Path, manual_copy: Path
+) -> None:
+    """With `freeze_snapshots` (as `build_app` runs it) the snapshot in use is out of the cyclic collector's walks,
+    so an old one must need no collector to be freed: with the collector off, the one an update replaced is gone as
+    soon as the update is done. A reference cycle in a snapshot would keep every replaced one in memory."""
+    index = LocalVectorIndex(64)
+    retriever = HybridRetriever(db, HashingEmbedder(), index, snapshot_dir=tmp_path / "a", freeze_snapshots=True)
+    ingestor = Ingestor(db, HashingEmbedder(), index, on_change=retriever.reload)
+    await ingestor.ingest([str(manual_copy)], base_url=BASE)
+    await retriever.wait_for_titles()
+    assert gc.get_freeze_count() > 0
+    old = weakref.ref(retriever.corpus)
+    page = manual_copy / "privacy.md"
+    page.write_text(page.read_text() + "\n\n## Zanzibar quokka calibration\n\nCalibrate the quokka sensor first.\n")
+    gc.disable()
+    try:
+        await ingestor.ingest([str(manual_copy)], base_url=BASE)
+        await retriever.wait_for_titles()  # the old snapshot's title task is over (cancelled or done)
+        assert old() is None
+    finally:
+        gc.enable()
+    assert any("zanzibar" in u for u in await urls(retriever, "zanzibar quokka calibration"))
 
 
 @pytest.mark.integration
