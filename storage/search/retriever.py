@@ -109,12 +109,13 @@ class HybridRetriever:
         the old snapshot until the new one is ready. Nothing heavy runs on the event loop."""
         async with self._reload_lock:
             corpus = self._corpus
+            starting = corpus is None
             if corpus is None:
                 corpus = await asyncio.to_thread(self._restore)
             diff = corpus.diff(await document_hashes(self._db))
             if diff.empty:
                 self._corpus = corpus
-                self._settle()
+                self._settle(full=starting)
                 self._start_titles(corpus)
                 return
             fetched = await fetch_documents(self._db, diff.fetch)
@@ -124,7 +125,7 @@ class HybridRetriever:
             if isinstance(self._index, LocalVectorIndex):
                 await self._index.replace(old_chunk_ids, await self._vector_records(fetched))
             self._corpus = updated
-            self._settle()
+            self._settle(full=starting)
             self._start_titles(updated)
             log.info(
                 "search corpus updated",
@@ -148,11 +149,13 @@ class HybridRetriever:
 
     wait_for_titles = wait_for_levels  # the earlier name (the title level came first)
 
-    def _settle(self) -> None:
+    def _settle(self, *, full: bool = False) -> None:
         """The objects alive now are long-lived: out of the cyclic collector's walks (see `freeze_snapshots`).
-        The young generations are collected first (cheap), so little short-lived cyclic garbage is kept."""
+        Cyclic garbage frozen with them would never be freed, so it is collected first: all of it at start (before
+        anything is served: start-up's migrations and imports leave ~60 MB of it at 100k chunks), the young
+        generations only after an update (a full collection then is the stall this avoids)."""
         if self._freeze:
-            gc.collect(1)
+            gc.collect(2 if full else 1)
             gc.freeze()
 
     async def _embed_levels(self, corpus: SearchCorpus) -> None:
