@@ -183,11 +183,12 @@ def _evidence(payload: Payload, docs_language: str, vocabulary: Vocabulary) -> d
     from pipeline.text import without_identifiers
 
     seen = evidence_of(payload, docs_language)
-    unknown = vocabulary.unknown_terms(without_identifiers(seen.question), ("default",)) if seen.own_words else ()
+    unknown = vocabulary.unknown_terms(without_identifiers(seen.asked), ("default",)) if seen.own_words else ()
     hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
     return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
             "blocks": list(seen.blocks), "hits": hits, "answer": payload.response,
-            "titles": list(seen.titles), "own_words": seen.own_words, "unknown": list(unknown)}  # fmt: skip
+            "titles": list(seen.titles), "asked": seen.asked, "own_words": seen.own_words,
+            "unknown": list(unknown)}  # fmt: skip
 
 
 def _signals(verdict: Any) -> dict[str, Any]:
@@ -315,7 +316,8 @@ def saved_evidence(row: dict[str, Any]) -> Any:
                            score=h["score"], level_scores=h["levels"]) for i, h in enumerate(seen["hits"]))  # fmt: skip
     # runs saved before the unknown words were kept had no vocabulary: none counted
     return Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"], tuple(titles),
-                    own_words=seen.get("own_words", False), unknown=tuple(seen.get("unknown", ())))  # fmt: skip
+                    asked=seen.get("asked", seen["question"]), own_words=seen.get("own_words", False),
+                    unknown=tuple(seen.get("unknown", ())))  # fmt: skip
 
 
 SIGNAL_NAMES = ("term_coverage", "missing_terms", "distinguishing_terms", "unseen_terms", "unknown_terms",

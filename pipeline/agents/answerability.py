@@ -15,10 +15,10 @@ and the e-manual by `python -m bench.answerability` (figures in docs/benchmarks.
   it says "first"), needs a passage that says so too;
 - the thing asked for: "when / what year" needs a date or number in the block, "how many / how much" a number,
   "who" a name (English questions; recorded, but it separates nothing on the tune split, so it weighs 0);
-- unknown words: words of the question that no document uses at all, not even spelt a letter apart ("How much
+- unknown words: words of the message that no document uses at all, not even spelt a letter apart ("How much
   does a subscription cost per month?", "voice during a Slack huddle"): two or more and the question is about
-  something the docs never mention (the person's own words in the docs' language only: a translation's words are
-  the translator's choice);
+  something the docs never mention (the words the person typed, in the docs' language only: a translation's or a
+  model's rewording's words are not theirs);
 - agreement: the best section is the best by keywords and by embedding alike;
 - margin: how far the best section is ahead of the next one.
 
@@ -96,8 +96,9 @@ class Evidence:
     hits: tuple[SearchHit, ...]
     same_language: bool  # the question is in the docs' language: word-level checks apply
     titles: tuple[str, ...] = ()  # headings of those sources (their crumbs): what every quoted passage is under
-    own_words: bool = False  # `question` is the person's own text in the docs' language (not a translation)
-    unknown: tuple[str, ...] = ()  # the question's words no document uses (`Vocabulary.unknown_terms`)
+    asked: str = ""  # the message as the person wrote it (no model's or translator's rewording)
+    own_words: bool = False  # `asked` is in the docs' language: its words can be looked up in the docs
+    unknown: tuple[str, ...] = ()  # the words of `asked` no document uses (`Vocabulary.unknown_terms`)
 
 
 # -- signals --------------------------------------------------------------------------------------------------
@@ -262,8 +263,8 @@ def off_topic(signals: AnswerabilitySignals) -> bool:
     hardly sees such quotes (on the tune split these rules refuse 4 of the 160 answerable questions answered and 11
     of the 130 unanswerable ones; on docbot's docs 17 of its 20 unanswerable questions). Two words of the question
     that no document uses ("subscription ... month", "voice ... huddle") say the same of lower-case words: on the
-    held-out sets that rule refused 3 more of docbot's 20 and none of the 525 answerable SQuAD and e-manual
-    questions (docs/benchmarks.md)."""
+    held-out sets that rule refused 3 more of docbot's 20 and none of the answerable SQuAD and e-manual questions
+    (docs/benchmarks.md)."""
     every_term_missing = signals.missing_terms > 0 and signals.missing_terms >= signals.distinguishing_terms
     unknown = signals.distinguishing_terms >= 2 or signals.unseen_terms == signals.missing_terms
     return (
@@ -321,7 +322,8 @@ def decide(
 def evidence_of(payload: Payload, docs_language: str) -> Evidence:
     """The question and the quoted block of a payload that has sources and an answer."""
     question = payload.canonical_question or payload.text
-    same = own = payload.language in (None, docs_language) or reads_as(question, docs_language)
+    same = payload.language in (None, docs_language) or reads_as(question, docs_language)
+    own = payload.language in (None, docs_language) or reads_as(payload.text, docs_language)
     if not same and payload.text_eng:
         question, same = payload.text_eng, True
     answer = "" if payload.docs_insufficient else payload.response or ""  # a "not covered" text quotes nothing
@@ -330,8 +332,9 @@ def evidence_of(payload: Payload, docs_language: str) -> Evidence:
     blocks = cited or list(payload.source_references[:1])
     titles = tuple(dict.fromkeys(" › ".join(dict.fromkeys((*s.crumbs, s.title))) for s in blocks))
     return Evidence(
-        question, tuple(s.text for s in blocks), quoted_text(answer), payload.search_results, same, titles, own
-    )
+        question, tuple(s.text for s in blocks), quoted_text(answer), payload.search_results, same, titles,
+        asked=payload.text, own_words=own,
+    )  # fmt: skip
 
 
 _CAPTION = re.compile(r"\*\*[^*]+\*\*(?:\s*\[\d+\])+")  # `**Page › Section** [n]`, the line above a list or table
@@ -379,7 +382,7 @@ class AnswerabilityCheck:
     async def assess(self, payload: Payload, docs_language: str, collections: tuple[str, ...]) -> Answerability:
         evidence = evidence_of(payload, docs_language)
         if self._vocabulary is not None and evidence.own_words:
-            words = textutil.without_identifiers(evidence.question)  # names and codes are `missing_terms`' part
+            words = textutil.without_identifiers(evidence.asked)  # names and codes are `missing_terms`' part
             unknown = await asyncio.to_thread(self._vocabulary.unknown_terms, words, collections)
             evidence = dataclasses.replace(evidence, unknown=unknown)
         signals = measure(evidence, docs_language)

@@ -4,10 +4,11 @@ A word counts as used when some chunk's text, title path or document summary in 
 its search term (the keyword levels' stemmed tokens; another collection's words are not looked at, so what it
 holds shows nowhere), or when it is one edit away from such a term, a transposition counting as one edit
 (rapidfuzz's optimal string alignment distance, two edits for terms of eight letters or more): "serch" is
-"search" and "actvate" is "activate", misspelt. Three-letter terms are only forgiven against English function
-words ("hpw" is "how"): one letter apart from some three-letter term is true of almost any of them. Numbers,
-mixed tokens, words shorter than three letters and the first halves of English contractions ("weren't" is
-"weren" and "t" to the tokenizer) are not looked up.
+"search" and "subtitels" is "subtitles", misspelt. The terms are stems, so a misspelling the stemmer cuts
+differently ("crete", "creat" for "create") can stay unknown: one such word never decides on its own.
+Three-letter terms are only forgiven against English function words ("hpw" is "how"): one letter apart from
+some three-letter term is true of almost any of them. Numbers, mixed tokens, words shorter than three letters and
+the first halves of English contractions ("weren't" is "weren" and "t" to the tokenizer) are not looked up.
 """
 
 from __future__ import annotations

@@ -236,6 +236,39 @@ async def test_quality_replaces_a_nearby_quote_with_the_docs_dont_say() -> None:
     assert "E-2099" not in result.decision  # the trace never carries the person's words
 
 
+class RecordingVocabulary:
+    """Every text the check asks about, and the words it is told no document uses."""
+
+    def __init__(self, unknown: tuple[str, ...]) -> None:
+        self.asked: list[tuple[str, tuple[str, ...]]] = []
+        self._unknown = unknown
+
+    def unknown_terms(self, text: str, collections: tuple[str, ...]) -> tuple[str, ...]:
+        self.asked.append((text, collections))
+        return self._unknown
+
+
+@pytest.mark.unit
+async def test_the_words_looked_up_are_the_persons_own_in_the_docs_language_and_collections() -> None:
+    """A model's or the essence step's rewording ("canonical question") may use words the person did not: only the
+    message as written is looked up, in the run's collections, and two unknown words refuse."""
+    block = "Hold the Link key to pair the remote again."
+    payload = answered("How do I pair the remote?", block)
+    reworded = payload.evolve(canonical_question="How do I pair the remote over a zigbee mesh?")
+    vocabulary = RecordingVocabulary(("zigbe", "mesh"))
+    agent = QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=vocabulary)
+    result = await agent.run(reworded, Context(collections=("team-a",)))
+    assert vocabulary.asked == [("How do I pair the remote?", ("team-a",))]
+    verdict = result.payload.answerability
+    assert verdict is not None and not verdict.answerable and verdict.reason is AnswerabilityReason.UNKNOWN_TERMS
+
+    russian = payload.evolve(text="Как подключить пульт?", language="ru", text_eng="How do I pair the remote?")
+    vocabulary = RecordingVocabulary(("zigbe", "mesh"))
+    result = await QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=vocabulary).run(russian, Context())
+    assert vocabulary.asked == []  # another language's words are not the docs' words
+    assert result.payload.answerability is not None and result.payload.answerability.answerable
+
+
 @pytest.mark.unit
 async def test_quality_keeps_an_answer_the_block_supports() -> None:
     block = "Error E-2041 means the remote lost its link. Hold the Link key to pair again."
