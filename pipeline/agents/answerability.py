@@ -226,7 +226,7 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
         distinguishing_terms=len(terms),
         # names and codes only: a bare number ("(2)" after a question asked again) is no subject the docs lack
         unseen_terms=len({t for t in missing_terms(missing, found) if not t.isdigit()}) if evidence.hits else 0,
-        unknown_terms=len(set(evidence.unknown)) if evidence.own_words else 0,
+        unknown_terms=len(evidence.unknown),  # looked up only for the person's own words, each once
         unmatched_negation=same and unmatched_negation(evidence.question, passage),
         answer_type_missing=same and answer_type_missing(evidence.question, block),
         levels_agree=levels_agree(evidence.hits),

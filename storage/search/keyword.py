@@ -244,9 +244,9 @@ class KeywordLevel:
 
     def knows(self, token: str, rows: npt.NDArray[np.bool_]) -> bool:
         """Whether one of the texts `rows` marks has `token` (read off the token's column of the BM25 matrix)."""
-        token_id = self.table.vocab.get(token)
-        if token_id is None or self._bm25 is None or token_id >= self._df.size or not self._df[token_id]:
+        if self._bm25 is None or not self._df_of(token):
             return False
+        token_id = self.table.vocab[token]
         matrix = self._bm25.scores
         start, end = int(matrix["indptr"][token_id]), int(matrix["indptr"][token_id + 1])
         return bool(rows[np.asarray(matrix["indices"][start:end])].any())
