@@ -31,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -112,6 +113,7 @@ class Report:
     throttled_summary: dict[str, Any] = field(default_factory=dict)
     emanual: dict[str, Any] = field(default_factory=dict)
     squad: dict[str, Any] = field(default_factory=dict)
+    docbot: dict[str, Any] = field(default_factory=dict)
 
 
 def _inbound(text: str, number: int, thread: str | None, token: str) -> Inbound:
@@ -283,12 +285,67 @@ async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: 
     }
 
 
-async def _squad(base_url: str, args: argparse.Namespace, work: Path, report: Report) -> None:
-    """Issue 15's answerability figure in LLM mode: SQuAD v2 questions (the sample of `bench.answerability`, its
-    own loader, unchanged), `args.squad` answerable and as many unanswerable, asked offline and in LLM mode over
-    the same index in the same run: how many of each were refused (no cited answer), and gold cited."""
-    from bench.answerability import BASE_URL, squad_set
+async def _refusals(
+    name: str, sources: Sequence[str], picked: Sequence[Any], base_url: str, args: argparse.Namespace, work: Path
+) -> dict[str, Any]:
+    """Issue 15's answerability figures for one set: `picked` (bench.answerability's Questions) asked offline and
+    in LLM mode over the same index in the same run: how many of each kind were refused (no cited answer), and
+    how many answerable ones cited their gold."""
+    from bench.answerability import BASE_URL
     from bot.evaluation import cites_gold
+
+    data = work / name
+    data.mkdir()
+    ingesting = await build_app(_settings(data, None, args))
+    try:
+        await ingesting.ingest(list(sources), base_url=BASE_URL)
+    finally:
+        await ingesting.close()
+    shutil.copytree(data, work / f"{name}-llm")  # the same index for LLM mode, without the offline run's cache
+    figures: dict[str, Any] = {
+        "answerable": sum(q.answerable for q in picked),
+        "unanswerable": sum(not q.answerable for q in picked),
+    }
+    for mode, url, folder in (("offline", None, data), ("llm", base_url, work / f"{name}-llm")):
+        app = await build_app(_settings(folder, url, args))
+        try:
+            await app.warm_up()
+            token = f"{name}{mode}{time.time_ns()}"
+            refused = {True: 0, False: 0}
+            gold = too_long = 0
+            answered_unanswerable: list[str] = []
+            reasons: Counter[str] = Counter()
+            for number, question in enumerate(picked):
+                reply = await app.service.handle_message(_inbound(question.text, number, None, token))
+                answered = reply is not None and reply.kind is ReplyKind.ANSWER and bool(reply.citations)
+                refused[question.answerable] += not answered
+                if not answered:
+                    reasons[f"{reply.kind.value}:{reply.reason}" if reply is not None else "silent"] += 1
+                too_long += bool(reply and reply.kind is ReplyKind.NOTICE and reply.reason == "timeout")
+                if answered and not question.answerable:
+                    answered_unanswerable.append(question.text[:80])
+                if answered and reply is not None and question.answerable:
+                    urls, titles = [c.url for c in reply.citations], [c.title for c in reply.citations]
+                    gold += bool(cites_gold(urls, titles, gold_source=question.gold_source,
+                                            gold_section=question.gold_section))  # fmt: skip
+                _say(f"[{name} {mode} {number + 1}/{len(picked)}] answered: {answered}")
+        finally:
+            await app.close()
+        figures[mode] = {
+            "unanswerable_refused": refused[False],
+            "answerable_refused": refused[True],
+            "answerable_gold_cited": gold,
+            "took_too_long": too_long,
+            "unanswerable_answered": answered_unanswerable,
+            "refusals_by_reason": dict(reasons.most_common()),
+        }
+    return figures
+
+
+async def _squad(base_url: str, args: argparse.Namespace, work: Path, report: Report) -> None:
+    """SQuAD v2 questions (the sample of `bench.answerability`, its own loader, unchanged): `args.squad`
+    answerable and as many unanswerable."""
+    from bench.answerability import squad_set
 
     path = args.data / "squad" / "dev-v2.0.json"
     if not path.is_file():
@@ -298,40 +355,21 @@ async def _squad(base_url: str, args: argparse.Namespace, work: Path, report: Re
     picked = [q for q in asked if q.answerable][: args.squad] + [q for q in asked if not q.answerable][: args.squad]
     seed = work / "squad.jsonl"
     seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
-    data = work / "squad"
-    data.mkdir()
-    ingesting = await build_app(_settings(data, None, args))
-    try:
-        await ingesting.ingest([str(seed)], base_url=BASE_URL)
-    finally:
-        await ingesting.close()
-    shutil.copytree(data, work / "squad-llm")  # the same index for LLM mode, without the offline run's cache
-    figures: dict[str, Any] = {"answerable": args.squad, "unanswerable": args.squad}
-    for mode, url, folder in (("offline", None, data), ("llm", base_url, work / "squad-llm")):
-        app = await build_app(_settings(folder, url, args))
-        try:
-            await app.warm_up()
-            token = f"s{mode}{time.time_ns()}"
-            refused = {True: 0, False: 0}
-            gold = too_long = 0
-            for number, question in enumerate(picked):
-                reply = await app.service.handle_message(_inbound(question.text, number, None, token))
-                answered = reply is not None and reply.kind is ReplyKind.ANSWER and bool(reply.citations)
-                refused[question.answerable] += not answered
-                too_long += bool(reply and reply.kind is ReplyKind.NOTICE and reply.reason == "timeout")
-                if answered and reply is not None and question.answerable:
-                    urls, titles = [c.url for c in reply.citations], [c.title for c in reply.citations]
-                    gold += bool(cites_gold(urls, titles, gold_source=question.gold_source, gold_section=None))
-                _say(f"[squad {mode} {number + 1}/{len(picked)}] answered: {answered}")
-        finally:
-            await app.close()
-        figures[mode] = {
-            "unanswerable_refused": refused[False],
-            "answerable_refused": refused[True],
-            "answerable_gold_cited": gold,
-            "took_too_long": too_long,
-        }
-    report.squad = figures
+    report.squad = await _refusals("squad", [str(seed)], picked, base_url, args, work)
+
+
+async def _docbot(base_url: str, args: argparse.Namespace, work: Path, report: Report) -> None:
+    """docbot's own docs/: `args.docbot` of the 20 questions they do not answer (bench/data/docbot_unanswerable)
+    and `args.docbot_answerable` of bench/data/docbot_qa.jsonl's answerable ones, spread over the file."""
+    from bench.answerability import DATA, Question, docbot_set
+    from bench.retrieval import load_jsonl
+
+    folder, unanswerable = docbot_set()
+    qa = load_jsonl(DATA / "docbot_qa.jsonl")
+    step = max(1, len(qa) // max(1, args.docbot_answerable))
+    answerable = [Question(q["question"], True, gold_source=q["gold"]) for q in qa[::step]][: args.docbot_answerable]
+    picked = answerable + unanswerable[: args.docbot]
+    report.docbot = await _refusals("docbot", [str(folder)], picked, base_url, args, work)
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -401,6 +439,8 @@ def markdown(report: Report) -> str:
     lines += ["", f"- e-manual: {json.dumps({k: v for k, v in report.emanual.items() if k != 'rows'})}"]
     if report.squad:
         lines += [f"- SQuAD v2 answerability: {json.dumps(report.squad)}"]
+    if report.docbot:
+        lines += [f"- docbot docs/ answerability: {json.dumps(report.docbot)}"]
     return "\n".join(lines)
 
 
@@ -464,6 +504,9 @@ async def run(args: argparse.Namespace) -> Report:
             save()
         if args.squad:
             await _squad(server.base_url, args, work, report)
+            save()
+        if args.docbot:
+            await _docbot(server.base_url, args, work, report)
     report.load_average["end"] = _load()
     save()
     return report
@@ -474,6 +517,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--table", type=int, default=len(TABLE), help="questions of the mixed table (0: none)")
     parser.add_argument("--emanual", type=int, default=10, help="e-manual questions, offline and LLM (0: none)")
     parser.add_argument("--squad", type=int, default=0, help="SQuAD v2 answerable and unanswerable questions each")
+    parser.add_argument("--docbot", type=int, default=0, help="docbot docs/ questions they do not answer (of 20)")
+    parser.add_argument("--docbot-answerable", type=int, default=10, help="with --docbot: answerable ones (of 62)")
     parser.add_argument("--deadline", type=float, default=60.0, help="question deadline in seconds")
     parser.add_argument("--throttled", type=int, default=len(THROTTLED), help="table questions through the proxy")
     parser.add_argument("--throttle-rate", type=float, default=2.0, help="the proxy's tokens per second")

@@ -100,6 +100,45 @@ async def main():
             chunks += (await app.ingest([extra], collection=collection)).chunks
         out["chunks_per_s"] = round(chunks / (time.perf_counter() - t), 2); out["chunks"] = chunks
         await app.close(); print("RESULT " + json.dumps(out)); return
+    if mode == "ceiling":  # the whole ingest path and the embedder alone, on the same texts, in one process
+        from bot.app import e5_engines
+        class Recording:  # every passage the ingest path embeds (chunks, then the unit and title levels), and the
+            def __init__(self, inner):  # wall time it spent inside the embedder
+                self.inner, self.texts, self.busy = inner, [], 0.0
+            @property
+            def dim(self): return self.inner.dim
+            @property
+            def model_name(self): return self.inner.model_name
+            async def embed_queries(self, texts): return await self.inner.embed_queries(texts)
+            async def embed_passages(self, texts):
+                t = time.perf_counter()
+                try: return await self.inner.embed_passages(texts)
+                finally: self.busy += time.perf_counter() - t; self.texts += list(texts)
+        settings = Settings(data_dir=data)
+        engines = e5_engines(settings)
+        recording = Recording(E5Embedder(engines=engines))
+        await recording.inner.embed_passages(["warm the engines up"] * engines)  # model loads are not ingest's
+        app = await build_app(settings, embedder=recording)
+        t = time.perf_counter()
+        chunks = (await app.ingest([extra])).chunks
+        out["ingest_s"] = time.perf_counter() - t; out["chunks_embedded"] = len(recording.texts)
+        await app.retriever.wait_for_levels()
+        out["with_levels_s"] = time.perf_counter() - t; out["passages_embedded"] = len(recording.texts)
+        out["inside_embedder_s"] = recording.busy
+        await app.close()
+        alone = E5Embedder(engines=engines)
+        await alone.embed_passages(["warm the engines up"] * engines)
+        t = time.perf_counter()
+        for i in range(0, len(recording.texts), 64):  # the ingest's own batch size
+            await alone.embed_passages(recording.texts[i : i + 64])
+        out["embedder_alone_s"] = time.perf_counter() - t
+        # per chunk of the corpus, everything searchable (its unit and title levels too), against the embedder
+        # alone doing the same passages
+        out.update(chunks=chunks, engines=engines,
+                   ingest_chunks_per_s=chunks / out["with_levels_s"],
+                   ceiling_chunks_per_s=chunks / out["embedder_alone_s"],
+                   share_of_ceiling=out["embedder_alone_s"] / out["with_levels_s"])
+        print("RESULT " + json.dumps(out)); return
     if mode == "prep":  # what `docbot ingest` leaves: the snapshot and the title level saved
         from bot.settings import load_settings
         app = await build_app(load_settings(data_dir=data))
@@ -392,8 +431,22 @@ def _isolated(argv: list[str], root: Path) -> dict[str, Any]:
     return result
 
 
+def _ceiling_corpus(work: Path) -> Path:
+    """The e-manual's 261 sections as a seed file (real prose, ../shared/data), else the fixture manual."""
+    corpus = REPO.parent / "shared" / "data" / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json"
+    if not corpus.is_file():
+        return REPO / "tests" / "fixtures" / "manual"
+    sys.path.insert(0, str(REPO))
+    from tests.helpers.emanual import load_corpus
+
+    seed = work / "emanual.jsonl"
+    seed.write_text("\n".join(json.dumps(record) for record in load_corpus(corpus)), encoding="utf-8")
+    return seed
+
+
 def embedder_figures(baseline: Path, work: Path) -> dict[str, Any]:
-    """The E5 engine's ceiling (one and two OpenMP threads) and the whole ingest path of each tree against it."""
+    """The E5 engine's ceiling (one and two OpenMP threads) on synthetic passages, the whole ingest path of each
+    tree on the fixture manual, and (this tree) ingest against the embedder alone on the very texts it embedded."""
     out: dict[str, Any] = {}
     for threads in ("1", "2"):
         data = work / f"e5-{threads}"
@@ -403,6 +456,12 @@ def embedder_figures(baseline: Path, work: Path) -> dict[str, Any]:
         data = work / f"ingest-{name}"
         data.mkdir(parents=True, exist_ok=True)
         out[f"ingest_{name}"] = run_child(root, "ingest", data, str(root / "tests" / "fixtures" / "manual"))
+    data = work / "ceiling"
+    data.mkdir(parents=True, exist_ok=True)
+    corpus = _ceiling_corpus(work)
+    out["ingest_vs_embedder_alone"] = run_child(REPO, "ceiling", data, str(corpus), timeout=1800) | {
+        "corpus": corpus.name
+    }
     return out
 
 

@@ -228,10 +228,9 @@ def _problem_lines(report: IngestReport) -> list[str]:
 
 
 def _failed_message(report: IngestReport) -> str:
-    return (
-        f"{len(report.failed)} documents not ingested because the embedder failed (the rest is stored); "
-        "run the same ingest again"
-    )
+    count = len(report.failed)
+    documents = "1 document was" if count == 1 else f"{count} documents were"
+    return f"{documents} not ingested because the embedder failed (the rest is stored); run the same ingest again"
 
 
 class ReadingDocs:

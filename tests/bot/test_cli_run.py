@@ -122,6 +122,7 @@ async def test_a_failed_reading_is_said_in_the_chat_and_answers_go_on_from_what_
 
     shown = screen.getvalue()
     assert "not ingested: Zanzibarquokka calibration: embeddings endpoint server error" in shown, shown
+    assert "1 document was not ingested because the embedder failed" in " ".join(shown.split()), shown
     assert "Answers use what was stored before" in shown
     assert reply is not None and reply.kind is ReplyKind.ANSWER and reply.citations  # the manual stored before
     await reading.stop()
