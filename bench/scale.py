@@ -129,8 +129,9 @@ async def main():
         alone = E5Embedder(engines=engines)
         await alone.embed_passages(["warm the engines up"] * engines)
         t = time.perf_counter()
-        for i in range(0, len(recording.texts), 64):  # the ingest's own batch size
-            await alone.embed_passages(recording.texts[i : i + 64])
+        from storage.ingest.ingestor import EMBED_GROUP_CHUNKS  # the ingest's own group size
+        for i in range(0, len(recording.texts), EMBED_GROUP_CHUNKS):
+            await alone.embed_passages(recording.texts[i : i + EMBED_GROUP_CHUNKS])
         out["embedder_alone_s"] = time.perf_counter() - t
         # per chunk of the corpus, everything searchable (its unit and title levels too), against the embedder
         # alone doing the same passages
@@ -433,7 +434,9 @@ def _isolated(argv: list[str], root: Path) -> dict[str, Any]:
 
 def _ceiling_corpus(work: Path) -> Path:
     """The e-manual's 261 sections as a seed file (real prose, ../shared/data), else the fixture manual."""
-    corpus = REPO.parent / "shared" / "data" / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json"
+    from bench.__main__ import DEFAULT_DATA  # the shared data where the tests look for it ($DOCBOT_SHARED_DATA)
+
+    corpus = DEFAULT_DATA / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json"
     if not corpus.is_file():
         return REPO / "tests" / "fixtures" / "manual"
     sys.path.insert(0, str(REPO))
