@@ -18,12 +18,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/docbot run --ingest docs
 
-## test: lint, type-check and run every test (one pytest worker per core, at most four; tests that share the
-## e-manual's embeddings stay on one worker)
+## test: lint, type-check and run every test (type-checking beside the tests; one pytest worker more than the cores,
+## at most four; tests that share the e-manual's embeddings stay on one worker; slow tests start first)
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy
-	$(PYTEST)
+	@echo "$(BIN)/mypy > $(VENV)/mypy.log &  # beside the tests, its report follows theirs"; echo "$(PYTEST)"
+	@$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
+	$(PYTEST); tests=$$?; \
+	wait $$typing; typed=$$?; cat $(VENV)/mypy.log; \
+	test $$tests -eq 0 && test $$typed -eq 0
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
