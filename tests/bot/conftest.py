@@ -1,9 +1,9 @@
-"""An app built on the fixture manual: ingested once per session into a template SQLite file, copied per test."""
+"""An app built on the fixture manual: ingested once per session into a template folder (database and search
+snapshot), copied per test."""
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from itertools import count
@@ -15,37 +15,39 @@ import pytest
 from bot.app import App, build_app
 from bot.settings import Settings
 from pipeline.messages import Inbound, InboundKind
+from tests.helpers.app_template import AppTemplate, finish_template
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
 _ids = count(1)
 
 
 @pytest.fixture(scope="session")
-def manual_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def manual_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("manual-db")
 
-    async def ingest() -> None:
+    async def ingest() -> AppTemplate:
         app = await build_app(Settings(data_dir=folder))
         try:
             report = await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
             assert report.added > 5, report.summary()
-        finally:
+        except BaseException:
             await app.close()
+            raise
+        return await finish_template(app, folder)
 
-    asyncio.run(ingest())
-    return folder / "docbot.db"
+    return asyncio.run(ingest())
 
 
 @pytest.fixture
-async def make_app(manual_db: Path, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    """`await make_app(**settings)` builds an app on a private copy of the ingested manual (closed after the test)."""
+async def make_app(manual_template: AppTemplate, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """`await make_app(**settings)` builds an app on a private copy of the ingested manual, its search snapshot
+    included (restored as on a restart; closed after the test)."""
     apps: list[App] = []
 
     async def build(**overrides: Any) -> App:
-        data = tmp_path / f"data{len(apps)}"
-        data.mkdir()
-        shutil.copy(manual_db, data / "docbot.db")
-        app = await build_app(Settings(data_dir=data, **overrides))
+        settings = Settings(data_dir=tmp_path / f"data{len(apps)}", **overrides)
+        manual_template.copy_into(settings)
+        app = await build_app(settings)
         apps.append(app)
         return app
 

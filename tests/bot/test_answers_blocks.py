@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import io
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from bot.settings import Settings
 from pipeline.locales import texts
 from pipeline.messages import Reply, ReplyKind
 from tests.bot.conftest import inbound
+from tests.helpers.app_template import AppTemplate, finish_template
 
 pytestmark = pytest.mark.integration
 
@@ -37,25 +37,27 @@ needs_deflist = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="session")
-def pages_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def pages_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("answers-db")
 
-    async def ingest() -> None:
+    async def ingest() -> AppTemplate:
         app = await build_app(Settings(data_dir=folder))
         try:
             report = await app.ingest([str(PAGES)], base_url="https://docs.example.com/")
             assert report.added == 1, report.summary()
-        finally:
+        except BaseException:
             await app.close()
+            raise
+        return await finish_template(app, folder)
 
-    asyncio.run(ingest())
-    return folder / "docbot.db"
+    return asyncio.run(ingest())
 
 
 @pytest.fixture
-async def app(pages_db: Path, tmp_path: Path) -> AsyncIterator[App]:
-    shutil.copy(pages_db, tmp_path / "docbot.db")
-    built = await build_app(Settings(data_dir=tmp_path))
+async def app(pages_template: AppTemplate, tmp_path: Path) -> AsyncIterator[App]:
+    settings = Settings(data_dir=tmp_path / "data")
+    pages_template.copy_into(settings)
+    built = await build_app(settings)
     yield built
     await built.close()
 

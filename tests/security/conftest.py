@@ -4,7 +4,6 @@ session into a template SQLite file and copied per test. Channels see collection
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from itertools import count
@@ -16,6 +15,7 @@ import pytest
 from bot.app import App, build_app
 from bot.settings import ChannelPolicy, Settings
 from pipeline.messages import Inbound
+from tests.helpers.app_template import AppTemplate, finish_template
 
 DOCS = Path(__file__).resolve().parent.parent / "fixtures" / "security"
 COLLECTIONS = ("public", "secret", "acme", "poisoned")
@@ -32,33 +32,33 @@ POLICIES = (
 
 
 @pytest.fixture(scope="session")
-def security_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def security_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("security-db")
 
-    async def ingest() -> None:
+    async def ingest() -> AppTemplate:
         app = await build_app(Settings(data_dir=folder))
         try:
             for collection in COLLECTIONS:
                 report = await app.ingest([str(DOCS / collection)], collection=collection, base_url=BASE_URL)
                 assert report.added >= 1, report.summary()
-        finally:
+        except BaseException:
             await app.close()
+            raise
+        return await finish_template(app, folder)
 
-    asyncio.run(ingest())
-    return folder / "docbot.db"
+    return asyncio.run(ingest())
 
 
 @pytest.fixture
-async def make_secure_app(security_db: Path, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    """`await make_secure_app(**settings)`: an app on a private copy of the ingested docs, with `POLICIES`."""
+async def make_secure_app(security_template: AppTemplate, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """`await make_secure_app(**settings)`: an app on a private copy of the ingested docs (search snapshot included),
+    with `POLICIES`."""
     apps: list[App] = []
 
     async def build(**overrides: Any) -> App:
-        data = tmp_path / f"data{len(apps)}"
-        data.mkdir()
-        shutil.copy(security_db, data / "docbot.db")
-        settings: dict[str, Any] = {"data_dir": data, "channel_policies": POLICIES, **overrides}
-        app = await build_app(Settings(**settings))
+        settings = Settings(**{"data_dir": tmp_path / f"data{len(apps)}", "channel_policies": POLICIES, **overrides})
+        security_template.copy_into(settings)
+        app = await build_app(settings)
         apps.append(app)
         return app
 
