@@ -16,6 +16,7 @@ from bot.app import App, build_app
 from bot.settings import Settings
 from pipeline.messages import Inbound, InboundKind
 from tests.helpers.app_template import AppTemplate, finish_template
+from tests.helpers.emanual import session_embedder
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
 _ids = count(1)
@@ -26,7 +27,7 @@ def manual_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("manual-db")
 
     async def ingest() -> AppTemplate:
-        app = await build_app(Settings(data_dir=folder))
+        app = await build_app(Settings(data_dir=folder), embedder=session_embedder())  # e5, cached on disk
         try:
             report = await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
             assert report.added > 5, report.summary()

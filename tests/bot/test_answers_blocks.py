@@ -26,6 +26,7 @@ from pipeline.locales import texts
 from pipeline.messages import Reply, ReplyKind
 from tests.bot.conftest import inbound
 from tests.helpers.app_template import AppTemplate, finish_template
+from tests.helpers.emanual import session_embedder
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +42,7 @@ def pages_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("answers-db")
 
     async def ingest() -> AppTemplate:
-        app = await build_app(Settings(data_dir=folder))
+        app = await build_app(Settings(data_dir=folder), embedder=session_embedder())  # e5, cached on disk
         try:
             report = await app.ingest([str(PAGES)], base_url="https://docs.example.com/")
             assert report.added == 1, report.summary()

@@ -2,7 +2,8 @@
 
 A copy restores the template's snapshot the way a restarted bot restores its own (`HybridRetriever.load`): the keyword
 and vector levels, and the title and unit vectors, are read from disk instead of being rebuilt and re-embedded with
-e5 for every test (that was about a second of CPU per app on the 30-chunk fixture manual).
+e5 for every test (that was about a second of CPU per app on the 30-chunk fixture manual). The templates embed with
+the disk-cached session embedder (`tests.helpers.emanual.session_embedder`): the same e5 vectors, computed once.
 """
 
 from __future__ import annotations

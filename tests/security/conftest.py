@@ -16,6 +16,7 @@ from bot.app import App, build_app
 from bot.settings import ChannelPolicy, Settings
 from pipeline.messages import Inbound
 from tests.helpers.app_template import AppTemplate, finish_template
+from tests.helpers.emanual import session_embedder
 
 DOCS = Path(__file__).resolve().parent.parent / "fixtures" / "security"
 COLLECTIONS = ("public", "secret", "acme", "poisoned")
@@ -36,7 +37,7 @@ def security_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("security-db")
 
     async def ingest() -> AppTemplate:
-        app = await build_app(Settings(data_dir=folder))
+        app = await build_app(Settings(data_dir=folder), embedder=session_embedder())  # e5, cached on disk
         try:
             for collection in COLLECTIONS:
                 report = await app.ingest([str(DOCS / collection)], collection=collection, base_url=BASE_URL)

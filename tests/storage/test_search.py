@@ -12,11 +12,12 @@ import pytest_asyncio
 
 from pipeline.types import SearchQuality, SearchRequest
 from storage.db import Database
-from storage.embedder import E5Embedder, HashingEmbedder
+from storage.embedder import HashingEmbedder
 from storage.ingest import Ingestor
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
 from storage.vector_index import VectorIndexUnavailable, VectorMatch
+from tests.helpers.emanual import session_embedder
 from tests.storage.dbutil import drop_database, make_database
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
@@ -35,7 +36,7 @@ class Corpus:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def e5_corpus(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Corpus]:
     db = await make_database("sqlite", tmp_path_factory.mktemp("search"))
-    embedder, index = E5Embedder(), LocalVectorIndex(384)
+    embedder, index = session_embedder(), LocalVectorIndex(384)  # e5, its vectors cached on disk across sessions
     retriever = HybridRetriever(db, embedder, index)
     await Ingestor(db, embedder, index, on_change=retriever.reload).ingest([str(MANUAL)], base_url=BASE)
     yield Corpus(db, retriever, index)
