@@ -297,9 +297,11 @@ async def test_button_presses_post_the_resumed_reply_or_the_notice(db: Database,
 @pytest.mark.integration
 async def test_the_worker_loop_answers_everything_and_heartbeats_keep_claims(db: Database) -> None:
     sink = RecordingSink()
-    # each answer takes three leases: only heartbeats keep the claims (a takeover needs a 0.7 s stall)
-    handlers = [FakeHandler(delay_s=2.4), FakeHandler(delay_s=2.4)]
-    config = {"lease_s": 0.8, "heartbeat_s": 0.1, "poll_s": 0.02, "concurrency": 6, "sweep_s": 0.1}
+    # each answer takes two and a half leases: only heartbeats keep the claims. A takeover needs a 2.75 s stall of
+    # the heartbeat (lease 3 s, heartbeat every 0.25 s): with a 0.8 s lease, two loaded test runs side by side
+    # once stalled a SQLite heartbeat long enough for a takeover, which is the lease doing its job, not a bug
+    handlers = [FakeHandler(delay_s=7.5), FakeHandler(delay_s=7.5)]
+    config = {"lease_s": 3.0, "heartbeat_s": 0.25, "poll_s": 0.02, "concurrency": 6, "sweep_s": 0.1}
     lags: list[float] = []
     workers = [
         Delivery(db, h, {"slack": sink}, f"w{i}", config=DeliveryConfig(**config),  # type: ignore[arg-type]
@@ -310,7 +312,7 @@ async def test_the_worker_loop_answers_everything_and_heartbeats_keep_claims(db:
     loops = [asyncio.create_task(w.run_worker(stop)) for w in workers]
     for n in range(12):
         await workers[n % 2].accept(message(n), ref_for(message(n)))
-    async with asyncio.timeout(20):
+    async with asyncio.timeout(90):
         while len(sink.posts) < 12:
             await asyncio.sleep(0.05)
     stop.set()
