@@ -47,6 +47,11 @@ def chunk(doc: str, n: int, *, collection: str = "default", dim: int = DIM, seed
     )
 
 
+# Requests of a megabyte or two: the fake parses each one on a busy test worker, far slower than the 0.2 s request
+# timeout the fault tests below use to cut a sleeping fake (two loaded runs side by side once timed out an upsert).
+BULK: dict[str, Any] = {"request_timeout_s": 30.0, "write_deadline_s": 120.0, "query_deadline_s": 30.0}
+
+
 @pytest.fixture
 async def fake() -> AsyncIterator[FakePinecone]:
     async with FakePinecone() as server:
@@ -132,7 +137,7 @@ async def test_existing_index_of_another_shape_raises_a_typed_error(
 async def test_upsert_of_2500_small_vectors_is_three_requests_within_the_count_limit(
     fake: FakePinecone, make_index: Callable[..., PineconeIndex]
 ) -> None:
-    index = make_index()
+    index = make_index(**BULK)
     records = [chunk(f"doc{i // 10}", i % 10) for i in range(2500)]
     await index.upsert(records)
 
@@ -145,7 +150,7 @@ async def test_upsert_of_2500_small_vectors_is_three_requests_within_the_count_l
 async def test_upsert_of_384_dim_vectors_stays_under_two_megabytes_per_request(
     fake: FakePinecone, make_index: Callable[..., PineconeIndex]
 ) -> None:
-    index = make_index(dimension=384)
+    index = make_index(dimension=384, **BULK)
     records = [chunk(f"doc{i // 10}", i % 10, dim=384) for i in range(2500)]
     await index.upsert(records)
 
@@ -162,7 +167,7 @@ async def test_upsert_of_384_dim_vectors_stays_under_two_megabytes_per_request(
 async def test_delete_of_many_ids_is_split_within_the_id_limit(
     fake: FakePinecone, make_index: Callable[..., PineconeIndex]
 ) -> None:
-    index = make_index()
+    index = make_index(**BULK)
     records = [chunk("big", i) for i in range(1500)]
     await index.upsert(records)
     await index.delete([r.id for r in records], "default")
@@ -409,7 +414,7 @@ async def test_check_of_a_missing_or_unreachable_index_says_so_without_creating(
 async def test_reindex_moves_stored_vectors_without_reembedding(
     fake: FakePinecone, make_index: Callable[..., PineconeIndex]
 ) -> None:
-    index = make_index()
+    index = make_index(**BULK)
     records = [chunk(f"d{i // 4}", i % 4, collection="eng" if i % 3 else "ops") for i in range(1200)]
     stale = chunk("old-model", 0, dim=DIM * 2)
 
