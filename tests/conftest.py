@@ -102,6 +102,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+@pytest.hookimpl(optionalhook=True)  # a run with -p no:xdist does not know the hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the cores. The slowest tests mostly wait (on a throttled model server, a held
     database lock, a deadline), and a worker waiting leaves its core idle unless another worker can take it."""
