@@ -22,8 +22,7 @@ run: $(STAMP)
 ## at most four; tests that share the e-manual's embeddings stay on one worker; slow tests start first)
 test: $(STAMP)
 	$(BIN)/ruff check .
-	@echo "$(BIN)/mypy > $(VENV)/mypy.log &  # beside the tests, its report follows theirs"; echo "$(PYTEST)"
-	@$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
+	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
 	$(PYTEST); tests=$$?; \
 	wait $$typing; typed=$$?; cat $(VENV)/mypy.log; \
 	test $$tests -eq 0 && test $$typed -eq 0

@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from bot.app import App, build_app
+from bot.app import App
 from bot.settings import Settings
 from pipeline.messages import Inbound, InboundKind
-from tests.helpers.app_template import AppTemplate, finish_template
-from tests.helpers.emanual import session_embedder
+from tests.helpers.app_template import AppTemplate, make_template
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
 _ids = count(1)
@@ -26,17 +25,11 @@ _ids = count(1)
 def manual_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("manual-db")
 
-    async def ingest() -> AppTemplate:
-        app = await build_app(Settings(data_dir=folder), embedder=session_embedder())  # e5, cached on disk
-        try:
-            report = await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
-            assert report.added > 5, report.summary()
-        except BaseException:
-            await app.close()
-            raise
-        return await finish_template(app, folder)
+    async def ingest(app: App) -> None:
+        report = await app.ingest([str(MANUAL)], base_url="https://docs.example.com/")
+        assert report.added > 5, report.summary()
 
-    return asyncio.run(ingest())
+    return asyncio.run(make_template(folder, ingest))
 
 
 @pytest.fixture
@@ -46,9 +39,7 @@ async def make_app(manual_template: AppTemplate, tmp_path: Path) -> AsyncIterato
     apps: list[App] = []
 
     async def build(**overrides: Any) -> App:
-        settings = Settings(data_dir=tmp_path / f"data{len(apps)}", **overrides)
-        manual_template.copy_into(settings)
-        app = await build_app(settings)
+        app = await manual_template.build_app(Settings(data_dir=tmp_path / f"data{len(apps)}", **overrides))
         apps.append(app)
         return app
 

@@ -20,13 +20,12 @@ from rich.console import Console
 from adapters.console import render_reply as terminal_render
 from adapters.discord.render import render_reply as discord_render
 from adapters.slack.blocks import render_reply as slack_render
-from bot.app import App, build_app
+from bot.app import App
 from bot.settings import Settings
 from pipeline.locales import texts
 from pipeline.messages import Reply, ReplyKind
 from tests.bot.conftest import inbound
-from tests.helpers.app_template import AppTemplate, finish_template
-from tests.helpers.emanual import session_embedder
+from tests.helpers.app_template import AppTemplate, make_template
 
 pytestmark = pytest.mark.integration
 
@@ -41,24 +40,16 @@ needs_deflist = pytest.mark.skipif(
 def pages_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("answers-db")
 
-    async def ingest() -> AppTemplate:
-        app = await build_app(Settings(data_dir=folder), embedder=session_embedder())  # e5, cached on disk
-        try:
-            report = await app.ingest([str(PAGES)], base_url="https://docs.example.com/")
-            assert report.added == 1, report.summary()
-        except BaseException:
-            await app.close()
-            raise
-        return await finish_template(app, folder)
+    async def ingest(app: App) -> None:
+        report = await app.ingest([str(PAGES)], base_url="https://docs.example.com/")
+        assert report.added == 1, report.summary()
 
-    return asyncio.run(ingest())
+    return asyncio.run(make_template(folder, ingest))
 
 
 @pytest.fixture
 async def app(pages_template: AppTemplate, tmp_path: Path) -> AsyncIterator[App]:
-    settings = Settings(data_dir=tmp_path / "data")
-    pages_template.copy_into(settings)
-    built = await build_app(settings)
+    built = await pages_template.build_app(Settings(data_dir=tmp_path / "data"))
     yield built
     await built.close()
 

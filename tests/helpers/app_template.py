@@ -9,12 +9,14 @@ the disk-cached session embedder (`tests.helpers.emanual.session_embedder`): the
 from __future__ import annotations
 
 import shutil
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-from bot.app import App, snapshot_dir
+from bot.app import App, build_app, snapshot_dir
 from bot.settings import Settings
+from tests.helpers.emanual import session_embedder
 
 DATABASE_FILE = "docbot.db"
 
@@ -31,6 +33,11 @@ class AppTemplate:
     def database(self) -> Path:
         return self.folder / DATABASE_FILE
 
+    async def build_app(self, settings: Settings) -> App:
+        """An app on a private copy of the template (`copy_into`), built as production builds one."""
+        self.copy_into(settings)
+        return await build_app(settings)
+
     def copy_into(self, settings: Settings) -> None:
         """The database, and the snapshot where an app with `settings` looks for it. An app whose settings pick
         another embedder (or database) looks elsewhere, finds nothing and rebuilds, as it would in production."""
@@ -44,9 +51,13 @@ class AppTemplate:
             shutil.copytree(source, target)
 
 
-async def finish_template(app: App, folder: Path) -> AppTemplate:
-    """Wait for the background title and unit levels (so they are saved beside the snapshot), then close `app`."""
+async def make_template(folder: Path, fill: Callable[[App], Awaitable[None]]) -> AppTemplate:
+    """An app on `folder` embedding with the disk-cached session e5; `fill(app)` ingests (and asserts what it
+    ingested). Then the background title and unit levels are awaited, so they are saved beside the snapshot, and the
+    app is closed, whatever happened."""
+    app = await build_app(Settings(data_dir=folder), embedder=session_embedder())
     try:
+        await fill(app)
         await app.retriever.wait_for_levels()
         return AppTemplate(folder, str(getattr(app.embedder, "model_name", "")), app.embedder.dim)
     finally:

@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from bot.app import App, build_app
+from bot.app import App
 from bot.settings import ChannelPolicy, Settings
 from pipeline.messages import Inbound
-from tests.helpers.app_template import AppTemplate, finish_template
-from tests.helpers.emanual import session_embedder
+from tests.helpers.app_template import AppTemplate, make_template
 
 DOCS = Path(__file__).resolve().parent.parent / "fixtures" / "security"
 COLLECTIONS = ("public", "secret", "acme", "poisoned")
@@ -36,18 +35,12 @@ POLICIES = (
 def security_template(tmp_path_factory: pytest.TempPathFactory) -> AppTemplate:
     folder = tmp_path_factory.mktemp("security-db")
 
-    async def ingest() -> AppTemplate:
-        app = await build_app(Settings(data_dir=folder), embedder=session_embedder())  # e5, cached on disk
-        try:
-            for collection in COLLECTIONS:
-                report = await app.ingest([str(DOCS / collection)], collection=collection, base_url=BASE_URL)
-                assert report.added >= 1, report.summary()
-        except BaseException:
-            await app.close()
-            raise
-        return await finish_template(app, folder)
+    async def ingest(app: App) -> None:
+        for collection in COLLECTIONS:
+            report = await app.ingest([str(DOCS / collection)], collection=collection, base_url=BASE_URL)
+            assert report.added >= 1, report.summary()
 
-    return asyncio.run(ingest())
+    return asyncio.run(make_template(folder, ingest))
 
 
 @pytest.fixture
@@ -58,8 +51,7 @@ async def make_secure_app(security_template: AppTemplate, tmp_path: Path) -> Asy
 
     async def build(**overrides: Any) -> App:
         settings = Settings(**{"data_dir": tmp_path / f"data{len(apps)}", "channel_policies": POLICIES, **overrides})
-        security_template.copy_into(settings)
-        app = await build_app(settings)
+        app = await security_template.build_app(settings)
         apps.append(app)
         return app
 
