@@ -206,19 +206,25 @@ async def run_questions(
         await Ingestor(db, embedder, index).ingest([str(seed)], collection=COLLECTION)
         retriever = HybridRetriever(db, embedder, index)
         await retriever.load()
-        await retriever.wait_for_titles()  # the title level is embedded in the background; measure it complete
+        # as the pipeline's search agent asks: with the language the lang agent detects
+        requests = [
+            SearchRequest(text=str(p["question"]), language=detect_language(str(p["question"])), top_k=10,
+                          collections=(COLLECTION,))
+            for p in qa_pairs
+        ]  # fmt: skip
+        if "ours" in systems and any(retriever.reads_cross_language(r) for r in requests):
+            await retriever.wait_for_levels()  # embedded in the background: measure them complete
+        else:
+            await retriever.close()  # the title and unit levels rank none of these questions: not embedded
         corpus = retriever.corpus
         assert corpus is not None
         results: list[QuestionResult] = []
-        for pair in qa_pairs:
+        for pair, request in zip(qa_pairs, requests, strict=True):
             question, gold, lang = str(pair["question"]), pair.get("gold"), str(pair.get("lang", "en"))
             group = str(pair.get("group", ""))
             for system in systems:
                 top_score = margin = 0.0
-                if system == "ours":  # as the pipeline's search agent asks: with the language the lang agent detects
-                    request = SearchRequest(
-                        text=question, language=detect_language(question), top_k=10, collections=(COLLECTION,)
-                    )
+                if system == "ours":
                     response = await retriever.search(request)
                     urls = [h.url for h in response.hits]
                     if response.hits:
@@ -244,6 +250,7 @@ async def run_questions(
                 results.append(
                     QuestionResult(question, lang, gold, system, _rank(urls, gold), top_score, margin, group)
                 )
+        await retriever.close()
         await db.dispose()
     return results
 

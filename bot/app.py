@@ -379,6 +379,7 @@ async def build_app(
         retriever = HybridRetriever(
             db, embedder, index, snapshot_dir=snapshot_dir(settings, embedder), freeze_snapshots=True
         )
+        closers.append(retriever.close)  # its background embedding stops before the embedder, index and database
         await retriever.load()
         strategies, chat = llm_strategies(settings)
         if chat is not None:

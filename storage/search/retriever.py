@@ -149,6 +149,27 @@ class HybridRetriever:
 
     wait_for_titles = wait_for_levels  # the earlier name (the title level came first)
 
+    async def close(self) -> None:
+        """Stop embedding the title and unit levels in the background (at shutdown, or once no question that they
+        rank will be asked). A level is saved only once complete, so the next start embeds what is missing."""
+        task, self._titles_task = self._titles_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task])
+
+    def reads_cross_language(self, request: SearchRequest) -> bool:
+        """Whether `request` is ranked as a question in another language than the docs': the only questions the
+        title and unit levels rank (False before `load`)."""
+        corpus = self._corpus
+        if corpus is None:
+            return False
+        return self._cross_language(request, corpus.text_level.coverage(tokenize(request.text_eng or request.text)))
+
+    def _cross_language(self, request: SearchRequest, coverage: float) -> bool:
+        return not request.text_eng and is_cross_language(  # an English form restores monolingual scores
+            request.language, self._docs_language, stopword_share=stopword_share(request.text), coverage=coverage
+        )
+
     def _settle(self, *, full: bool = False) -> None:
         """The objects alive now are long-lived: out of the cyclic collector's walks (see `freeze_snapshots`).
         Cyclic garbage frozen with them would never be freed, so it is collected first: all of it at start (before
@@ -400,9 +421,7 @@ class HybridRetriever:
             return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timer.done())
         cosine = self._cosines(corpus, candidates, vectors, dense_hits)
         coverage = corpus.text_level.coverage(tokens)
-        cross_language = not request.text_eng and is_cross_language(  # an English form restores monolingual scores
-            request.language, self._docs_language, stopword_share=stopword_share(request.text), coverage=coverage
-        )
+        cross_language = self._cross_language(request, coverage)
         if dense_hits is not None and cross_language:
             cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))
             cosine = with_units(cosine, self._unit_cosines(corpus, candidates, vectors))

@@ -4,6 +4,7 @@ a failing embedder leaves the search working without it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from storage.ingest import Ingestor
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
 from storage.search.units import text_units
+from tests.helpers.held_embedder import HeldPassages
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
 BASE = "https://docs.example.com/manual"
@@ -110,3 +112,39 @@ async def test_without_title_and_unit_vectors_a_cross_language_search_still_answ
     cross = (await replica.search(SearchRequest(text=sentence, language="ru", top_k=5))).hits
     assert cross and [h.chunk_id for h in cross] == [h.chunk_id for h in same_language]
     assert cross[0].level_scores["dense"] == pytest.approx(same_language[0].level_scores["dense"])  # nothing raised
+
+
+@pytest.mark.integration
+async def test_close_stops_the_background_levels_and_the_next_start_embeds_what_is_missing(
+    db: Database, tmp_path: Path
+) -> None:
+    await ingested(db, None)  # the chunks and their vectors in the database
+    folder = tmp_path / "index"
+    embedder = HeldPassages(hold=True)
+    stopped = retriever(db, embedder, folder)
+    await stopped.load()  # restores nothing, reads the stored chunk vectors, starts the levels in the background
+    await asyncio.wait_for(embedder.held.wait(), timeout=60)
+    await stopped.close()
+    assert embedder.cancelled.is_set()  # stopped, not left waiting for the loop's end
+    assert not (folder / "titles-64.npz").exists() and not (folder / "units-64.npz").exists()
+    _, sentence = a_long_chunk_sentence(stopped)
+    assert (await stopped.search(SearchRequest(text=sentence, language="ru", top_k=3))).hits  # still searches
+
+    restarted_embedder = HashingEmbedder()
+    restarted = retriever(db, restarted_embedder, folder)
+    await restarted.load()
+    await restarted.wait_for_levels()
+    assert restarted_embedder.passages_embedded > 0  # what the closed one did not finish
+    assert (folder / "titles-64.npz").is_file() and (folder / "units-64.npz").is_file()
+
+
+@pytest.mark.integration
+async def test_only_a_question_in_another_language_than_the_docs_reads_as_cross_language(db: Database) -> None:
+    found, _ = await ingested(db, None)
+    _, sentence = a_long_chunk_sentence(found)
+    assert found.reads_cross_language(SearchRequest(text=sentence, language="ru"))
+    assert not found.reads_cross_language(SearchRequest(text=sentence, language=DOCS_LANGUAGE))
+    # the pipeline's English form of the question is searched as monolingual
+    assert not found.reads_cross_language(SearchRequest(text=sentence, language="ru", text_eng=sentence))
+    unloaded = retriever(db, HashingEmbedder(), None)
+    assert not unloaded.reads_cross_language(SearchRequest(text=sentence, language="ru"))  # nothing loaded yet
