@@ -4,6 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup --durations=15
+# Byte-compiled modules are written on first import and reused by every later process (test workers, the
+# subprocesses tests start, the next run), also where the environment turns that off (container images often set
+# PYTHONDONTWRITEBYTECODE=1: then every process compiles every module it imports, ~6 CPU-s per test worker).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint bench clean
 
