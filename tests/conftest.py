@@ -104,8 +104,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)  # a run with -p no:xdist does not know the hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers more than the cores (`--maxprocesses` caps them). Several slow tests mostly wait (on a
-    throttled model server, a held database lock, a deadline), and a worker waiting leaves its core idle unless
-    another worker can take it. On 2 cores, fresh clones with the e5 cache empty: 4 workers ran pytest in 278 s and
-    269 s where 3 took 284 s and 276 s (two pairs, 2026-11-26)."""
-    return (os.cpu_count() or 1) + 2
+    """`-n auto`: one worker more than the cores. The slowest tests mostly wait (on a throttled model server, a held
+    database lock, a deadline), and a worker waiting leaves its core idle unless another worker can take it. Two
+    more than the cores was no faster on 2 cores (fresh clones, e5 cache empty, 2026-11-26: 299 s and 311 s in all
+    with 4 workers, 305 s and 304 s with 3): the fourth worker takes CPU from the e-manual's, the critical path."""
+    return (os.cpu_count() or 1) + 1

@@ -253,5 +253,6 @@ def session_embedder() -> MemoEmbedder:
     from storage.embedder import E5Embedder
 
     folder = os.environ.get("DOCBOT_TEST_CACHE", str(Path.home() / ".cache" / "docbot-tests"))
-    # two engines: a cold cache embeds the e-manual while the other xdist worker often waits on sockets or a model
-    return MemoEmbedder(E5Embedder(engines=2), Path(folder) / "embeddings" if folder else None)
+    # four engines (single-threaded, ~21 MB each): with the cache empty, the worker embedding the e-manual is the
+    # run's critical path, and on cores shared with the other workers four threads get it a larger share of them
+    return MemoEmbedder(E5Embedder(engines=4), Path(folder) / "embeddings" if folder else None)
