@@ -106,6 +106,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the cores. The slowest tests mostly wait (on a throttled model server, a held
     database lock, a deadline), and a worker waiting leaves its core idle unless another worker can take it. Two
-    more than the cores was no faster on 2 cores (fresh clones, e5 cache empty, 2026-11-26: 299 s and 311 s in all
-    with 4 workers, 305 s and 304 s with 3): the fourth worker takes CPU from the e-manual's, the critical path."""
+    more than the cores was no faster on 2 cores (fresh clones, e5 cache empty, two e5 engines, 2026-11-26: 299 s
+    and 311 s in all with 4 workers, 305 s and 304 s with 3): the fourth takes CPU from the worker embedding the
+    e-manual, the critical path."""
     return (os.cpu_count() or 1) + 1

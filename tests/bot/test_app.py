@@ -34,7 +34,7 @@ async def test_closing_the_app_stops_the_background_title_and_unit_embedding(tmp
     for saved in levels:
         saved.unlink()
 
-    embedder = HeldPassages(hold=True)
+    embedder = HeldPassages()
     app = await build_app(settings, embedder=embedder)
     try:
         await asyncio.wait_for(embedder.held.wait(), timeout=60)  # the levels are being embedded

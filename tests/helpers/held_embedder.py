@@ -13,21 +13,19 @@ from storage.embedder import HashingEmbedder
 
 
 class HeldPassages(HashingEmbedder):
-    """The hashing embedder; while `hold` is set, a passage call waits for a release that never comes and records
-    that it was cancelled (`cancelled`). `held` is set once a call waits."""
+    """The hashing embedder's queries; a passage call waits for a release that never comes and records that it was
+    cancelled (`cancelled`). `held` is set once a call waits."""
 
-    def __init__(self, *, hold: bool) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.hold = hold
         self.held = asyncio.Event()
         self.cancelled = asyncio.Event()
 
     async def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        if self.hold:
-            self.held.set()
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                self.cancelled.set()
-                raise
-        return await super().embed_passages(texts)
+        self.held.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        raise AssertionError("never released")

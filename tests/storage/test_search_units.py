@@ -120,7 +120,7 @@ async def test_close_stops_the_background_levels_and_the_next_start_embeds_what_
 ) -> None:
     await ingested(db, None)  # the chunks and their vectors in the database
     folder = tmp_path / "index"
-    embedder = HeldPassages(hold=True)
+    embedder = HeldPassages()
     stopped = retriever(db, embedder, folder)
     await stopped.load()  # restores nothing, reads the stored chunk vectors, starts the levels in the background
     await asyncio.wait_for(embedder.held.wait(), timeout=60)
