@@ -51,6 +51,11 @@ async def ingested(db: Database, folder: Path | None) -> tuple[HybridRetriever, 
     return first, embedder
 
 
+def level_files(folder: Path) -> tuple[Path, Path]:
+    """Where the title and unit levels are saved beside the snapshot (the hashing embedder's 64 dimensions)."""
+    return folder / "titles-64.npz", folder / "units-64.npz"
+
+
 def a_long_chunk_sentence(retriever: HybridRetriever) -> tuple[str, str]:
     """A chunk of several units and its longest unit."""
     corpus = retriever.corpus
@@ -66,7 +71,7 @@ def a_long_chunk_sentence(retriever: HybridRetriever) -> tuple[str, str]:
 async def test_units_are_saved_beside_the_snapshot_and_read_back_at_a_restart(db: Database, tmp_path: Path) -> None:
     folder = tmp_path / "index"
     first, _ = await ingested(db, folder)
-    assert (folder / "units-64.npz").is_file() and (folder / "titles-64.npz").is_file()
+    assert all(saved.is_file() for saved in level_files(folder))
 
     embedder = HashingEmbedder()
     restarted = retriever(db, embedder, folder)
@@ -106,7 +111,7 @@ async def test_without_title_and_unit_vectors_a_cross_language_search_still_answ
     replica = retriever(db, FailingPassages(), folder)  # reads the stored chunk vectors, then cannot embed levels
     await replica.load()
     await replica.wait_for_levels()
-    assert not (folder / "units-64.npz").exists() and not (folder / "titles-64.npz").exists()
+    assert not any(saved.exists() for saved in level_files(folder))
     _, sentence = a_long_chunk_sentence(replica)
     same_language = (await replica.search(SearchRequest(text=sentence, language=DOCS_LANGUAGE, top_k=5))).hits
     cross = (await replica.search(SearchRequest(text=sentence, language="ru", top_k=5))).hits
@@ -126,7 +131,7 @@ async def test_close_stops_the_background_levels_and_the_next_start_embeds_what_
     await asyncio.wait_for(embedder.held.wait(), timeout=60)
     await stopped.close()
     assert embedder.cancelled.is_set()  # stopped, not left waiting for the loop's end
-    assert not (folder / "titles-64.npz").exists() and not (folder / "units-64.npz").exists()
+    assert not any(saved.exists() for saved in level_files(folder))
     _, sentence = a_long_chunk_sentence(stopped)
     assert (await stopped.search(SearchRequest(text=sentence, language="ru", top_k=3))).hits  # still searches
 
@@ -135,7 +140,7 @@ async def test_close_stops_the_background_levels_and_the_next_start_embeds_what_
     await restarted.load()
     await restarted.wait_for_levels()
     assert restarted_embedder.passages_embedded > 0  # what the closed one did not finish
-    assert (folder / "titles-64.npz").is_file() and (folder / "units-64.npz").is_file()
+    assert all(saved.is_file() for saved in level_files(folder))
 
 
 @pytest.mark.integration
