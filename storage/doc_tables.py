@@ -90,6 +90,8 @@ class CrawlPageRow(Base):
     origin: Mapped[str] = mapped_column(String(2000))  # the site's start URL (the ingest input)
     url: Mapped[str] = mapped_column(String(2000))
     doc_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    page_url: Mapped[str | None] = mapped_column(String(2000), nullable=True)  # the URL its document is known by
+    body_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)  # tells `dir/` from `dir/index.html`
     etag: Mapped[str | None] = mapped_column(String(500), nullable=True)
     last_modified: Mapped[str | None] = mapped_column(String(100), nullable=True)
     missing: Mapped[int] = mapped_column(Integer, default=0)

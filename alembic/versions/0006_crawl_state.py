@@ -24,6 +24,8 @@ def upgrade() -> None:
         sa.Column("origin", sa.String(2000), nullable=False),
         sa.Column("url", sa.String(2000), nullable=False),
         sa.Column("doc_id", sa.String(64), nullable=True),
+        sa.Column("page_url", sa.String(2000), nullable=True),
+        sa.Column("body_hash", sa.String(64), nullable=True),
         sa.Column("etag", sa.String(500), nullable=True),
         sa.Column("last_modified", sa.String(100), nullable=True),
         sa.Column("missing", sa.Integer(), nullable=False),

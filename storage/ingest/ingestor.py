@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy import delete, func, insert, select
@@ -32,8 +32,7 @@ from storage.ingest.readers import (
     seed_to_doc,
     text_to_doc,
 )
-from storage.ingest.site.crawler import DEFAULT_USER_AGENT, CrawlLimits
-from storage.ingest.site.reading import SiteReading
+from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.text import keypoints_of, keywords_of, summary_of
 from storage.vector_index import VectorIndex, VectorRecord
 
@@ -73,7 +72,24 @@ class FolderReading:
         return None
 
 
-Reading = FolderReading | SiteReading
+class Reading(Protocol):
+    """One ingest input being read: a folder (`FolderReading`) or a site (`storage.ingest.site.SiteReading`)."""
+
+    origin: str
+    kind: str
+    skipped: list[SkippedSource]
+
+    def documents(self) -> AsyncIterator[SourceDoc]: ...
+
+    def stored(self, doc_ids: Iterable[str]) -> None: ...
+
+    def not_stored(self, doc_ids: Iterable[str]) -> None: ...
+
+    def unchanged_unread(self, kept: set[str]) -> int: ...
+
+    def vanished(self, known: Iterable[str], kept: set[str]) -> list[str]: ...
+
+    async def finish(self) -> CrawlReport | None: ...
 
 
 def document_id(collection: str, key: str) -> str:
@@ -139,7 +155,7 @@ class Ingestor:
         self._embedder = embedder
         self._index = index
         self._on_change = on_change
-        self._crawl = crawl or CrawlLimits(user_agent=DEFAULT_USER_AGENT)
+        self._crawl = crawl or CrawlLimits()
         self._model = str(getattr(embedder, "model_name", type(embedder).__name__))
         self._running = asyncio.Lock()  # one ingest at a time in this process (CLI, scheduler and API may overlap)
 
@@ -304,6 +320,8 @@ class Ingestor:
         self, item: str, collection: str, base_url: str | None, progress: IngestProgress, crawl: CrawlLimits
     ) -> Reading:
         if _is_url(item):
+            from storage.ingest.site.reading import SiteReading  # HTTP and HTML code load only for a site
+
             try:
                 return SiteReading(
                     self._db, collection, item, crawl, progress, lambda url: document_id(collection, url)
@@ -386,8 +404,7 @@ class Ingestor:
                     started_at=started_at,
                     finished_at=datetime.now(UTC),
                     documents=int(documents or 0),
-                    found=crawl.found if crawl is not None else len(reading.docs) + len(reading.skipped)
-                    if isinstance(reading, FolderReading) else 0,
+                    found=crawl.found if crawl is not None else progress.found,
                     fetched=crawl.fetched if crawl is not None else progress.fetched,
                     unchanged=crawl.not_modified if crawl is not None else 0,
                     changed=0,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.fetch import Body, Failed, Failure, Fetcher, Gone, NotModified, Skipped, SkipReason
 from storage.ingest.site.page import PageScan, scan_page
 from storage.ingest.site.robots import RobotsRules, read_robots
@@ -22,20 +24,8 @@ from storage.ingest.site.sitemaps import SitemapPages, read_sitemaps
 
 log = logging.getLogger(__name__)
 
-DEFAULT_USER_AGENT = "docbot/0.1 (documentation crawler)"  # DOCBOT_CRAWL_USER_AGENT can add a contact
 PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/markdown", "text/x-markdown"})
 _DONE = object()
-
-
-@dataclass(frozen=True, slots=True)
-class CrawlLimits:
-    user_agent: str
-    max_pages: int = 5000  # pages requested per crawl; the rest wait for the next one
-    max_depth: int = 20  # link hops from the start page or a sitemap entry
-    concurrency: int = 4  # requests in flight per host
-    delay_s: float = 0.0  # between request starts to one host; robots.txt's crawl delay can only raise it
-    timeout_s: float = 20.0  # one request, body included
-    max_page_bytes: int = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +39,17 @@ class KnownPage:
     missing: int = 0  # consecutive crawls that answered 404/410
     in_sitemap: bool = False
     depth: int = 0
+    page_url: str | None = None  # the URL its document is known by (canonical, or where redirects ended)
+    body_hash: str | None = None  # of the body last read
 
 
 class Outcome(StrEnum):
-    READ = "read"  # answered 200 with a page: `body` and `scan` are set
+    READ = "read"  # answered 200 with a page: `body`, `scan` and `body_hash` are set
     UNCHANGED = "unchanged"  # 304 to a conditional request
     GONE = "gone"  # 404 / 410
     FAILED = "failed"  # a fault: retried next time, nothing removed
     SKIPPED = "skipped"  # not a document by the site's own word (type, robots, noindex, duplicate, redirect out)
-    NOT_VISITED = "not visited"  # the page limit was reached first
+    NOT_VISITED = "not visited"  # over the page or depth limit: `detail` says which
     LEFT_SITEMAP = "left the sitemap"  # listed last time, not now: removed without a request
 
 
@@ -74,6 +66,7 @@ class Visit:
     failure: Failure | None = None
     skip: SkipReason | None = None
     detail: str = ""
+    body_hash: str = ""
 
 
 @dataclass(slots=True)
@@ -155,7 +148,14 @@ class SiteCrawler:
     ) -> AsyncIterator[Visit]:
         frontier: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         results: asyncio.Queue[Visit | object] = asyncio.Queue(maxsize=4 * self.limits.concurrency)
-        claimed: set[str] = set()  # page URLs (canonical or final) already read: later ones are duplicates
+        # page URLs (canonical or final) and bodies already given to a document, by the URL that owns them: another
+        # URL giving the same is a duplicate (`dir/` and `dir/index.html`); the last crawl's owners keep theirs
+        claimed: dict[str, str] = {}
+        for page in known.values():
+            if page.doc_id is not None and page.page_url:
+                claimed.setdefault(page.page_url, page.url)
+                if page.body_hash:
+                    claimed.setdefault(f"sha1:{page.body_hash}", page.url)
         budget = [self.limits.max_pages]
 
         def enqueue(url: str, depth: int) -> None:
@@ -208,7 +208,13 @@ class SiteCrawler:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _visit(
-        self, fetcher: Fetcher, url: str, depth: int, before: KnownPage | None, budget: list[int], claimed: set[str]
+        self,
+        fetcher: Fetcher,
+        url: str,
+        depth: int,
+        before: KnownPage | None,
+        budget: list[int],
+        claimed: dict[str, str],
     ) -> Visit:
         listed = self.sitemap is not None and url in self.sitemap.pages
         assert self.robots is not None
@@ -216,8 +222,10 @@ class SiteCrawler:
             return Visit(url, Outcome.SKIPPED, depth, listed, skip=SkipReason.DISALLOWED)
         if not looks_like_page(url):
             return Visit(url, Outcome.SKIPPED, depth, listed, skip=SkipReason.NOT_A_PAGE)
+        if depth > self.limits.max_depth:  # remembered, so a crawl allowed deeper finds it behind unchanged pages
+            return Visit(url, Outcome.NOT_VISITED, depth, listed, detail="depth limit")
         if budget[0] <= 0:
-            return Visit(url, Outcome.NOT_VISITED, depth, listed)
+            return Visit(url, Outcome.NOT_VISITED, depth, listed, detail="page limit")
         budget[0] -= 1
         outcome = await fetcher.get(
             url,
@@ -240,7 +248,7 @@ class SiteCrawler:
             return Visit(url, Outcome.FAILED, depth, listed, failure=outcome.failure, detail=outcome.detail)
         return await self._read(url, depth, listed, outcome, claimed)
 
-    async def _read(self, url: str, depth: int, listed: bool, body: Body, claimed: set[str]) -> Visit:
+    async def _read(self, url: str, depth: int, listed: bool, body: Body, claimed: dict[str, str]) -> Visit:
         if b"\x00" in body.body[:4096]:
             log.warning("page skipped this time", extra={"url": url, "failure": "malformed", "detail": "binary"})
             return Visit(url, Outcome.FAILED, depth, listed, failure=Failure.MALFORMED, detail="binary content")
@@ -255,14 +263,17 @@ class SiteCrawler:
                 page_url = canonical
         if scan is not None and scan.noindex:
             return Visit(url, Outcome.SKIPPED, depth, listed, body=body, scan=scan, skip=SkipReason.NOINDEX)
-        if page_url in claimed:
+        digest = hashlib.sha1(body.body).hexdigest()  # noqa: S324 - tells equal bodies apart, not security
+        owners = {claimed.get(page_url, url), claimed.get(f"sha1:{digest}", url)}
+        if owners != {url}:
             return Visit(url, Outcome.SKIPPED, depth, listed, body=body, scan=scan, skip=SkipReason.DUPLICATE,
-                         page_url=page_url)  # fmt: skip
-        claimed.add(page_url)
-        return Visit(url, Outcome.READ, depth, listed, page_url=page_url, body=body, scan=scan, status=200)
+                         page_url=page_url, body_hash=digest)  # fmt: skip
+        claimed[page_url] = claimed[f"sha1:{digest}"] = url
+        return Visit(url, Outcome.READ, depth, listed, page_url=page_url, body=body, scan=scan, status=200,
+                     body_hash=digest)  # fmt: skip
 
     def _follows(self, scan: PageScan, depth: int) -> bool:
-        return not scan.nofollow and not self.sitemap_only and depth < self.limits.max_depth
+        return not scan.nofollow and not self.sitemap_only and depth <= self.limits.max_depth
 
     def _refusal(self, url: str) -> SkipReason | None:
         if not self.scope.contains(url):

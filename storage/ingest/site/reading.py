@@ -22,7 +22,8 @@ from sqlalchemy import delete, insert, select
 from storage.doc_tables import CrawlPageRow, SessionFactory
 from storage.ingest.errors import IngestError
 from storage.ingest.model import CrawlReport, IngestProgress, SkippedSource, SourceDoc
-from storage.ingest.site.crawler import CrawlLimits, KnownPage, Outcome, SiteCrawler, Visit
+from storage.ingest.site.crawler import KnownPage, Outcome, SiteCrawler, Visit
+from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.fetch import Failure, SkipReason
 from storage.ingest.site.page import decode_html, trail
 
@@ -111,28 +112,32 @@ class SiteReading:
                           f"{counts.skipped} skipped)", source=self.origin, reason="empty")  # fmt: skip
 
     async def _settle(self, visit: Visit) -> SourceDoc | None:
+        """Count the visit, remember what it taught, and give the document it read (if any)."""
         before = self._known.get(visit.url)
         keep = before.doc_id if before is not None else None
         counts, progress = self._counts, self._progress
-        if visit.outcome is Outcome.READ:
+        outcome = visit.outcome
+        if outcome is Outcome.READ:
             counts.fetched += 1
             progress.fetched += 1
             doc = await asyncio.to_thread(self._to_doc, visit)
             if doc is None:
-                self._failed(visit, keep, Failure.MALFORMED, "no readable text")
+                log.warning("page skipped this time", extra={"url": visit.url, "failure": "malformed",
+                                                             "detail": "no readable text"})  # fmt: skip
+                self._failed(visit, before, Failure.MALFORMED, "no readable text")
                 return None
-            self._waiting.setdefault(doc.id, []).append(self._row(visit, doc_id=doc.id))
+            self._waiting.setdefault(doc.id, []).append(
+                self._row(visit, None, doc_id=doc.id, page_url=visit.page_url, body_hash=visit.body_hash)
+            )
             return doc
-        if visit.outcome is Outcome.UNCHANGED:
+        if outcome is Outcome.UNCHANGED:
             counts.not_modified += 1
             progress.unchanged += 1
             self._retain(keep)
             if keep is not None:
                 self._not_modified.add(keep)
-            if before is not None:
-                self._rows[visit.url] = self._row(visit, doc_id=keep, etag=before.etag,
-                                                  last_modified=before.last_modified)  # fmt: skip
-        elif visit.outcome is Outcome.GONE:
+            self._rows[visit.url] = self._row(visit, before)
+        elif outcome is Outcome.GONE:
             counts.gone += 1
             progress.skipped += 1
             missing = (before.missing if before is not None else 0) + 1
@@ -140,14 +145,15 @@ class SiteReading:
                 self._dropped.add(visit.url)  # its document is not retained: removed as vanished
             else:
                 self._retain(keep)
-                self._rows[visit.url] = self._row(visit, doc_id=keep, missing=missing)
-        elif visit.outcome is Outcome.FAILED:
+                self._rows[visit.url] = self._row(visit, before, missing=missing, validators=False)
+        elif outcome is Outcome.FAILED:
             assert visit.failure is not None
-            self._failed(visit, keep, visit.failure, visit.detail)
-        elif visit.outcome is Outcome.NOT_VISITED:
+            self._failed(visit, before, visit.failure, visit.detail)
+        elif outcome is Outcome.NOT_VISITED:
             counts.not_visited += 1
             self._retain(keep)
-        elif visit.outcome is Outcome.LEFT_SITEMAP:
+            self._rows[visit.url] = self._row(visit, before, error=visit.detail)  # known next time
+        elif outcome is Outcome.LEFT_SITEMAP:
             counts.left_sitemap += 1
             progress.skipped += 1
             self._dropped.add(visit.url)
@@ -158,25 +164,15 @@ class SiteReading:
             else:
                 counts.skipped += 1
             progress.skipped += 1
-            self._dropped.add(visit.url)
+            # known next time without a document of its own (a duplicate keeps its validators: a 304 then)
+            self._rows[visit.url] = self._row(visit, None, body_hash=visit.body_hash or None, error=visit.skip.value)
         return None
 
-    def _failed(self, visit: Visit, keep: str | None, failure: Failure, detail: str) -> None:
+    def _failed(self, visit: Visit, before: KnownPage | None, failure: Failure, detail: str) -> None:
         self._counts.failed.append(SkippedSource(visit.url, f"{failure.value}" + (f" ({detail})" if detail else "")))
         self._progress.failed += 1
-        self._retain(keep)
-        before = self._known.get(visit.url)
-        self._rows[visit.url] = self._row(
-            visit,
-            doc_id=keep,
-            etag=before.etag if before is not None else None,
-            last_modified=before.last_modified if before is not None else None,
-            missing=before.missing if before is not None else 0,
-            error=f"{failure.value}: {detail}"[:300],
-        )
-        if failure is Failure.MALFORMED:  # the fetcher logs the other faults when they happen
-            log.warning("page skipped this time", extra={"url": visit.url, "failure": failure.value,
-                                                         "detail": detail})  # fmt: skip
+        self._retain(before.doc_id if before is not None else None)
+        self._rows[visit.url] = self._row(visit, before, error=f"{failure.value}: {detail}"[:300])
 
     def _retain(self, doc_id: str | None) -> None:
         if doc_id is not None:
@@ -185,24 +181,36 @@ class SiteReading:
     def _row(
         self,
         visit: Visit,
+        before: KnownPage | None,
         *,
-        doc_id: str | None,
-        etag: str | None = None,
-        last_modified: str | None = None,
-        missing: int = 0,
+        doc_id: str | None = None,
+        page_url: str | None = None,
+        body_hash: str | None = None,
+        missing: int | None = None,
+        validators: bool = True,
         error: str = "",
     ) -> dict[str, Any]:
-        if visit.outcome is Outcome.READ and visit.body is not None:
+        """The crawl state of `visit.url`: what this visit learnt, else what the last crawl knew."""
+        etag = last_modified = None
+        if visit.body is not None:
             etag, last_modified = visit.body.etag, visit.body.last_modified
+        elif before is not None:
+            etag, last_modified = before.etag, before.last_modified
+        if before is not None:
+            doc_id = doc_id or before.doc_id
+            page_url = page_url or before.page_url
+            body_hash = body_hash or before.body_hash
         return {
             "id": _row_id(self._collection, self.origin, visit.url),
             "collection": self._collection,
             "origin": self.origin,
             "url": visit.url,
             "doc_id": doc_id,
-            "etag": (etag or None) and etag[:500],
-            "last_modified": (last_modified or None) and last_modified[:100],
-            "missing": missing,
+            "page_url": page_url,
+            "body_hash": body_hash,
+            "etag": etag[:500] if etag and validators else None,
+            "last_modified": last_modified[:100] if last_modified and validators else None,
+            "missing": missing if missing is not None else 0,
             "in_sitemap": visit.in_sitemap,
             "depth": visit.depth,
             "status": visit.status,
@@ -314,6 +322,8 @@ class SiteReading:
                     missing=row.missing,
                     in_sitemap=row.in_sitemap,
                     depth=row.depth,
+                    page_url=row.page_url,
+                    body_hash=row.body_hash,
                 )
                 for row in rows
             }
