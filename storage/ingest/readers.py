@@ -67,9 +67,12 @@ def _admonition(token: Token, lines: list[str]) -> str:
         title = token.content.strip()
     else:
         params = token.info.strip()
-        kind, _, rest = params.partition(" ")
-        kind, _, bracketed = kind.partition("[")
-        title = bracketed.rstrip("]") or rest.strip()
+        head, bracket, bracketed = params.partition("[")  # `danger[Data loss]` (Docusaurus 3)
+        if bracket:
+            kind, title = head.strip(), bracketed.rpartition("]")[0].strip()
+        else:
+            kind, _, rest = params.partition(" ")  # `danger Data loss` (Docusaurus 2)
+            title = rest.strip()
     body = [line for line in lines[start + 1 : stop] if line.strip() not in (":::", "::::")]
     lead = kind.capitalize() + (f": {title}" if title and title.lower() != kind.lower() else "")
     content = _dedent("\n".join(line.rstrip() for line in body))

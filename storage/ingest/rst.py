@@ -85,17 +85,31 @@ class _Description(Directive):
 
 
 class _Note(Directive):
+    """`.. seealso:: text` and the like: a labelled note whose text is the argument and/or the content."""
+
     has_content = True
     optional_arguments = 1
     final_argument_whitespace = True
     option_spec: ClassVar[dict[str, Any]] = {}
     lead = ""
+    versioned = False  # `.. versionadded:: 2.1 text`: the first argument is the version, the rest is text
 
     def run(self) -> list[nodes.Node]:
-        title = f"{self.lead} {self.arguments[0]}" if self.arguments else self.lead
+        words = list(self.arguments)
+        title = f"{self.lead} {words.pop(0)}" if self.versioned and words else self.lead
         note = nodes.admonition("", nodes.title("", title.strip()))
+        if words:
+            inline, messages = self.state.inline_text(" ".join(words), self.lineno)
+            note += nodes.paragraph("", "", *inline)
+            note += messages
         self.state.nested_parse(self.content, self.content_offset, note)
         return [note]
+
+
+class _VersionNote(_Note):
+    required_arguments = 1
+    optional_arguments = 1
+    versioned = True
 
 
 class _Container(Directive):
@@ -139,6 +153,9 @@ class _AnyOptions(dict[str, Any]):
     def __contains__(self, key: object) -> bool:
         return True
 
+    def __bool__(self) -> bool:  # docutils reads a directive's option lines only when it has options
+        return True
+
     def __missing__(self, key: str) -> Callable[[str | None], str]:
         return lambda value: value or ""
 
@@ -149,7 +166,8 @@ def _directive_types() -> Iterator[tuple[str, type[Directive]]]:
         if ":" not in name:
             yield from ((f"{domain}{name}", _Description) for domain in _DOMAINS)
     for name, lead in _NOTES.items():
-        yield name, type(f"_Note_{name}", (_Note,), {"lead": lead})
+        base = _VersionNote if "version" in lead else _Note
+        yield name, type(f"_Note_{name}", (base,), {"lead": lead})
     for name in _CONTAINERS:
         yield name, _Container
     for name in _CODE:

@@ -98,15 +98,22 @@ def _crumbs(tree: LexborHTMLParser) -> tuple[Crumb, ...]:
 
 
 def _mark_admonition_titles(main: LexborNode) -> None:
-    """"Note", "Warning" headings of admonitions become a bold lead-in ("**Note:**"), not a section heading."""
+    """The "Note" / "Warning" heading of an admonition becomes the lead-in of its first paragraph ("Note: ..."), so
+    the label stays with what it says and is never taken for a section heading (Docusaurus writes it as a <div>,
+    older versions as an <h5>)."""
     for title in main.css(ADMONITION_TITLES):
         words = _text(title).rstrip(":")
-        if not words:
-            title.decompose()
-            continue
-        replacement = LexborHTMLParser(f"<p><strong>{_escape(words)}:</strong></p>").css_first("p")
-        if replacement is not None:
-            title.replace_with(replacement)
+        box = title.parent
+        first = None
+        if box is not None:
+            first = next((p for p in box.css("p") if not p.css_matches(ADMONITION_TITLES)), None)
+        if words and first is not None:
+            first.inner_html = f"{_escape(words)}: {first.inner_html}"
+        elif words:
+            replacement = LexborHTMLParser(f"<p>{_escape(words)}:</p>").css_first("p")
+            if replacement is not None:
+                title.insert_before(replacement)
+        title.decompose()
 
 
 def _escape(text: str) -> str:
@@ -155,9 +162,9 @@ def scan_page(html: str | bytes) -> PageScan:
     )
 
 
-def trail(crumbs: tuple[Crumb, ...], resolve: Callable[[str], str | None], home: set[str], title: str) -> tuple[
-    str, ...
-]:
+def trail(
+    crumbs: tuple[Crumb, ...], resolve: Callable[[str], str | None], home: frozenset[str], title: str
+) -> tuple[str, ...]:
     """The breadcrumb texts that belong to the site: items linking outside it (the project's home page) or to its
     start page are left out, and so is the page's own title (it is added as the last crumb anyway)."""
     out: list[str] = []

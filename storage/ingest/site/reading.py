@@ -232,9 +232,8 @@ class SiteReading:
             sections = markdown_sections(main_html_to_markdown(visit.scan.main_html))
             title_hint = visit.scan.title
             page = visit.body.url
-            home = {scope.start, scope.start.rstrip("/") + "/index.html", f"{scope.origin}/"}
             title = next((s.title for s in sections if s.level == 1), "")
-            crumbs = trail(visit.scan.breadcrumbs, lambda href: scope.resolve(page, href), home, title)
+            crumbs = trail(visit.scan.breadcrumbs, lambda href: scope.resolve(page, href), scope.homes, title)
         if not sections:
             return None
         fallback = title_hint or visit.page_url.rstrip("/").rsplit("/", 1)[-1]

@@ -78,6 +78,12 @@ class SiteScope:
         return url if self.contains(url) else None
 
     @property
+    def homes(self) -> frozenset[str]:
+        """The start page under the names a breadcrumb trail may link it by, and the host's home page."""
+        folder = self.start if self.start.endswith("/") else self.start.rsplit("/", 1)[0] + "/"
+        return frozenset({self.start, folder, f"{folder}index.html", f"{self.origin}/"})
+
+    @property
     def robots_url(self) -> str:
         return f"{self.origin}/robots.txt"
 
