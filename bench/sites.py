@@ -173,7 +173,7 @@ class StaticSite:
         if not target.is_file():
             raise web.HTTPNotFound()
         body = target.read_bytes()
-        etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'  # noqa: S324 - a validator, not security
+        etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
         modified = email.utils.formatdate(target.stat().st_mtime, usegmt=True)
         if request.headers.get("If-None-Match") == etag:
             return web.Response(status=304, headers={"ETag": etag, "Last-Modified": modified})

@@ -164,7 +164,9 @@ def test_mkdocs_front_matter_and_admonitions() -> None:
     assert read.description.startswith("How to pair")
     (section,) = read.sections
     warning = next(b for b in section.blocks if b.startswith("**Warning"))
-    assert warning == "**Warning: Back up first:**\n\nPairing erases the old keys.\n\n- Write them down\n- Keep the hub on"
+    assert warning == (
+        "**Warning: Back up first:**\n\nPairing erases the old keys.\n\n- Write them down\n- Keep the hub on"
+    )
     assert "**Note:** Works with hub firmware 2.0 and later." in section.blocks
     assert "title:" not in section.text
 

@@ -4,9 +4,9 @@ HTTP server on 127.0.0.1 (bench/sites.py) with a fault layer."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -180,7 +180,7 @@ async def test_crawl_delay_spaces_requests_and_concurrency_is_bounded(sqlite_db:
         await Ingestor(sqlite_db, HashingEmbedder(), LocalVectorIndex(64),
                        crawl=CrawlLimits(user_agent=UA, concurrency=2)).ingest([site.url("/guide/")])  # fmt: skip
         started = [r.at for r in site.requests if r.path.startswith("/guide/")]
-    gaps = [b - a for a, b in zip(started, started[1:], strict=False)]
+    gaps = [b - a for a, b in pairwise(started)]
     assert len(started) >= 10 and min(gaps) >= 0.19  # the delay robots.txt asked for, between every two requests
 
 

@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.fetch import Body, Failed, Failure, Fetcher, Gone, NotModified, Skipped, SkipReason
+from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.page import PageScan, scan_page
 from storage.ingest.site.robots import RobotsRules, read_robots
 from storage.ingest.site.scope import SiteScope, is_sitemap, looks_like_page

@@ -23,8 +23,8 @@ from storage.doc_tables import CrawlPageRow, SessionFactory
 from storage.ingest.errors import IngestError
 from storage.ingest.model import CrawlReport, IngestProgress, SkippedSource, SourceDoc
 from storage.ingest.site.crawler import KnownPage, Outcome, SiteCrawler, Visit
-from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.fetch import Failure, SkipReason
+from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.page import decode_html, trail
 
 log = logging.getLogger(__name__)
