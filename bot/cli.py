@@ -171,10 +171,10 @@ async def _chat(app: App, reading: ReadingDocs | None = None) -> None:
 @cli.command()
 def ingest(
     sources: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(help="Folders, files (Markdown/reST/HTML/text/JSON/JSONL), or site URLs to crawl "
-                            "(https://docs.example.com/guide/ or .../sitemap.xml)."),
-    ],
+                            "(https://docs.example.com/guide/ or .../sitemap.xml); none: DOCBOT_INGEST_SOURCES."),
+    ] = None,
     collection: Annotated[str, typer.Option(help="Document collection.")] = "default",
     base_url: Annotated[str | None, typer.Option(help="Base URL that turns paths into citation links.")] = None,
     max_pages: Annotated[
@@ -192,9 +192,12 @@ def ingest(
 
     settings = _settings(verbose, data_dir=data_dir)
     crawl = crawl_limits(settings, max_pages=max_pages, max_depth=max_depth)
+    inputs = list(sources or settings.ingest_sources)
+    if not inputs:
+        _fail("name what to ingest (a folder, a file or a site URL), or set DOCBOT_INGEST_SOURCES")
 
     async def body(app: App) -> None:
-        await _ingest(app, sources, collection, base_url or settings.docs_base_url, crawl)
+        await _ingest(app, inputs, collection, base_url or settings.docs_base_url, crawl)
         await app.retriever.wait_for_titles()  # the title level of what was added, saved for the next start
 
     # an index of another embedder's vectors does not stop an ingest: it is how they get re-embedded

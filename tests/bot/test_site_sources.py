@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,17 +56,24 @@ async def test_doctor_lists_a_configured_source_never_ingested(make_app: Callabl
 
 
 def test_docbot_ingest_of_a_site_prints_the_crawl(tmp_path: Path) -> None:
+    """As compose's `ingest` service runs it: no arguments, the sources from DOCBOT_INGEST_SOURCES."""
     root = write_site(tmp_path / "site")
     result: Any = None
 
     async def serve_and_ingest() -> None:
         nonlocal result
         async with StaticSite(root) as site:
-            args = ["ingest", site.url("/guide/"), "--data-dir", str(tmp_path / "data"), "--max-depth", "1"]
-            result = await asyncio.to_thread(CliRunner().invoke, cli, args)
+            args = ["ingest", "--data-dir", str(tmp_path / "data"), "--max-depth", "1"]
+            env = {"DOCBOT_INGEST_SOURCES": json.dumps([site.url("/guide/")])}
+            result = await asyncio.to_thread(CliRunner().invoke, cli, args, env=env)
 
     asyncio.run(serve_and_ingest())
     assert result.exit_code == 0, result.output
     output = " ".join(result.output.split())
     assert "/guide/: " in output and "4 fetched" in output and "2 not pages" in output
     assert "4 added, 0 updated" in output
+
+
+def test_docbot_ingest_without_sources_says_what_to_do(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["ingest", "--data-dir", str(tmp_path)], env={"DOCBOT_INGEST_SOURCES": "[]"})
+    assert result.exit_code == 2 and "DOCBOT_INGEST_SOURCES" in result.output
