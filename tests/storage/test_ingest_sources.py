@@ -89,6 +89,7 @@ def test_rst_sections_keep_directives_that_carry_text_and_render_roles_as_text()
     assert "- **pair(hub, *, force=False)**: Pair the remote with *hub*." in options.blocks
     assert "**See also:** troubleshooting" in options.blocks
     assert "install" not in options.text.split()  # the toctree is navigation
+    assert "Lost text" not in options.text and "unknown-extension" not in options.text  # no raw markup, no error
 
 
 @pytest.mark.unit
