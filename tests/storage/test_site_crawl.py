@@ -93,10 +93,13 @@ async def crawl(db: Database, site: StaticSite, path: str = "/guide/", **kwargs:
     return await ingestor(db).ingest([site.url(path)], **kwargs)  # type: ignore[arg-type]
 
 
-async def test_a_site_is_crawled_from_its_url_within_its_prefix(sqlite_db: Database, site_root: Path) -> None:
+async def test_a_site_is_crawled_from_its_url_within_its_prefix(
+    sqlite_db: Database, site_root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     states: list[IngestProgress] = []
     async with StaticSite(site_root) as site:
-        report = await crawl(sqlite_db, site, on_progress=lambda p: states.append(p.line()))  # type: ignore[arg-type]
+        with caplog.at_level(logging.INFO, logger="storage.ingest"):
+            report = await crawl(sqlite_db, site, on_progress=lambda p: states.append(p.line()))  # type: ignore[arg-type]
         requested = site.paths()
         agents = {r.headers.get("User-Agent") for r in site.requests}
     found = await sources(sqlite_db)
@@ -111,6 +114,8 @@ async def test_a_site_is_crawled_from_its_url_within_its_prefix(sqlite_db: Datab
     assert crawled.fetched == 4 and crawled.not_pages == 2 and not crawled.failed
     assert report.added == 4
     assert states and f"{crawled.found} found, 4 fetched" in states[-1] and "chunks embedded" in states[-1]
+    (summary,) = [r for r in caplog.records if r.getMessage() == "site crawled"]  # one line per crawl
+    assert summary.fetched == 4 and summary.requests == crawled.requests
 
 
 async def test_structure_is_kept_and_chrome_dropped(sqlite_db: Database, site_root: Path) -> None:

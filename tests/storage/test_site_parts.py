@@ -36,6 +36,8 @@ def test_scope_is_the_start_urls_host_and_folder() -> None:
     assert scope.resolve(page, "mailto:x@example.com") is None and scope.resolve(page, "#local") is None
     with pytest.raises(ValueError):
         SiteScope.of("ftp://docs.example.com/")
+    with pytest.raises(ValueError, match="password"):  # it would show in citations and logs
+        SiteScope.of("https://bot:s3cret@docs.example.com/")
 
 
 def test_what_is_a_page_and_what_is_a_sitemap() -> None:

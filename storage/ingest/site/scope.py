@@ -52,6 +52,8 @@ class SiteScope:
         url = URL(start)
         if not url.is_absolute() or url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"not an http(s) URL: {start}")
+        if url.user is not None or url.password is not None:  # it would be in every citation and log line
+            raise ValueError("a site URL must not carry a user name or password")
         path = url.path or "/"
         prefix = path if path.endswith("/") else path.rsplit("/", 1)[0] + "/"
         return cls(start=normalise(url), origin=str(url.origin()), prefix=prefix)
