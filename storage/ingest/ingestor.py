@@ -4,10 +4,11 @@ changed (DB rows, embeddings, index); a site's pages are stored while it is stil
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,7 +53,7 @@ class FolderReading:
     skipped: list[SkippedSource] = field(default_factory=list)
     kind: str = "files"
 
-    async def documents(self) -> AsyncIterator[SourceDoc]:
+    async def documents(self) -> AsyncGenerator[SourceDoc, None]:
         for doc in self.docs:
             yield doc
 
@@ -79,7 +80,7 @@ class Reading(Protocol):
     kind: str
     skipped: list[SkippedSource]
 
-    def documents(self) -> AsyncIterator[SourceDoc]: ...
+    def documents(self) -> AsyncGenerator[SourceDoc, None]: ...
 
     def stored(self, doc_ids: Iterable[str]) -> None: ...
 
@@ -254,32 +255,38 @@ class Ingestor:
                 tally.embedded += embedded
                 progress.chunks_embedded += embedded
                 reading.stored(doc.id for doc, _ in group)
-                for doc, _ in group:
-                    setattr(tally, "updated" if doc.id in known else "added",
-                            getattr(tally, "updated" if doc.id in known else "added") + 1)  # fmt: skip
+                replaced = sum(doc.id in known for doc, _ in group)
+                tally.updated += replaced
+                tally.added += len(group) - replaced
                 progress.changed += len(group)
             progress.chunks_waiting -= sum(len(doc.chunks) for doc, _ in group)
             tell()
 
+        async def take(doc: SourceDoc) -> None:
+            nonlocal changed, waiting
+            if doc.id in kept:
+                return
+            kept.add(doc.id)
+            progress.current = doc.title or doc.source
+            digest = doc.content_hash()  # of what the source gave: the derived fields are a function of it
+            if known.get(doc.id) == digest:
+                tally.unchanged += 1
+                progress.unchanged += 1
+                reading.stored([doc.id])
+            else:
+                changed.append((doc, digest))
+                waiting += len(doc.chunks)
+                progress.chunks_waiting += len(doc.chunks)
+            tell()
+            if waiting >= EMBED_GROUP_CHUNKS:
+                group, changed, waiting = changed, [], 0
+                await store(group)
+
         try:
-            async for doc in reading.documents():
-                if doc.id in kept:
-                    continue
-                kept.add(doc.id)
-                progress.current = doc.title or doc.source
-                digest = doc.content_hash()  # of what the source gave: the derived fields are a function of it
-                if known.get(doc.id) == digest:
-                    tally.unchanged += 1
-                    progress.unchanged += 1
-                    reading.stored([doc.id])
-                else:
-                    changed.append((doc, digest))
-                    waiting += len(doc.chunks)
-                    progress.chunks_waiting += len(doc.chunks)
-                tell()
-                if waiting >= EMBED_GROUP_CHUNKS:
-                    group, changed, waiting = changed, [], 0
-                    await store(group)
+            # closed on the way out, also on an error: a crawl's requests and workers stop with it
+            async with contextlib.aclosing(reading.documents()) as documents:
+                async for doc in documents:
+                    await take(doc)
             if changed:
                 await store(changed)
             tally.unchanged += reading.unchanged_unread(kept)

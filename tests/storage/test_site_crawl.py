@@ -4,6 +4,7 @@ HTTP server on 127.0.0.1 (bench/sites.py) with a fault layer."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from itertools import pairwise
@@ -422,3 +423,29 @@ async def test_crawl_state_and_runs_are_remembered(sqlite_db: Database, site_roo
     assert pages["a.html"].etag and pages["a.html"].doc_id and pages["b.html"].error.startswith("server error")
     assert run is not None and runs == 1 and run.kind == "site" and run.documents == 3 and run.failed == 1
     assert run.errors and "b.html: server error" in run.errors[0]
+
+
+async def test_an_index_outage_mid_crawl_stops_the_crawl_and_loses_nothing(
+    sqlite_db: Database, site_root: Path
+) -> None:
+    from storage.vector_index import VectorIndexUnavailable
+    from tests.storage.test_ingest_index_failure import FlakyIndex
+
+    for n in range(40):  # enough pages for several groups of chunks
+        (site_root / "guide" / f"extra{n}.html").write_text(page(f"Extra {n}", f"<p>{'Extra words. ' * 300}</p>"))
+    index = site_root / "guide" / "index.html"
+    index.write_text(index.read_text().replace("</ul>", "".join(
+        f'<li><a href="extra{n}.html">e</a></li>' for n in range(40)) + "</ul>"))  # fmt: skip
+    flaky = FlakyIndex(64)
+    flaky.down = True
+    ingest = Ingestor(sqlite_db, HashingEmbedder(), flaky, crawl=CrawlLimits(user_agent=UA, concurrency=1))
+    async with StaticSite(site_root) as site:
+        with pytest.raises(VectorIndexUnavailable):
+            await ingest.ingest([site.url("/guide/")])
+        stopped_at = len(site.requests)
+        await asyncio.sleep(0.3)
+        assert len(site.requests) == stopped_at  # no request after the ingest gave up
+        assert stopped_at < 40  # it gave up early, not after crawling everything
+        flaky.down = False
+        report = await ingest.ingest([site.url("/guide/")])
+    assert report.added == 44 and report.removed == 0

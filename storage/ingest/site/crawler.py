@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -92,7 +92,7 @@ class SiteCrawler:
         self.robots: RobotsRules | None = None
         self.sitemap: SitemapPages | None = None
 
-    async def crawl(self, known: Mapping[str, KnownPage]) -> AsyncIterator[Visit]:
+    async def crawl(self, known: Mapping[str, KnownPage]) -> AsyncGenerator[Visit, None]:
         started = time.perf_counter()
         limits = self.limits
         fetcher = Fetcher(
@@ -103,15 +103,15 @@ class SiteCrawler:
             delay_s=limits.delay_s,
         )
         try:
-            async with fetcher:
-                async for visit in self._crawl(fetcher, known):
+            async with fetcher, contextlib.aclosing(self._crawl(fetcher, known)) as visits:
+                async for visit in visits:
                     yield visit
         finally:
             self.stats.requests = fetcher.stats.requests
             self.stats.bytes = fetcher.stats.bytes
             self.stats.seconds = time.perf_counter() - started
 
-    async def _crawl(self, fetcher: Fetcher, known: Mapping[str, KnownPage]) -> AsyncIterator[Visit]:
+    async def _crawl(self, fetcher: Fetcher, known: Mapping[str, KnownPage]) -> AsyncGenerator[Visit, None]:
         scope = self.scope
         robots = self.robots = await read_robots(fetcher, scope.robots_url)
         if not robots.reachable:
@@ -140,12 +140,13 @@ class SiteCrawler:
         for url, page in known.items():
             if url not in left and scope.contains(url):
                 seeds.setdefault(url, page.depth)
-        async for visit in self._visit_all(fetcher, seeds, known, set(left)):
-            yield visit
+        async with contextlib.aclosing(self._visit_all(fetcher, seeds, known, set(left))) as visits:
+            async for visit in visits:
+                yield visit
 
     async def _visit_all(
         self, fetcher: Fetcher, seeds: dict[str, int], known: Mapping[str, KnownPage], seen: set[str]
-    ) -> AsyncIterator[Visit]:
+    ) -> AsyncGenerator[Visit, None]:
         frontier: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         results: asyncio.Queue[Visit | object] = asyncio.Queue(maxsize=4 * self.limits.concurrency)
         # page URLs (canonical or final) and bodies already given to a document, by the URL that owns them: another

@@ -10,9 +10,10 @@ stored, so a page whose embedding failed is fetched whole again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -82,16 +83,17 @@ class SiteReading:
 
     # ---- reading -------------------------------------------------------------------------------------------
 
-    async def documents(self) -> AsyncIterator[SourceDoc]:
+    async def documents(self) -> AsyncGenerator[SourceDoc, None]:
         self._known = await self._load_known()
-        async for visit in self._crawler.crawl(self._known):
-            self._progress.found = max(self._crawler.stats.found, self._progress.found)
-            doc = await self._settle(visit)
-            if doc is not None:
-                self._read_any = True
-                yield doc
-            if len(self._rows) + len(self._dropped) >= _SAVE_EVERY:
-                await self._save()
+        async with contextlib.aclosing(self._crawler.crawl(self._known)) as visits:  # stops with its reader
+            async for visit in visits:
+                self._progress.found = max(self._crawler.stats.found, self._progress.found)
+                doc = await self._settle(visit)
+                if doc is not None:
+                    self._read_any = True
+                    yield doc
+                if len(self._rows) + len(self._dropped) >= _SAVE_EVERY:
+                    await self._save()
         self._require_something()
 
     def _require_something(self) -> None:
