@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     max_regenerate_rounds: int = Field(default=1, ge=0)
     # below this answerability score the bot says "the docs don't say" instead of quoting a nearby section;
     # 0 never refuses on the score (fitted by `python -m bench.answerability`, see docs/benchmarks.md)
-    answerability_threshold: float = Field(default=0.4, ge=0, le=1)
+    answerability_threshold: float = Field(default=0.5, ge=0, le=1)
 
     # LLM (the openai SDK's standard names)
     openai_api_key: SecretStr | None = Field(
