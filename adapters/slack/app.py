@@ -50,6 +50,18 @@ BOT_SCOPES = (
     "mpim:history",
     "users:read",
 )
+# The agent messaging experience's events (docs.slack.dev/ai/migrating-to-agent-messaging) plus messages and mentions;
+# apps still on `assistant_view` also send assistant_thread_started/_context_changed, which are handled too.
+BOT_EVENTS = (
+    "app_mention",
+    "message.channels",
+    "message.groups",
+    "message.im",
+    "message.mpim",
+    "app_home_opened",
+    "app_context_changed",
+    "agent_session_stopped",
+)
 
 
 class SlackAdapter:
