@@ -17,6 +17,8 @@ class SlackWording:
     usage_ask: str  # /ask without a question
     suggested_prompts_title: str
     suggested_prompts: tuple[str, ...]
+    choose: str  # the small button beside each clarification choice
+    open_source: str  # the button on a source card
 
 
 _WORDING: dict[str, SlackWording] = {
@@ -27,6 +29,8 @@ _WORDING: dict[str, SlackWording] = {
         usage_ask="Ask me something after the command, e.g. `{command} how do I reset my password?`",
         suggested_prompts_title="Try asking",
         suggested_prompts=("What can you help me with?", "Where do I start with the docs?"),
+        choose="Choose",
+        open_source="Open",
     ),
     "de": SlackWording(
         thinking=":hourglass_flowing_sand: Ich suche in der Dokumentation…",
@@ -35,6 +39,8 @@ _WORDING: dict[str, SlackWording] = {
         usage_ask="Stell mir nach dem Befehl eine Frage, z. B. `{command} wie setze ich mein Passwort zurück?`",
         suggested_prompts_title="Frag zum Beispiel",
         suggested_prompts=("Wobei kannst du mir helfen?", "Wo fange ich in der Dokumentation an?"),
+        choose="Auswählen",
+        open_source="Öffnen",
     ),
 }
 

@@ -141,6 +141,43 @@ def message_event(ts: str, text: str, user: str = "UALICE", channel: str = "C1",
     return event_body(event)
 
 
+def pressables(blocks: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(block_id, what a press sends) for every button a person can press in `blocks`: buttons in actions blocks,
+    a button beside a section, and each of a `feedback_buttons` element's two buttons (Slack sends the pressed one's
+    value with the element's action_id, type `feedback_buttons`)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for block in blocks:
+        block_id = str(block.get("block_id") or "")
+        if block.get("type") == "section" and isinstance(block.get("accessory"), dict):
+            found.append((block_id, block["accessory"]))
+        for element in block.get("elements", ()) if block.get("type") in ("actions", "context_actions") else ():
+            if element.get("type") == "feedback_buttons":
+                found += [(block_id, {"type": "feedback_buttons", "action_id": element["action_id"], **element[key]})
+                          for key in ("positive_button", "negative_button")]  # fmt: skip
+            else:
+                found.append((block_id, element))
+    return found
+
+
+def button_of_kind(blocks: list[dict[str, Any]], kind: ActionKind) -> tuple[dict[str, Any], str]:
+    """(what pressing it sends, block_id) of the button for `kind`: helpful / not helpful are the positive / negative
+    feedback buttons (or, in the classic style, buttons whose action_id names the kind), the rest by action_id."""
+    for block in blocks:
+        for element in block.get("elements", ()) if block.get("type") in ("actions", "context_actions") else ():
+            if element.get("type") == "feedback_buttons" and kind in (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL):
+                key = "positive_button" if kind is ActionKind.HELPFUL else "negative_button"
+                sent = {"type": "feedback_buttons", "action_id": element["action_id"], **element[key]}
+                return sent, str(block["block_id"])
+            if str(element.get("action_id", "")).split(":")[1:2] == [kind.value]:
+                return dict(element), str(block["block_id"])
+    raise LookupError(kind)
+
+
+def pressable(blocks: list[dict[str, Any]], block_prefix: str) -> list[dict[str, Any]]:
+    """The pressable buttons of the blocks whose block_id starts with `block_prefix`."""
+    return [button for block_id, button in pressables(blocks) if block_id.startswith(block_prefix)]
+
+
 def action_body(message: dict[str, Any], channel: str, button: dict[str, Any], block_id: str,
                 user: str = "UALICE") -> dict[str, Any]:
     return {
@@ -150,7 +187,8 @@ def action_body(message: dict[str, Any], channel: str, button: dict[str, Any], b
                       "is_ephemeral": False, "thread_ts": message.get("thread_ts")},
         "channel": {"id": channel}, "message": message,
         "actions": [{"action_id": button["action_id"], "block_id": block_id, "value": button["value"],
-                     "text": button["text"], "type": "button", "action_ts": f"{time.time():.6f}"}],
+                     "text": button["text"], "type": button.get("type", "button"),
+                     "action_ts": f"{time.time():.6f}"}],
     }  # fmt: skip
 
 

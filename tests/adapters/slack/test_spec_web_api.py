@@ -22,7 +22,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 import adapters.slack
 from adapters.slack.fake_web_api import Call, Message
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
-from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, event_body, mention_event
+from tests.adapters.slack.conftest import (
+    TEAM,
+    Harness,
+    MakeHarness,
+    action_body,
+    event_body,
+    mention_event,
+    pressables,
+)
 from tests.adapters.slack.contract import (
     CLIENT_WIDE_ARGS,
     NEWER_THAN_SPEC,
@@ -59,8 +67,7 @@ def adapter_methods() -> set[str]:
 
 
 def _buttons(message: Message) -> list[tuple[str, dict[str, Any]]]:
-    return [(str(block["block_id"]), element) for block in message.blocks if block.get("type") == "actions"
-            for element in block.get("elements", [])]  # fmt: skip
+    return [(i, b) for i, b in pressables(message.blocks) if "value" in b]
 
 
 def _assistant_started(channel: str, thread_ts: str) -> dict[str, Any]:
