@@ -88,7 +88,7 @@ async def test_a_streamed_answer_becomes_the_final_reply_in_place(
     [message] = messages  # one bot message in the thread: the stream, updated into the reply
     assert message.ts == streamed_ts and not message.streaming
     assert "Here is what the documentation says" in message.text
-    assert any(block["type"] == "actions" for block in message.blocks)
+    assert any(block.get("block_id") == "docbot_feedback" for block in message.blocks)
 
 
 async def test_a_draft_quality_rejects_is_replaced_by_the_final_reply(
@@ -111,7 +111,7 @@ async def test_a_draft_quality_rejects_is_replaced_by_the_final_reply(
     assert streamed.startswith("It pairs by magic")
     assert "magic" not in message.text and "Here is what the documentation says" in message.text
     assert slack_api.calls_to("chat.update")[-1].args["ts"] == message.ts
-    assert any(block["type"] == "actions" for block in message.blocks)
+    assert any(block.get("block_id") == "docbot_feedback" for block in message.blocks)
 
 
 async def test_a_stream_broken_mid_answer_ends_in_the_offline_reply_in_place(
@@ -128,4 +128,4 @@ async def test_a_stream_broken_mid_answer_ends_in_the_offline_reply_in_place(
     assert started and started[0].args["markdown_text"].startswith("Hold")
     assert "Hold the pair button for three seconds" not in message.text  # not the half-written stream
     assert slack_api.calls_to("chat.update")[-1].args["ts"] == message.ts
-    assert any(block["type"] == "actions" for block in message.blocks)
+    assert any(block.get("block_id") == "docbot_feedback" for block in message.blocks)
