@@ -138,14 +138,12 @@ class ConversationService:
     def _collections(self, inbound: Inbound, own: tuple[str, ...]) -> tuple[str, ...]:
         """The collections a question searches: its channel's, or those configured for the channel the asker was
         looking at (Slack's agent view context) when a policy names that channel and allows it there."""
-        viewed = inbound.context_channel_id
-        if not viewed or viewed == inbound.channel_id:
-            return own
-        policy = self._settings.channel_policy(inbound.platform, inbound.workspace_id, viewed)
-        if policy.channel_id != viewed or not policy.allowed:
-            return own
-        log.info("collections narrowed to the viewed channel's", extra={"channel": viewed})
-        return policy.collections
+        chosen = self._settings.search_collections(
+            inbound.platform, inbound.workspace_id, inbound.channel_id, inbound.context_channel_id
+        )
+        if chosen != own:
+            log.info("collections of the viewed channel", extra={"channel": inbound.context_channel_id})
+        return chosen
 
     async def _answer(
         self,

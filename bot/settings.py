@@ -273,6 +273,17 @@ class Settings(BaseSettings):
             return ChannelPolicy()
         return max(matching, key=ChannelPolicy.specificity)
 
+    def search_collections(
+        self, platform: str, workspace_id: str, channel_id: str, viewed_channel_id: str | None = None
+    ) -> tuple[str, ...]:
+        """The collections a question asked in `channel_id` searches: that channel's, or, when the asker was looking
+        at another channel (Slack's agent view context) that a policy names and allows, that channel's."""
+        own = self.channel_policy(platform, workspace_id, channel_id).collections
+        if not viewed_channel_id or viewed_channel_id == channel_id:
+            return own
+        viewed = self.channel_policy(platform, workspace_id, viewed_channel_id)
+        return viewed.collections if viewed.channel_id == viewed_channel_id and viewed.allowed else own
+
 
 def load_settings(**overrides: Any) -> Settings:
     """Read the settings once (environment, then `.env`); `overrides` win (used by the CLI and tests)."""

@@ -71,6 +71,7 @@ SECTIONS_BLOCK = "docbot_sections"
 SOURCES_BLOCK = "docbot_sources"
 TABLE_BLOCK = "docbot_table"
 LINK_PREFIX = "docbot_link:"  # not ACTION_PREFIX: a link press is never a stored action
+PROGRESS_BLOCK = "docbot_progress"  # marks our progress message in a thread (placeholder, stream, status message)
 FEEDBACK_ACTION = f"{ACTION_PREFIX}feedback"
 
 _FEEDBACK_KINDS = (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL, ActionKind.HUMAN)

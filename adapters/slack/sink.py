@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import (
+    PROGRESS_BLOCK,
     SlackMessage,
     Style,
     block_with_button,
@@ -28,6 +29,7 @@ from adapters.slack.events import to_datetime
 from adapters.slack.mrkdwn import inert
 from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
+from adapters.slack.work import SlackWork
 from pipeline.locales import texts
 from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
 
@@ -40,7 +42,6 @@ HANDOVER_REASON = "human_requested"
 ASKER = "asker"  # ThreadRef.extra: the Slack user id replies concern (ephemerals, hand-over mentions)
 ASSISTANT = "assistant"  # ThreadRef.extra: "1" in an assistant thread (progress is the thread status)
 BOT_USER = "bot_user"  # ThreadRef.extra: the bot's own user id in that workspace (for reading threads)
-PROGRESS_BLOCK = "docbot_progress"  # the block id that marks our placeholder in a thread
 NAME_TIMEOUT_S = 3.0  # users.info for the asker's display name, before handling without it
 ASK_COMMAND = "ask_command"  # ThreadRef.extra: "1" for a stored /ask whose question is not posted yet
 
@@ -128,6 +129,16 @@ class SlackReplySink:
         return SlackAnswerStream(
             self._client_for, ref, asker_id=ref_extra(ref, ASKER), min_interval_s=self._stream_interval_s
         )
+
+    def open_work(self, ref: ThreadRef, inbound: Inbound) -> SlackWork:
+        """The question's steps as a task timeline streamed into the thread (or one status message updated in place
+        where streaming fails), with the stop button of an agent session; `finish()` gives the ts that `post` then
+        updates into the final reply. Nothing is shown in a channel the bot does not answer in."""
+        return SlackWork(
+            self._client_for, ref, inbound, asker_id=ref_extra(ref, ASKER), users=self._users,
+            allowed=self._progress_allowed(ref), min_interval_s=self._stream_interval_s,
+            status_interval_s=max(self._stream_interval_s, 0.0) * 1.5, find_marked=self.find_progress,
+        )  # fmt: skip
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         """Post `reply` in the thread (turning the placeholder into it); returns the ts of its first message.

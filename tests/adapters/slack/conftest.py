@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import itertools
@@ -21,13 +22,25 @@ from adapters.slack.app import SlackAdapter
 from adapters.slack.fake_web_api import TEAM, FakeSlackAPI
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
-from pipeline.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
-from pipeline.types import ActionKind, HistoryMessage
+from pipeline.envelope import ProgressCallback, StreamCallback
+from pipeline.messages import (
+    ActionOutcome,
+    Citation,
+    Inbound,
+    Reply,
+    ReplyAction,
+    ReplyKind,
+    Step,
+    StepStatus,
+    ThreadFetcher,
+)
+from pipeline.types import ActionKind, HistoryMessage, Role
 from storage.db import Database
 from tests.adapters.slack.contract import assert_calls_valid, load_spec
 from tests.conftest import SHARED_DATA
 
 SECRET = "test-signing-secret-0123"
+STREAM_INTERVAL_S = 0.05  # between two stream appends of one question (production: 1 s)
 USERS = {
     "UALICE": {"name": "alice", "profile": {"display_name": "Alice"}, "locale": "en-US"},
     "UBOB": {"name": "bob", "profile": {"display_name": "Bob"}, "locale": "de-DE"},
@@ -62,8 +75,11 @@ class FakeHandler:
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
-        import asyncio
+        return await self._handle(inbound, fetcher, None)
 
+    async def _handle(
+        self, inbound: Inbound, fetcher: ThreadFetcher | None, progress: ProgressCallback | None
+    ) -> Reply | None:
         self.messages.append(inbound)
         if inbound.dedup_key in self.seen:
             return None
@@ -77,12 +93,17 @@ class FakeHandler:
             self.fetched.append(await fetcher.fetch_thread())
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
+        if progress is not None:
+            await self._steps(progress)
         self.engaged.add(inbound.thread_key)
         reply = self.script(inbound) if self.script else answer(inbound.thread_key)
         if reply is not None:
             for action in reply.actions:
                 self.stored_actions[action.id] = (inbound.thread_key, action.label)
         return reply
+
+    async def _steps(self, progress: ProgressCallback) -> None:
+        return None
 
     def clarification(self, inbound: Inbound, options: tuple[str, ...] = ("Remote", "TV")) -> Reply:
         n = next(self._ids)
@@ -103,6 +124,41 @@ class FakeHandler:
         del self.stored_actions[inbound.action_id or ""]
         self.resumes.append(label)
         return ActionOutcome(accepted=True, chosen_label=label, reply=answer(thread_key, f"About the {label}: ok."))
+
+
+@dataclass
+class SteppingHandler(FakeHandler):
+    """A `FakeHandler` that also reports a typical run's pipeline steps, as `ConversationService` does when the
+    delivery passes `progress` (so the delivery shows the work: Slack's task timeline). `gate`, when given, holds the
+    run after the search until it is set (to press stop meanwhile); `reached` is set when the run waits there."""
+
+    gate: asyncio.Event | None = None
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+    sections: int = 3
+    quality: str = "approve"
+
+    async def handle_message(
+        self,
+        inbound: Inbound,
+        fetcher: ThreadFetcher | None = None,
+        stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> Reply | None:
+        return await self._handle(inbound, fetcher, progress)
+
+    async def _steps(self, progress: ProgressCallback) -> None:
+        await progress(Step(Role.LANG, StepStatus.STARTED))
+        await progress(Step(Role.LANG, StepStatus.DONE, language="en"))
+        await progress(Step(Role.ESSENCE, StepStatus.STARTED))
+        await progress(Step(Role.SEARCH, StepStatus.STARTED))
+        await progress(Step(Role.SEARCH, StepStatus.DONE, sections=self.sections, decision="good"))
+        await progress(Step(Role.RESPONSE, StepStatus.STARTED))
+        if self.gate is not None:
+            self.reached.set()
+            await self.gate.wait()
+        await progress(Step(Role.RESPONSE, StepStatus.DONE))
+        await progress(Step(Role.QUALITY, StepStatus.STARTED))
+        await progress(Step(Role.QUALITY, StepStatus.DONE, decision=self.quality))
 
 
 def signed_headers(body: str, secret: str = SECRET, timestamp: int | None = None,
@@ -286,13 +342,15 @@ async def make_harness(slack_api: FakeSlackAPI, tmp_path: Path) -> AsyncIterator
     adapters: list[SlackAdapter] = []
     databases: list[Database] = []
 
-    async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, **overrides: Any) -> Harness:
+    async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, steps: bool = False,
+                    **overrides: Any) -> Harness:
+        """`steps`: the handler reports pipeline steps (`SteppingHandler`), so questions show their work."""
         settings = make_settings(slack_api, **overrides)
-        handler = FakeHandler(settings, delay_s=handler_delay_s)
+        handler = (SteppingHandler if steps else FakeHandler)(settings, delay_s=handler_delay_s)
         db = Database(f"sqlite+aiosqlite:///{tmp_path / f'slack{len(databases)}.db'}")
         await db.migrate()
         databases.append(db)
-        adapter = SlackAdapter(settings)
+        adapter = SlackAdapter(settings, stream_interval_s=STREAM_INTERVAL_S)
         delivery = Delivery(
             db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
             config=DeliveryConfig(poll_s=0.02, progress_delay_s=progress_delay_s),
