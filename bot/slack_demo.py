@@ -135,6 +135,10 @@ class SlackScenario:
             return
         raise LookupError(f"no button {label!r} on message {message.ts}")
 
+    def show_work(self, since: int) -> None:
+        """The Web API calls that showed a question's work (from call `since` on), as a person would see them."""
+        self.lines.extend("    " + line for line in work_transcript(self.api.calls[since:]))
+
     def thread(self, root_ts: str, channel: str = "C1") -> list[Message]:
         return self.api.bot_messages(channel, thread_ts=root_ts)
 
@@ -172,6 +176,34 @@ def pressables(blocks: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, A
     return found
 
 
+_TASK_MARK = {"in_progress": "…", "complete": "✓", "error": "✗", "pending": "·"}
+
+
+def work_transcript(calls: Sequence[Any]) -> list[str]:
+    """What the calls that show a question's work did, one line each: the agent session (the stop button), the task
+    timeline's tasks as they start and finish, and the answer replacing them."""
+    lines: list[str] = []
+    for call in calls:
+        args = call.args
+        if call.method == "agents.sessions.setStatus":
+            what = "stop button shown" if args["status"] == "processing" else "stop button gone"
+            lines.append(f"[agents.sessions.setStatus {args['status']}] {what}")
+        elif call.method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
+            tasks = [c for c in args.get("chunks") or [] if c.get("type") == "task_update"]
+            shown = "; ".join(f"{_TASK_MARK[c['status']]} {c['title']}" + (f" ({c['output']})" if c.get("output")
+                              else "") for c in tasks)  # fmt: skip
+            extra = f" session {args['session_status']}" if args.get("session_status") else ""
+            chunks = args.get("chunks") or []
+            text = "".join(str(c.get("text") or "") for c in chunks if c.get("type") == "markdown_text")
+            if text:
+                shown = "; ".join(filter(None, [shown, f"the answer so far: “…{text[-40:]}”"]))
+            lines.append(f"[{call.method}{extra}] {shown or '(no change)'}")
+        elif call.method == "chat.update":
+            lines.append(f"[chat.update] the answer replaces the timeline: {str(args.get('text', ''))[:60]}…")
+            break
+    return lines
+
+
 def choice_label(section_text: str) -> str:
     """A clarification choice's label from its section (`*1.* label`)."""
     number, _, label = section_text.partition(" ")
@@ -195,7 +227,8 @@ def describe(message: Message) -> list[str]:
             lines.extend(f"  ▭ {card['title']['text']} — {(card.get('subtitle') or {}).get('text', '')}"
                          for card in block.get("elements", ()))  # fmt: skip
         elif kind in ("actions", "context_actions"):
-            lines.append("  [" + "] [".join(shown for _, shown, _ in pressables([block])) + "]")
+            links = [f"{e['text']['text']} ↗" for e in block.get("elements", ()) if e.get("url")]
+            lines.append("  [" + "] [".join([*(shown for _, shown, _ in pressables([block])), *links]) + "]")
     return lines
 
 
@@ -220,7 +253,9 @@ async def run_demo(data_dir: Path, *, use_e5: bool = True, out: Callable[[str], 
     try:
         await app.ingest([str(MANUAL)], base_url=DOCS_URL)
         await scenario.start()
+        before = len(api.calls)
         root, _ = await scenario.say("UALICE", "how do I pair the remote with the hub?")
+        scenario.show_work(before)
         scenario.show(scenario.thread(root)[-1])
         await scenario.say("UALICE", "and how do I replace its batteries?", thread_ts=root, mention=False)
         scenario.show(scenario.thread(root)[-1])

@@ -18,6 +18,7 @@ from adapters.slack.fake_web_api import FakeSlackAPI, Message
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
 from bot.app import App
 from bot.delivery import Delivery, DeliveryConfig
+from bot.slack_demo import work_transcript
 from tests.adapters.slack.contract import assert_calls_valid
 from tests.bot.conftest import inbound
 from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
@@ -97,6 +98,7 @@ async def test_a_streamed_answer_becomes_the_final_reply_in_place(
     streamed_ts = slack_api.calls_to("chat.stopStream")[0].args["ts"]
     assert calls[last + 1 :] == ["chat.update"] and slack_api.calls_to("chat.update")[0].args["ts"] == streamed_ts
 
+    print("\n".join(work_transcript(slack_api.calls)))  # docs/slack.md quotes this (`pytest -s`)
     [message] = messages  # one bot message in the thread: the stream, updated into the reply
     assert message.ts == streamed_ts and not message.streaming
     assert "Here is what the documentation says" in message.text
