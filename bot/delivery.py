@@ -27,6 +27,8 @@ from typing import TypeVar, cast
 
 from pipeline.locales import texts
 from pipeline.messages import (
+    PUBLISH_PREFIX,
+    SOLVED_PREFIX,
     ConversationHandler,
     DeliveryRejected,
     Inbound,
@@ -42,6 +44,7 @@ from pipeline.messages import (
     StreamingConversationHandler,
     StreamingSink,
     ThreadFetcher,
+    ThreadMarker,
     ThreadRef,
     WorkDisplaySink,
 )
@@ -321,6 +324,13 @@ class Delivery:
             if queued:
                 self._wake.set()
             return []
+        if action_id.startswith(PUBLISH_PREFIX):
+            return await self._publish(item, inbound, ref, action_id.removeprefix(PUBLISH_PREFIX))
+        if action_id.startswith(SOLVED_PREFIX):
+            sink = self._sinks.get(ref.platform)
+            if not isinstance(sink, ThreadMarker):
+                return []
+            return [OutgoingReply(ref, await sink.mark_solved(ref), item.key)]
         outcome = await self._handler.handle_action(inbound)
         language = (outcome.reply.language if outcome.reply else None) or await self._language(inbound)
         if outcome.accepted and outcome.marks_message and signs is not None:
@@ -333,6 +343,20 @@ class Delivery:
             notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
             return [OutgoingReply(ref, notice, item.key)]
         return []
+
+    async def _publish(
+        self, item: InboxItem, inbound: Inbound, ref: ThreadRef, question_id: str
+    ) -> list[OutgoingReply]:
+        """Post in public the answer only its asker saw: the reply stored with that question (its message id) in the
+        same conversation, through the outbox to `ref` (the sink has prepared where it goes)."""
+        asked = dataclasses.replace(inbound, kind=InboundKind.MESSAGE, action_id=None, message_id=question_id)
+        reply = await self._replay(asked)
+        if reply is None:
+            language = await self._language(inbound)
+            log.info("nothing to publish", extra={"key": item.key})
+            notice = Reply(ReplyKind.NOTICE, texts(language).failure, language, "", reason="action_notice")
+            return [OutgoingReply(ref, notice, item.key)]
+        return [OutgoingReply(ref, reply, item.key)]
 
     async def _with_progress(
         self, work: Awaitable[T], item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None

@@ -191,6 +191,9 @@ class Settings(BaseSettings):
     )
     discord_support_role_id: int | None = None
     discord_click_policy: ClickPolicy = ClickPolicy.THREAD
+    # forum channels whose every new post docbot answers in the post's thread (ids; comma-separated in the environment)
+    discord_forum_channels: tuple[int, ...] = ()
+    discord_solved_tag: str = "Solved"  # the forum tag the "Solved" button applies (matched case-insensitively)
 
     # Pinecone
     pinecone_api_key: SecretStr | None = Field(

@@ -17,6 +17,8 @@ from pipeline.envelope import ProgressCallback, Step, StepStatus, StreamCallback
 from pipeline.types import ActionKind, HistoryMessage
 
 __all__ = [
+    "PUBLISH_PREFIX",
+    "SOLVED_PREFIX",
     "ActionOutcome",
     "Citation",
     "ConversationHandler",
@@ -39,10 +41,16 @@ __all__ = [
     "StreamingConversationHandler",
     "StreamingSink",
     "ThreadFetcher",
+    "ThreadMarker",
     "ThreadRef",
     "WorkDisplay",
     "WorkDisplaySink",
 ]
+
+
+# Button actions the delivery carries out itself (not stored actions of the service); the rest of the id says on what.
+PUBLISH_PREFIX = "publish:"  # post an answer only its asker saw (the reply stored with that question) in public
+SOLVED_PREFIX = "solved:"  # mark the thread solved on the platform (a Discord forum's solved tag)
 
 
 class DeliveryRejected(Exception):
@@ -290,6 +298,15 @@ class RunControl(Protocol):
     """Stops a question while it runs (`bot.delivery.Delivery`), for a platform's stop control."""
 
     async def stop(self, thread_key: str, user_id: str) -> StopOutcome: ...
+
+
+@runtime_checkable
+class ThreadMarker(Protocol):
+    """A sink that can mark a thread solved on the platform (a Discord forum post's solved tag)."""
+
+    async def mark_solved(self, ref: ThreadRef) -> Reply:
+        """Mark it; the note for the person who pressed (done, or why not). Raising is a transient failure."""
+        ...
 
 
 @runtime_checkable

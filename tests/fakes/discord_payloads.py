@@ -288,3 +288,35 @@ def _interaction_base(
     else:
         data["user"] = actor
     return data
+
+
+COMPONENT_TEXT_DISPLAY = 10
+FLAG_EPHEMERAL = 1 << 6
+FLAG_COMPONENTS_V2 = 1 << 15
+
+
+def components_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every component of a message (or a message body), nested ones included (action rows, containers, sections),
+    in order."""
+    found: list[dict[str, Any]] = []
+
+    def walk(items: list[dict[str, Any]]) -> None:
+        for item in items:
+            found.append(item)
+            walk(item.get("components") or [])
+            if isinstance(item.get("accessory"), dict):
+                walk([item["accessory"]])
+
+    walk(message.get("components") or [])
+    return found
+
+
+def buttons_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in components_of(message) if c.get("type") == COMPONENT_BUTTON]
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """What a person reads: the content, or, for a Components v2 message, its text displays."""
+    if message.get("content"):
+        return str(message["content"])
+    return "\n".join(str(c.get("content")) for c in components_of(message) if c.get("type") == COMPONENT_TEXT_DISPLAY)

@@ -48,6 +48,8 @@ class FakeDiscordREST:
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> message payload
     channels: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> channel payload
     command_id: str = field(default_factory=p.snowflake)
+    command_ids: dict[str, str] = field(default_factory=dict)  # name → id, for commands other than /ask
+    commands: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → the command as last synced
     interaction_channels: dict[str, str] = field(default_factory=dict)  # interaction token -> channel id
     _failures: list[_Failure] = field(default_factory=list)
     _runner: web.AppRunner | None = None
@@ -162,16 +164,23 @@ class FakeDiscordREST:
 
     def expect_interaction(self, interaction: dict[str, Any]) -> None:
         """Follow-ups to this interaction land in its channel (Discord knows it from the interaction token)."""
-        self.interaction_channels[interaction["token"]] = interaction["channel_id"]
+        channel = interaction.get("channel_id") or (interaction.get("channel") or {}).get("id")
+        self.interaction_channels[interaction["token"]] = str(channel)
 
     def _command(self, command: dict[str, Any]) -> dict[str, Any]:
+        """The command as Discord answers a bulk overwrite: its own id (`command_id` for /ask), `description` always
+        present ("" for context menu commands), `type` 1 unless given."""
+        name = str(command.get("name"))
+        command_id = self.command_id if name == "ask" else self.command_ids.setdefault(name, p.snowflake())
+        self.commands[name] = command
         return {
-            "id": self.command_id,
+            "id": command_id,
             "application_id": self.app_id,
             "version": p.snowflake(),
             "default_member_permissions": None,
             "type": 1,
             "nsfw": False,
+            "description": "",
             **command,
         }
 
@@ -194,7 +203,8 @@ class FakeDiscordREST:
             embeds=body.get("embeds"),
         )
         message.pop("member", None)
-        if not body.get("flags", 0) & 64:  # ephemeral messages are seen by one person only, not the channel
+        message["flags"] = int(body.get("flags") or 0)  # Components v2 (1 << 15) stays with the message, as on Discord
+        if not message["flags"] & p.FLAG_EPHEMERAL:  # ephemeral messages are seen by one person only, not the channel
             self.messages[message["id"]] = message
         return message
 
@@ -202,7 +212,7 @@ class FakeDiscordREST:
         message = self.messages.get(message_id)
         if message is None:
             return 404, {"message": "Unknown Message", "code": 10008}
-        message.update({k: v for k, v in body.items() if k in ("content", "embeds", "components")})
+        message.update({k: v for k, v in body.items() if k in ("content", "embeds", "components", "flags")})
         message["edited_timestamp"] = p.iso_now()
         return 200, message
 
@@ -210,11 +220,7 @@ class FakeDiscordREST:
         kind = body["type"]
         if kind == 7:  # UPDATE_MESSAGE: apply the edit to the message the button sits on
             for message in self.messages.values():
-                if any(
-                    c.get("custom_id") in _custom_ids(body["data"])
-                    for row in message.get("components", [])
-                    for c in row.get("components", [])
-                ):
+                if any(c.get("custom_id") in _custom_ids(body["data"]) for c in p.buttons_of(message)):
                     message.update({k: v for k, v in body["data"].items() if k in ("content", "components")})
         return {"interaction": {"id": interaction_id, "type": 2}, "resource": {"type": kind}}
 
@@ -226,4 +232,4 @@ def _json_response(payload: Any, status: int, headers: dict[str, str] | None = N
 
 
 def _custom_ids(data: dict[str, Any]) -> set[str]:
-    return {c.get("custom_id", "") for row in data.get("components", []) for c in row.get("components", [])}
+    return {c.get("custom_id", "") for c in p.buttons_of(data)}

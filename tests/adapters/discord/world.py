@@ -191,7 +191,7 @@ class DiscordWorld:
         return payload
 
     def custom_ids(self, message: dict[str, Any]) -> list[str]:
-        return [c["custom_id"] for row in message.get("components", []) for c in row["components"]]
+        return [c["custom_id"] for c in p.buttons_of(message) if c.get("custom_id")]
 
     def bot_messages(self, channel_id: str) -> list[dict[str, Any]]:
         return [m for m in self.rest.channel_messages(channel_id) if m["author"]["id"] == self.bot["id"]]
