@@ -51,6 +51,7 @@ class FakeDiscordREST:
     command_ids: dict[str, str] = field(default_factory=dict)  # name → id, for commands other than /ask
     commands: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → the command as last synced
     interaction_channels: dict[str, str] = field(default_factory=dict)  # interaction token -> channel id
+    originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # interaction token -> its first response
     _failures: list[_Failure] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     port: int = 0
@@ -131,6 +132,12 @@ class FakeDiscordREST:
             case "GET", ["channels", channel_id]:
                 channel = self.channels.get(channel_id)
                 return (200, channel) if channel else (404, {"message": "Unknown Channel", "code": 10003})
+            case "PATCH", ["channels", channel_id]:
+                channel = self.channels.get(channel_id)
+                if channel is None:
+                    return 404, {"message": "Unknown Channel", "code": 10003}
+                channel.update({k: v for k, v in (body or {}).items() if k in ("applied_tags", "name", "archived")})
+                return 200, channel
             case "POST", ["channels", channel_id, "messages", message_id, "threads"]:
                 if message_id in self.channels:
                     return 400, {"message": "A thread has already been created for this message", "code": 160004}
@@ -156,9 +163,13 @@ class FakeDiscordREST:
             case "POST", ["webhooks", _app, token]:
                 return 200, self._store_message(self.interaction_channels.get(token, "0"), body)
             case "PATCH", ["webhooks", _app, token, "messages", message_id]:
-                if message_id == "@original":
+                if message_id == "@original":  # the deferred response, as the person who asked sees it
                     channel_id = self.interaction_channels.get(token, "0")
-                    return 200, p.message(channel_id, self.bot_user, (body or {}).get("content") or "")
+                    original = self.originals.setdefault(token, {**p.message(channel_id, self.bot_user, ""),
+                                                                 "flags": p.FLAG_EPHEMERAL})  # fmt: skip
+                    original.update({k: v for k, v in (body or {}).items() if k in ("content", "components")})
+                    original["flags"] = p.FLAG_EPHEMERAL | int((body or {}).get("flags") or 0)
+                    return 200, original
                 return self._edit_message(message_id, body)
         return 404, {"message": f"fake has no route for {method} {path}", "code": 0}
 
@@ -218,6 +229,10 @@ class FakeDiscordREST:
 
     def _callback(self, interaction_id: str, body: dict[str, Any]) -> dict[str, Any]:
         kind = body["type"]
+        if kind == 7:  # UPDATE_MESSAGE on an ephemeral message (only its person sees it): the stored first response
+            for original in self.originals.values():
+                if any(c.get("custom_id") in _custom_ids(body["data"]) for c in p.buttons_of(original)):
+                    original.update({k: v for k, v in body["data"].items() if k in ("content", "components")})
         if kind == 7:  # UPDATE_MESSAGE: apply the edit to the message the button sits on
             for message in self.messages.values():
                 if any(c.get("custom_id") in _custom_ids(body["data"]) for c in p.buttons_of(message)):
