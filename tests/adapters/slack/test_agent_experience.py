@@ -225,8 +225,9 @@ async def test_a_question_shows_its_steps_as_a_timeline_then_the_answer_in_their
     root = await asked(h)
     [message] = h.api.bot_messages("C1", thread_ts=root)  # one bot message: the stream, updated into the answer
     assert "pair" in message.text and any(b.get("block_id") == "docbot_feedback" for b in message.blocks)
-    assert methods(h.api) == ["agents.sessions.setStatus", "chat.startStream", "chat.appendStream",
-                              "chat.stopStream", "chat.update"]  # fmt: skip
+    called = methods(h.api)  # the steps go out in one append or a few, as they come within the interval
+    assert called[:2] == ["agents.sessions.setStatus", "chat.startStream"]
+    assert called[-2:] == ["chat.stopStream", "chat.update"] and set(called[2:-2]) == {"chat.appendStream"}
     [start] = h.api.calls_to("chat.startStream")
     assert (start.args["thread_ts"], start.args["task_display_mode"]) == (root, "timeline")
     assert (start.args["recipient_team_id"], start.args["recipient_user_id"]) == (TEAM, "UALICE")
@@ -254,8 +255,9 @@ async def test_where_streaming_is_refused_one_status_message_shows_the_steps(mak
     [status] = h.api.calls_to("chat.postMessage")
     assert status.args["blocks"][0]["block_id"] == PROGRESS_BLOCK
     updates = h.api.calls_to("chat.update")
-    assert [u.args["ts"] for u in updates] == [message.ts] * len(updates) and len(updates) >= 2
-    steps = json.dumps(updates[-2].args["blocks"], ensure_ascii=False)  # the last status update before the answer
+    assert [u.args["ts"] for u in updates] == [message.ts] * len(updates)  # in place: the status, then the answer
+    shown = [status.args, *(u.args for u in updates[:-1])]  # the status message as posted, then as updated
+    steps = json.dumps(shown[-1]["blocks"], ensure_ascii=False)  # the last state before the answer replaced it
     assert ":white_check_mark: Searching the docs — 3 sections found" in steps
     assert h.api.sessions[("C1", root)]["status"] == "active"
 
