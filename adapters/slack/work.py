@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 STATUS_INTERVAL_S = 1.5  # between chat.update calls of the status message (Tier 3)
 FINISH_TIMEOUT_S = 10.0  # the last showing may take this long before the reply goes out anyway
+LOOKUP_TIMEOUT_S = 5.0  # users.info, the session's status, or looking for the shown work, at most
 SESSION_TITLE_CHARS = 200
 _MARK = {COMPLETE: ":white_check_mark:", IN_PROGRESS: ":hourglass_flowing_sand:", ERROR: ":warning:"}
 
@@ -95,6 +96,7 @@ class SlackWork:
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self._session_task: asyncio.Task[None] | None = None
         self._last_call = float("-inf")
 
     @property
@@ -137,6 +139,7 @@ class SlackWork:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+        await self._session_settled()
         if self._mode is Mode.STREAM:
             await self._stop_stream()
         elif self._session:
@@ -160,16 +163,46 @@ class SlackWork:
             await asyncio.wait_for(asyncio.shield(self._task), FINISH_TIMEOUT_S)
         except TimeoutError:
             self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
             log.warning("showing the work took too long; the reply goes out without it")
+            if self._mode is Mode.WAITING:  # the stream may have been made as we stopped waiting for its answer
+                await self._adopt_marked()
         except Exception as exc:  # the task logs its own failures; this is a bug guard
             log.warning("showing the work failed", extra={"error": type(exc).__name__})
+        await self._session_settled()
+
+    async def _adopt_marked(self) -> None:
+        """After giving up on a start that was under way: our marked message in the thread, if Slack made it, for the
+        reply to replace (nothing more is shown in it); none found or the look-up failing leaves nothing shown."""
+        try:
+            looking = self._find_marked(self._ref) if self._find_marked else None
+            found = await asyncio.wait_for(looking, LOOKUP_TIMEOUT_S) if looking is not None else None
+        except Exception as exc:
+            log.warning("looking for the shown work failed", extra={"error": slack_error(exc)})
+            found = None
+        if found is not None and found.placeholder_id:
+            self._mode, self._ts = Mode.BROKEN, found.placeholder_id
+        else:
+            self._mode = Mode.OFF
+
+    async def _session_settled(self) -> None:
+        """Let the session's "processing" land first, so that moving it to active afterwards is not overtaken."""
+        if self._session_task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._session_task), LOOKUP_TIMEOUT_S)
 
     async def _run(self) -> None:
         if self._asker:
-            self._words = wording((await self._users.get(self._ref.workspace_id, self._asker)).locale)
-            self._timeline = Timeline(self._words)
+            try:  # the person's language for our wording; a slow users.info never holds the showing up
+                user = await asyncio.wait_for(self._users.get(self._ref.workspace_id, self._asker), LOOKUP_TIMEOUT_S)
+                self._words = wording(user.locale)
+                self._timeline = Timeline(self._words)
+            except TimeoutError:
+                log.info("showing the work in the default wording", extra={"reason": "users.info slow"})
         self._apply()
-        await self._set_session("processing")
+        # the stop button beside the stream, not before it: a slow session call never delays the timeline
+        self._session_task = asyncio.get_running_loop().create_task(self._set_session("processing"))
         await self._start()
         while self._mode in (Mode.STREAM, Mode.STATUS):
             if not self._closing:

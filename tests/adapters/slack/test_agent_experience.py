@@ -226,8 +226,8 @@ async def test_a_question_shows_its_steps_as_a_timeline_then_the_answer_in_their
     [message] = h.api.bot_messages("C1", thread_ts=root)  # one bot message: the stream, updated into the answer
     assert "pair" in message.text and any(b.get("block_id") == "docbot_feedback" for b in message.blocks)
     called = methods(h.api)  # the steps go out in one append or a few, as they come within the interval
-    assert called[:2] == ["agents.sessions.setStatus", "chat.startStream"]
-    assert called[-2:] == ["chat.stopStream", "chat.update"] and set(called[2:-2]) == {"chat.appendStream"}
+    assert set(called[:2]) == {"agents.sessions.setStatus", "chat.startStream"}  # the stop button beside the stream
+    assert called[-2:] == ["chat.stopStream", "chat.update"] and set(called[2:-2]) <= {"chat.appendStream"}
     [start] = h.api.calls_to("chat.startStream")
     assert (start.args["thread_ts"], start.args["task_display_mode"]) == (root, "timeline")
     assert (start.args["recipient_team_id"], start.args["recipient_user_id"]) == (TEAM, "UALICE")
@@ -349,7 +349,7 @@ async def running(h: Harness, text: str = MENTION) -> tuple[str, asyncio.Task[No
     await h.post_json(mention_event(root, text))
     settling = asyncio.create_task(h.settle())
     await asyncio.wait_for(handler.reached.wait(), 10)
-    await until(lambda: bool(h.api.calls_to("chat.appendStream")))
+    await until(lambda: any(m.tasks for m in h.api.bot_messages("C1", thread_ts=root)))  # its work is shown
     return root, settling, handler
 
 
