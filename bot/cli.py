@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -27,6 +26,7 @@ from bot.doctor import doctor_report
 from bot.logs import configure_logging
 from bot.output_contract import reply_contract
 from bot.settings import Settings, load_settings
+from bot.settings_problems import SettingsInvalid
 from pipeline.messages import Inbound, Reply, ReplyKind
 from storage.errors import StorageError
 from storage.ingest.model import IngestReport
@@ -53,9 +53,10 @@ class UserError(Exception):
 def _settings(verbose: bool, **overrides: Any) -> Settings:
     try:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        _fail(f"invalid configuration: {problems}")
+    except SettingsInvalid as exc:  # one line per mistake: the variable, the problem, an example
+        for problem in exc.problems:
+            err.print(f"[red]error:[/red] {escape(problem)}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
     level = "INFO" if verbose else "WARNING"
     configure_logging(level, json_output=settings.log_json, secrets=_secret_values(settings))
     return settings
@@ -76,13 +77,12 @@ def _secret_values(settings: Settings) -> list[str]:
 
 
 def _run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    from storage.vector_index import VectorIndexUnavailable
+
     try:
         return asyncio.run(main())
-    except UserError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_USAGE) from None
-    except StorageError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+    except (UserError, StorageError, VectorIndexUnavailable) as exc:  # a service the settings name is unusable
+        err.print(f"[red]error:[/red] {escape(' '.join(str(exc).split()))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -371,9 +371,9 @@ def eval_command(
                 _fail(f"no report at {path}")
         out.print(compare(load_report(first), load_report(second)))
         return
+    settings = _settings(verbose, data_dir=data_dir)
     if qa_file is None or not qa_file.is_file():
         _fail(f"no question file at {qa_file}" if qa_file else "give a question file (or --compare A B)")
-    settings = _settings(verbose, data_dir=data_dir)
     try:
         pairs = load_qa(qa_file)
     except (OSError, ValueError, KeyError) as exc:

@@ -195,13 +195,18 @@ async def _pinecone_check(settings: Settings) -> Check:
     return Check("pinecone", not health.problems, health.describe())
 
 
-async def doctor_report(settings: Settings, console: Console) -> bool:
+def configuration_table(settings: Settings) -> Table:
+    """Every setting's effective value; secrets say only that they are set, unset ones show `-`."""
     config = Table(title="configuration", title_justify="left", show_header=False)
     config.add_column("setting")
     config.add_column("value")
     for name in type(settings).model_fields:
         config.add_row(name, _shown(name, getattr(settings, name)))
-    console.print(config)
+    return config
+
+
+async def doctor_report(settings: Settings, console: Console) -> bool:
+    console.print(configuration_table(settings))
 
     checks = [await _database_check(settings), await embedder_check(settings), await llm_check(settings)]
     checks += _platform_checks(settings)
