@@ -6,10 +6,11 @@ User mistakes end with a clear message and a non-zero exit code, never a traceba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -459,6 +460,70 @@ def run(
             await _chat(app)
 
     _run(lambda: _with_app(settings, body))
+
+
+outbox_cli = typer.Typer(no_args_is_help=True, help="Replies waiting to be delivered, or failed.")
+cli.add_typer(outbox_cli, name="outbox")
+
+
+@outbox_cli.command("list")
+def outbox_list(
+    failed_only: Annotated[bool, typer.Option("--failed", help="Only failed deliveries.")] = False,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show undelivered replies: pending ones are being retried, failed ones wait for `docbot outbox retry`."""
+    settings = _settings(verbose, data_dir=data_dir)
+    statuses = ["failed"] if failed_only else ["pending", "failed"]
+
+    async def body() -> None:
+        from storage.outbox import Outbox
+
+        async with _database(settings) as db:
+            entries = await Outbox(db).entries(statuses=statuses)
+        table = Table(title=f"{len(entries)} undelivered", title_justify="left")
+        for column in ("id", "platform", "status", "attempts", "stored", "next try", "last error"):
+            table.add_column(column)
+        for e in entries:
+            table.add_row(
+                str(e.id), e.platform, e.status, str(e.attempts), f"{e.created_at:%Y-%m-%d %H:%M}",
+                f"{e.next_attempt_at:%H:%M:%S}" if e.status == "pending" else "-", escape(e.error or ""),
+            )  # fmt: skip
+        out.print(table)
+
+    _run(body)
+
+
+@outbox_cli.command("retry")
+def outbox_retry(
+    ids: Annotated[list[int] | None, typer.Argument(help="Outbox ids (default: every failed delivery).")] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Queue failed deliveries again (e.g. after inviting the bot back to a channel): the running bot posts them."""
+    settings = _settings(verbose, data_dir=data_dir)
+
+    async def body() -> int:
+        from storage.outbox import Outbox
+
+        async with _database(settings) as db:
+            return await Outbox(db).retry_failed(ids or None)
+
+    queued = _run(body)
+    out.print(f"{queued} failed {'delivery' if queued == 1 else 'deliveries'} queued again; a running docbot posts "
+              "them at its next sweep (within seconds)")  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def _database(settings: Settings) -> AsyncIterator[Any]:
+    from storage.db import Database
+
+    db = Database(settings.effective_database_url)
+    try:
+        await db.migrate()
+        yield db
+    finally:
+        await db.dispose()
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ channel by id alone (no cache needed), so a durable outbox can drive it after a 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
@@ -15,7 +16,7 @@ from adapters.discord.inbound import thread_name
 from adapters.discord.render import OutgoingMessage, no_mentions, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
-from pipeline.messages import DeliveryRejected, Inbound, Reply, ThreadRef
+from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, Reply, ThreadRef
 
 if TYPE_CHECKING:
     from discord.types.webhook import Webhook as WebhookPayload
@@ -25,7 +26,9 @@ SUPPORT_KEY = "mention_support"  # ThreadRef.extra: "1" to mention the support r
 ASK_KEY = "ask_locale"  # ThreadRef.extra: an /ask whose question the worker still has to post (the asker's locale)
 START_THREAD_KEY = "start_thread"  # ThreadRef.extra: "1" when the worker still has to start the event's thread
 INTERACTION_KEY = "interaction"  # ThreadRef.extra: a button press's interaction token (valid 15 min): private notes
-PRIVATE_REASONS = frozenset({"action_notice"})  # replies only the presser needs to see (a refused press, thanks)
+# replies only the asker or presser needs to see (a refused press, thanks, a rate-limit notice), where Discord allows
+# it: an interaction (a press, an /ask) can be answered privately for 15 minutes; a mention cannot
+PRIVATE_REASONS = frozenset({"action_notice", "rate_limited", "token_budget_spent"})
 THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
 THREAD_ALREADY_CREATED = 160004  # Discord's JSON error code for a second thread on one message
 log = logging.getLogger(__name__)
@@ -56,18 +59,34 @@ def before_thread(ref: ThreadRef) -> ThreadRef:
     return replace(ref, thread_id=ref.channel_id) if dict(ref.extra).get(START_THREAD_KEY) == "1" else ref
 
 
-async def send_all(channel: discord.abc.Messageable, messages: list[OutgoingMessage]) -> str:
-    """Send `messages` in order; returns the id of the last one (the one carrying the buttons)."""
+async def send_all(
+    channel: discord.abc.Messageable, messages: list[OutgoingMessage], nonces: list[str] | None = None
+) -> str:
+    """Send `messages` in order; returns the id of the last one (the one carrying the buttons). `nonces`, one per
+    message: Discord returns the message already created with that nonce (recently) instead of creating another."""
     last_id = ""
-    for message in messages:
+    for index, message in enumerate(messages):
         sent = await channel.send(
             content=message.content,
             embed=message.embed,  # type: ignore[arg-type]  # None is accepted at run time
             view=message.view,  # type: ignore[arg-type]
             allowed_mentions=message.allowed_mentions,
+            nonce=nonces[index] if nonces else None,  # type: ignore[arg-type]  # None: discord.py picks one
         )
         last_id = str(sent.id)
     return last_id
+
+
+def delivery_nonces(attempt: DeliveryAttempt | None, parts: int, first: int = 0) -> list[str] | None:
+    """One nonce per part of a stored reply, the same on every try (Discord allows 25 characters); with
+    `enforce_nonce` (discord.py sends it with every nonce) a retry after a 5xx whose message was in fact created
+    gets that message back instead of a second one. Discord remembers nonces for a few minutes only."""
+    if attempt is None:
+        return None
+    return [
+        hashlib.blake2b(f"{attempt.key}:{part}".encode(), digest_size=12).hexdigest()
+        for part in range(first, first + parts)
+    ]
 
 
 class DiscordReplySink:
@@ -172,6 +191,15 @@ class DiscordReplySink:
         return False
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
+        return await self._post(ref, reply, None)
+
+    async def post_once(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt) -> str:
+        """`post` with a nonce per message derived from the stored reply: a retry does not post it twice. A 5xx
+        (`DiscordServerError`, after discord.py's own retries) is transient: the outbox retries; never taken for a
+        deleted message."""
+        return await self._post(ref, reply, attempt)
+
+    async def _post(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt | None) -> str:
         extra = dict(ref.extra)
         token = extra.get(INTERACTION_KEY)
         if reply.reason in PRIVATE_REASONS and token:
@@ -188,8 +216,10 @@ class DiscordReplySink:
             if ref.placeholder_id and messages:
                 first_id = await _replace(channel, int(ref.placeholder_id), messages[0])
                 if first_id is not None:
-                    return await send_all(channel, messages[1:]) if len(messages) > 1 else first_id
-            return await send_all(channel, messages)
+                    if len(messages) == 1:
+                        return first_id
+                    return await send_all(channel, messages[1:], delivery_nonces(attempt, len(messages) - 1, 1))
+            return await send_all(channel, messages, delivery_nonces(attempt, len(messages)))
         except (discord.Forbidden, discord.NotFound) as exc:  # missing access, deleted thread: retrying won't help
             raise DeliveryRejected(f"discord {exc.status} {exc.code}") from exc
 

@@ -62,8 +62,11 @@ class SlackAdapter:
         *,
         installation_store: AsyncInstallationStore | None = None,
         oauth_state_store: AsyncOAuthStateStore | None = None,
+        language_of: Callable[[str], Awaitable[str | None]] | None = None,
     ) -> None:
-        """`intake` may also be assigned later (`adapter.intake = delivery`); until then events are refused (503)."""
+        """`intake` may also be assigned later (`adapter.intake = delivery`); until then events are refused (503).
+        `language_of` detects a text's language, for the notices the adapter itself sends (a refused /ask, the
+        invitation a /ask in a channel without the bot gets)."""
         self._settings = settings
         self.intake = intake
         self._base_url = settings.slack_api_url
@@ -99,10 +102,11 @@ class SlackAdapter:
         self.sink = SlackReplySink(
             self.client_for, support_mention=settings.slack_support_mention, users=self.users,
             progress_allowed=lambda ref: settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed,
+            language_of=language_of,
         )  # fmt: skip
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket: AsyncSocketModeHandler | None = None
-        self.bolt.use(StoreThenAck(settings, lambda: self.intake))
+        self.bolt.use(StoreThenAck(settings, lambda: self.intake, language_of))
         self._register_listeners()
 
     # -- wiring -----------------------------------------------------------------------------------------------

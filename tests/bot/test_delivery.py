@@ -107,7 +107,7 @@ def make_delivery(
         fetcher_for=fetcher_for,
         config=DeliveryConfig(**{"lease_s": 30, "heartbeat_s": 5, "poll_s": 0.02, **config}),  # type: ignore[arg-type]
         inbox=Inbox(db, max_attempts=3, base_backoff_s=1, now=clock),
-        outbox=Outbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+        outbox=Outbox(db, base_backoff_s=1, now=clock),
     )
 
 
@@ -354,7 +354,7 @@ async def test_the_worker_reports_the_age_of_the_oldest_open_event_as_its_lag(db
         db, handler, {"slack": sink}, "w1", on_lag=lags.append,
         config=DeliveryConfig(lease_s=30, heartbeat_s=5, poll_s=0.02, sweep_s=0.02),
         inbox=Inbox(db, max_attempts=3, base_backoff_s=1, now=clock),
-        outbox=Outbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+        outbox=Outbox(db, base_backoff_s=1, now=clock),
     )  # fmt: skip
     await delivery.accept(message(1), ref_for(message(1)))
     stop = asyncio.Event()
