@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import itertools
@@ -24,6 +25,7 @@ from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
 from pipeline.types import ActionKind, HistoryMessage
 from storage.db import Database
+from storage.outbox import Outbox
 from tests.adapters.slack.contract import assert_calls_valid, load_spec
 from tests.conftest import SHARED_DATA
 
@@ -190,6 +192,13 @@ class Harness:
             pass
         await self.delivery.sweep()
 
+    async def delivered(self, timeout_s: float = 30.0) -> None:
+        """Sweep until no reply is pending (retries after transient failures included)."""
+        async with asyncio.timeout(timeout_s):
+            while (await self.delivery.outbox.counts()).get("pending"):
+                await asyncio.sleep(0.05)
+                await self.delivery.sweep()
+
 
 MakeHarness = Callable[..., Awaitable[Harness]]
 
@@ -258,6 +267,7 @@ async def make_harness(slack_api: FakeSlackAPI, tmp_path: Path) -> AsyncIterator
         delivery = Delivery(
             db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
             config=DeliveryConfig(poll_s=0.02, progress_delay_s=progress_delay_s),
+            outbox=Outbox(db, base_backoff_s=0.05, max_backoff_s=0.2),  # retries in test time
         )  # fmt: skip
         adapter.intake = delivery
         web_app = web.Application()
