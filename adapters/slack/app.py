@@ -27,6 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, slack_error, web_client
 from adapters.slack.events import team_of
 from adapters.slack.fetcher import SlackThreadFetcher
+from adapters.slack.front_door import Refusal, RefusalLog, body_problem, signature_valid
 from adapters.slack.inbound import PLATFORM
 from adapters.slack.middleware import StoreThenAck
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
@@ -97,6 +98,7 @@ class SlackAdapter:
             oauth_settings=oauth_settings,
         )
         self._verifier = SignatureVerifier(signing) if signing else None
+        self._refusals = RefusalLog(log)
         self._team_clients: dict[str, AsyncWebClient] = {}
         self.users = UserDirectory(self.client_for)
         self.sink = SlackReplySink(
@@ -162,16 +164,21 @@ class SlackAdapter:
     # -- HTTP -------------------------------------------------------------------------------------------------
 
     async def _handle_post(self, request: web.Request) -> web.Response:
-        """Check the signature on the raw bytes first: an unsigned or forged request costs one short log line."""
+        """Check the signature on the raw bytes first, then the body's shape: an unsigned, forged or malformed
+        request costs one short log line (fewer in a flood) and never reaches bolt or a traceback."""
         raw = await request.read()
-        if self._verifier is not None and not self._verifier.is_valid_request(raw, dict(request.headers)):
-            log.warning("slack request refused: bad signature", extra={"bytes": len(raw)})
+        if self._verifier is not None and not signature_valid(self._verifier, raw, request.headers):
+            self._refusals.refused(Refusal.BAD_SIGNATURE, bytes=len(raw))
             return web.Response(status=401, text="invalid signature")
-        try:
-            bolt_request = await to_bolt_request(request)
-        except ValueError:
-            log.warning("slack request refused: unreadable body", extra={"bytes": len(raw)})
-            return web.Response(status=400, text="unreadable body")
+        problem = body_problem(raw, request.content_type)
+        if problem is None:
+            try:
+                bolt_request = await to_bolt_request(request)
+            except ValueError:
+                problem = Refusal.UNREADABLE_BODY
+        if problem is not None:
+            self._refusals.refused(problem, bytes=len(raw))
+            return web.Response(status=400, text=problem.value)
         return await to_aiohttp_response(await self.bolt.async_dispatch(bolt_request))
 
     async def _handle_install(self, request: web.Request) -> web.Response:
