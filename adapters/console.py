@@ -17,9 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from adapters.tables import aligned, rewrite_tables
-from pipeline.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
+from pipeline.messages import LOCAL_PLATFORM, ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
 
-PLATFORM = "console"
+PLATFORM = LOCAL_PLATFORM
 WORKSPACE = "local"
 CHANNEL = "terminal"
 

@@ -28,7 +28,7 @@ from bot.logs import configure_logging
 from bot.output_contract import reply_contract
 from bot.settings import Settings, load_settings
 from bot.settings_problems import SettingsInvalid
-from pipeline.messages import Inbound, Reply, ReplyKind
+from pipeline.messages import LOCAL_PLATFORM, Inbound, Reply, ReplyKind
 from storage.errors import StorageError
 from storage.ingest.model import IngestReport
 
@@ -100,7 +100,7 @@ async def _with_app(settings: Settings, body: Callable[[App], Awaitable[T]], *, 
 def _console_inbound(text: str, thread: str | None) -> Inbound:
     message_id = uuid.uuid4().hex[:12]
     return Inbound(
-        platform="console",
+        platform=LOCAL_PLATFORM,
         workspace_id="local",
         channel_id="cli",
         thread_id=thread,

@@ -48,6 +48,9 @@ class DeliveryRejected(Exception):
         self.reason = reason
 
 
+LOCAL_PLATFORM = "console"  # the terminal chat and `docbot ask`: one person at their own machine, never rate-limited
+
+
 class InboundKind(StrEnum):
     MESSAGE = "message"
     ACTION = "action"  # a button press; `action_id` holds the opaque stored-action id

@@ -257,13 +257,18 @@ async def make_harness(slack_api: FakeSlackAPI, tmp_path: Path) -> AsyncIterator
     adapters: list[SlackAdapter] = []
     databases: list[Database] = []
 
-    async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, **overrides: Any) -> Harness:
+    async def build(
+        progress_delay_s: float = 0.3,
+        handler_delay_s: float = 0.0,
+        language_of: Callable[[str], Awaitable[str | None]] | None = None,
+        **overrides: Any,
+    ) -> Harness:
         settings = make_settings(slack_api, **overrides)
         handler = FakeHandler(settings, delay_s=handler_delay_s)
         db = Database(f"sqlite+aiosqlite:///{tmp_path / f'slack{len(databases)}.db'}")
         await db.migrate()
         databases.append(db)
-        adapter = SlackAdapter(settings)
+        adapter = SlackAdapter(settings, language_of=language_of)
         delivery = Delivery(
             db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
             config=DeliveryConfig(poll_s=0.02, progress_delay_s=progress_delay_s),
