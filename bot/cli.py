@@ -135,7 +135,7 @@ def ask(
             contract = reply_contract(reply, started=started, finished=datetime.now(UTC))
             out.print_json(json.dumps(contract, ensure_ascii=False))
         elif reply is not None:
-            out.print(render_reply(reply))
+            out.print(render_reply(reply, out.width))
         return reply
 
     reply = _run(lambda: _with_app(settings, body))

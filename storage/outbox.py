@@ -123,7 +123,7 @@ class OutboxEntry:
 
 def equal_jitter(delay_s: float) -> float:
     """Half the delay fixed, half random: replicas and rows that failed together do not retry together."""
-    return delay_s / 2 + random.uniform(0, delay_s / 2)  # noqa: S311 - spreading retries, not a secret
+    return delay_s / 2 + random.uniform(0, delay_s / 2)
 
 
 def outbox_values(message: OutgoingReply, now: datetime) -> dict[str, Any]:

@@ -423,7 +423,8 @@ async def test_a_ten_minute_platform_outage_loses_no_reply(db: Database, clock: 
         if sink.posts:
             posted_at = clock.now
     assert sink.texts() == ["answer: question 1"] and sink.tries > 8
-    assert posted_at is not None and posted_at - sink.up_at <= timedelta(seconds=65)  # at most one capped backoff after recovery
+    assert posted_at is not None
+    assert posted_at - sink.up_at <= timedelta(seconds=65)  # at most one capped backoff after recovery
     assert await delivery.outbox.counts() == {"sent": 1}
 
 

@@ -190,4 +190,5 @@ def test_the_docs_table_is_what_docbot_says(monkeypatch: pytest.MonkeyPatch) -> 
 
 def docs_rows(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The rows of the docs' table: what is typed, what docbot says (both as code, so `<@U…>` stays visible)."""
-    return [f"| `{env_name(Settings, f)}={BAD[f]}` | `{problem_of(f, monkeypatch)}` |" for f in sorted(BAD, key=lambda f: env_name(Settings, f))]
+    fields = sorted(BAD, key=lambda f: env_name(Settings, f))
+    return [f"| `{env_name(Settings, f)}={BAD[f]}` | `{problem_of(f, monkeypatch)}` |" for f in fields]
