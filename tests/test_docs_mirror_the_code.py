@@ -71,3 +71,15 @@ def test_no_doc_names_a_variable_nothing_reads() -> None:
     }
     unknown = sorted(f"{doc}: {name}" for doc, name in named if name not in known)
     assert not unknown, "the docs name variables docbot does not read:\n" + "\n".join(unknown)
+
+
+def test_how_it_works_tells_the_path_a_question_takes() -> None:
+    """It said the adapter shows progress, named Slack reactions docbot never adds, and never named the inbox or
+    the outbox."""
+    page = (REPO / "docs" / "how-it-works.md").read_text(encoding="utf-8")
+    path = page[page.index("## One question, end to end") : page.index("## The pipeline")].lower()
+    stages = [path.index(word) for word in ("inbox", "worker", "conversation service", "pipeline", "outbox")]
+    assert stages == sorted(stages)
+    assert "reaction" not in path
+    for module in re.findall(r"`((?:bot|adapters|storage|pipeline)/[\w/]+\.py)`", page):
+        assert (REPO / module).is_file(), f"how-it-works.md names {module}, which does not exist"
