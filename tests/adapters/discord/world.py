@@ -17,6 +17,7 @@ from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
 from pipeline.types import HistoryMessage
 from storage.db import Database
+from storage.outbox import Outbox
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_rest import FakeDiscordREST
 
@@ -99,6 +100,7 @@ class DiscordWorld:
         delivery = Delivery(
             db, handler, {"discord": client.sink}, f"worker-{len(self.deliveries)}",
             fetcher_for=client.fetcher_for, config=DeliveryConfig(progress_delay_s=0.0),
+            outbox=Outbox(db, base_backoff_s=0.05, max_backoff_s=0.2),  # retries in test time
         )  # fmt: skip
         client.intake = delivery
         self.deliveries[id(client)] = delivery
