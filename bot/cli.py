@@ -64,7 +64,7 @@ def _settings(verbose: bool, **overrides: Any) -> Settings:
 
 
 def _fail(message: str) -> NoReturn:
-    err.print(f"[red]error:[/red] {message}")
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -445,6 +445,11 @@ def run(
 ) -> None:
     """Start every configured platform adapter; with none configured, start the terminal chat."""
     settings = _settings(verbose, data_dir=data_dir)
+    if settings.slack_enabled and not (settings.slack_signing_secret or settings.slack_app_token):
+        _fail(
+            "SLACK_SIGNING_SECRET: not set, so no request could be checked as Slack's; set it for HTTP mode "
+            "(Basic Information > App Credentials) or SLACK_APP_TOKEN for Socket Mode, e.g. SLACK_APP_TOKEN=xapp-..."
+        )
     platforms = settings.slack_enabled or settings.discord_enabled
     if platforms and not verbose:
         configure_logging(settings.log_level, json_output=settings.log_json, secrets=_secret_values(settings))

@@ -192,3 +192,12 @@ def docs_rows(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The rows of the docs' table: what is typed, what docbot says (both as code, so `<@U…>` stays visible)."""
     fields = sorted(BAD, key=lambda f: env_name(Settings, f))
     return [f"| `{env_name(Settings, f)}={BAD[f]}` | `{problem_of(f, monkeypatch)}` |" for f in fields]
+
+
+@pytest.mark.usefixtures("no_docbot_env")
+def test_run_with_a_slack_token_but_no_way_to_check_requests_says_which_variable() -> None:
+    result = CliRunner().invoke(cli, ["run"], env={"SLACK_BOT_TOKEN": "xoxb-1-real-looking"})
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: SLACK_SIGNING_SECRET: ") and "SLACK_APP_TOKEN" in line
+    assert "xoxb-1-real-looking" not in result.output

@@ -143,3 +143,14 @@ async def test_a_good_request_still_passes(make_harness: MakeHarness) -> None:
         assert response.status == 200
     await h.settle()
     assert [m.text for m in h.handler.messages] == ["hi"]
+
+
+async def test_without_a_signing_secret_no_request_passes(make_harness: MakeHarness) -> None:
+    """Socket Mode needs no signing secret; the HTTP route then has nothing to check requests with, so it takes
+    none (it used to take every request unchecked)."""
+    h = await make_harness(slack_signing_secret=None)
+    raw = json.dumps(mention())
+    async with h.session.post(h.url, data=raw, headers=signed_headers(raw)) as response:
+        assert response.status == 401
+    await h.settle()
+    assert h.handler.messages == []
