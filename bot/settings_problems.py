@@ -36,6 +36,11 @@ def read_settings(cls: type[S], overrides: dict[str, Any]) -> S:
         raise SettingsInvalid(problems(cls, exc)) from None
     except SettingsError as exc:  # a source failed before validation (every JSON field parses itself, so rare)
         raise SettingsInvalid([f"cannot read the settings: {' '.join(str(exc).split())}"]) from None
+    except UnicodeDecodeError as exc:  # the .env file, read as UTF-8
+        raise SettingsInvalid([f".env: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+                               "save it as UTF-8"]) from None  # fmt: skip
+    except OSError as exc:
+        raise SettingsInvalid([f".env: cannot be read ({exc.strerror or type(exc).__name__})"]) from None
 
 
 def env_name(cls: type[BaseModel], field: str) -> str:

@@ -21,7 +21,7 @@ from bot.settings_problems import env_name
 pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parent.parent
-DOCS = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
+DOCS = [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]
 # how a variable of docbot's looks in prose; the prefixes are docbot's own and the SDKs' it reads
 VARIABLE = re.compile(r"\b(?:DOCBOT|SLACK|DISCORD|OPENAI|PINECONE)_[A-Z0-9_]*[A-Z0-9]\b")
 

@@ -201,3 +201,11 @@ def test_run_with_a_slack_token_but_no_way_to_check_requests_says_which_variable
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("error: SLACK_SIGNING_SECRET: ") and "SLACK_APP_TOKEN" in line
     assert "xoxb-1-real-looking" not in result.output
+
+
+@pytest.mark.usefixtures("no_docbot_env")
+def test_a_dotenv_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes(b"DOCBOT_LOG_LEVEL=INFO\nOPENAI_API_KEY=caf\xe9\n")
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: .env: not UTF-8 text (byte 0xe9 at offset 40); save it as UTF-8"
