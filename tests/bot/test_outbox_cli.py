@@ -8,8 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
+import bot.cli as cli_module
 from bot.cli import cli
 from pipeline.messages import Reply, ReplyKind, ThreadRef
 from storage.db import Database
@@ -49,7 +51,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         if name.startswith(("DOCBOT_", "SLACK_", "DISCORD_", "OPENAI_", "PINECONE_")):
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
-    return {"DOCBOT_DATA_DIR": str(tmp_path), "COLUMNS": "250"}  # rich tables unwrapped
+    monkeypatch.setattr(cli_module, "out", Console(width=250))  # tables unwrapped, whatever the test terminal
+    return {"DOCBOT_DATA_DIR": str(tmp_path)}
 
 
 def test_doctor_shows_pending_and_failed_deliveries_and_retry_queues_the_failed(
@@ -59,12 +62,12 @@ def test_doctor_shows_pending_and_failed_deliveries_and_retry_queues_the_failed(
     assert pending == 1
     runner = CliRunner()
 
-    doctor = runner.invoke(cli, ["doctor"], env=env, terminal_width=250)
+    doctor = runner.invoke(cli, ["doctor"], env=env)
     [line] = [line for line in doctor.stdout.splitlines() if "outbox" in line and "pending" in line]
     assert "1 pending" in line and "1 failed" in line and "problem" in line
     assert doctor.exit_code == 1  # a failed delivery is a problem to look at
 
-    listed = runner.invoke(cli, ["outbox", "list", "--failed"], env=env, terminal_width=250)
+    listed = runner.invoke(cli, ["outbox", "list", "--failed"], env=env)
     assert listed.exit_code == 0 and "not_in_channel" in listed.stdout and f"│ {failed_id} " in listed.stdout
     assert "QX-SECRET-ANSWER" not in listed.stdout  # what was to be said stays out of an operator's table
 
@@ -72,6 +75,6 @@ def test_doctor_shows_pending_and_failed_deliveries_and_retry_queues_the_failed(
     assert retried.exit_code == 0 and "1 failed delivery queued again" in retried.stdout
     assert asyncio.run(undelivered(tmp_path)) == {"pending": 2, "failed": 0}
 
-    again = runner.invoke(cli, ["doctor"], env=env, terminal_width=250)
+    again = runner.invoke(cli, ["doctor"], env=env)
     [line] = [line for line in again.stdout.splitlines() if "outbox" in line and "pending" in line]
     assert "2 pending" in line and "0 failed" in line
