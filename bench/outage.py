@@ -178,6 +178,7 @@ class Outage:
     rng: random.Random
     active: bool = False
     injected: int = 0
+    landed: int = 0  # of those, calls that posted or changed a message before answering the error
 
     def __call__(self, method: str) -> Failure | None:
         if not self.active or method in ("auth.test", "apps.connections.open"):
@@ -186,6 +187,7 @@ class Outage:
         if self.kind == "http_500":
             return Failure(status=500, html=True, retry_after=None)
         landed = method in WRITES and self.rng.random() < 1 / 3
+        self.landed += landed
         return Failure(status=200, error=self.rng.choice(TRANSIENT), retry_after=None, after=landed)
 
 
@@ -243,6 +245,7 @@ class OutageFigures:
     answer_after_recovery_p50_s: float | None
     answer_after_recovery_max_s: float | None
     faults_injected: int
+    writes_landed_despite_the_error: int
     settings: str
 
 
@@ -369,6 +372,7 @@ async def run_outage(
         answer_after_recovery_p50_s=round(statistics.median(waits), 1) if waits else None,
         answer_after_recovery_max_s=round(waits[-1], 1) if waits else None,
         faults_injected=outage.injected,
+        writes_landed_despite_the_error=outage.landed,
         settings="fast (outbox backoff capped at 2 s)" if fast else "production defaults (outbox capped at 60 s)",
     )
 

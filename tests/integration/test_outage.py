@@ -22,5 +22,7 @@ async def test_questions_asked_during_an_outage_are_answered_once_after_it(fault
         postgres=POSTGRES if postgres_reachable() else None, settle_s=120,
     )  # fmt: skip
     assert figures.faults_injected > 20 and figures.answered_before_recovery == 0
+    if fault == "ok_false":  # some placeholders and replies were posted although Slack answered an error
+        assert figures.writes_landed_despite_the_error > 0
     assert figures.answered_once == figures.questions == 6
     assert figures.posts_per_thread_max == 1 and figures.placeholders_left == 0 and figures.apologies == 0
