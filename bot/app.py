@@ -38,6 +38,7 @@ from storage.errors import EmbeddingUnavailable
 from storage.feedback import FeedbackStore
 from storage.ingest.ingestor import Ingestor, ProgressCallback
 from storage.ingest.model import IngestReport
+from storage.ingest.site.limits import CrawlLimits
 from storage.local_index import LocalVectorIndex
 from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
@@ -80,8 +81,11 @@ class App:
         collection: str = "default",
         base_url: str | None = None,
         on_progress: ProgressCallback | None = None,
+        crawl: CrawlLimits | None = None,
     ) -> IngestReport:
-        return await self.ingestor.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
+        return await self.ingestor.ingest(
+            sources, collection=collection, base_url=base_url, on_progress=on_progress, crawl=crawl
+        )
 
     async def warm_up(self) -> None:
         """Build what the first question would otherwise wait for (the language detector), off the event loop."""
@@ -371,6 +375,19 @@ async def build_embedder(settings: Settings, closers: list[Callable[[], Awaitabl
     return remote
 
 
+def crawl_limits(settings: Settings, *, max_pages: int | None = None, max_depth: int | None = None) -> CrawlLimits:
+    """How a site is crawled, from the settings (the CLI may lower the page and depth limits for one ingest)."""
+    return CrawlLimits(
+        user_agent=settings.crawl_user_agent,
+        max_pages=max_pages if max_pages is not None else settings.crawl_max_pages,
+        max_depth=max_depth if max_depth is not None else settings.crawl_max_depth,
+        concurrency=settings.crawl_concurrency,
+        delay_s=settings.crawl_delay_s,
+        timeout_s=settings.crawl_timeout_s,
+        max_page_bytes=int(settings.crawl_max_page_mb * 1024 * 1024),
+    )
+
+
 async def build_app(
     settings: Settings, *, embedder: Embedder | None = None, check_embeddings: bool = True
 ) -> App:
@@ -441,7 +458,7 @@ async def build_app(
             cache_language=detect,
             message_language=detect,  # notices in the language of the message they answer
         )
-        ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
+        ingestor = Ingestor(db, embedder, index, on_change=retriever.reload, crawl=crawl_limits(settings))
     except BaseException:
         for closer in reversed(closers):
             with contextlib.suppress(Exception):

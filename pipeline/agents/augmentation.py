@@ -1,12 +1,18 @@
-"""augmentation: the numbered sources an answer may cite, and a grounded prompt that treats them as data."""
+"""augmentation: the numbered sources an answer may cite, read against the question, and a grounded prompt that
+treats them as data.
+
+The sources are the best hits, read passage by passage (pipeline/reading.py) and numbered in the order of their
+best passage: [1] holds the passage that answers, for the offline quote and for the model's prompt alike."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.types import Role, SearchHit, SourceReference
+from pipeline.reading import Reader
+from pipeline.types import Embedder, Reading, Role, SearchHit, SourceReference
 
 LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "de": "German", "fr": "French", "ru": "Russian", "zh": "Chinese"}
 
@@ -31,6 +37,21 @@ def number_sources(hits: tuple[SearchHit, ...], *, limit: int, min_share: float)
         )
         for i, h in enumerate(kept, start=1)
     )
+
+
+def lead_first(sources: tuple[SourceReference, ...], reading: Reading) -> tuple[tuple[SourceReference, ...], Reading]:
+    """The sources renumbered 1..n in the order of their best passage (sources without one keep their search order
+    after those), and the reading's passages pointing at the new numbers."""
+    order: list[int] = []
+    for passage in reading.passages:
+        if passage.source not in order:
+            order.append(passage.source)
+    order += [s.number for s in sources if s.number not in order]
+    renumber = {old: new for new, old in enumerate(order, start=1)}
+    by_number = {s.number: s for s in sources}
+    ranked = tuple(dataclasses.replace(by_number[old], number=renumber[old]) for old in order)
+    passages = tuple(dataclasses.replace(p, source=renumber[p.source]) for p in reading.passages)
+    return ranked, dataclasses.replace(reading, passages=passages)
 
 
 def _attribute(value: str) -> str:
@@ -62,8 +83,15 @@ class AugmentationAgent:
     role: ClassVar[Role] = Role.AUGMENTATION
 
     def __init__(
-        self, *, max_sources: int = 5, min_share: float = 0.5, max_source_chars: int = 2500, llm: Strategy | None = None
+        self,
+        embedder: Embedder | None = None,
+        *,
+        max_sources: int = 5,
+        min_share: float = 0.5,
+        max_source_chars: int = 2500,
+        llm: Strategy | None = None,
     ) -> None:
+        self._reader = Reader(embedder)
         self._max_sources = max_sources
         self._min_share = min_share
         self._max_source_chars = max_source_chars
@@ -73,9 +101,14 @@ class AugmentationAgent:
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
-        sources = number_sources(payload.search_results, limit=self._max_sources, min_share=self._min_share)
+        found = number_sources(payload.search_results, limit=self._max_sources, min_share=self._min_share)
         question = payload.canonical_question or payload.text
+        reading = await self._reader.read(question, payload.language, context.docs_language, found)
+        sources, reading = lead_first(found, reading)
         language = payload.language or context.docs_language
         prompt = grounded_prompt(question, language, sources, self._max_source_chars)
-        result = payload.evolve(source_references=sources, augmented_prompt=prompt)
-        return AgentResult(result, f"{len(sources)} sources")
+        result = payload.evolve(source_references=sources, augmented_prompt=prompt, reading=reading)
+        lead = reading.lead()
+        led = f", led by a {lead.kind.value} of [1]" if lead is not None else ""
+        unread = f"; read by words only ({reading.unread})" if reading.unread else ""
+        return AgentResult(result, f"{len(sources)} sources{led}; asks for {reading.intent.value}{unread}")

@@ -63,20 +63,26 @@ def compose_environment() -> dict[str, str]:
     """The bot container's environment: its env_file (the operator's copy of .env.example), then `environment`,
     interpolated with the project's .env (the same file)."""
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
-    bot = compose["services"]["bot"]
-    assert bot["env_file"] == ".env"
     project = env_example()
-    environment = dict(project)
-    environment.update({k: compose_interpolate(str(v), project) for k, v in bot["environment"].items()})
-    return environment
+    by_service = {}
+    for name, service in compose["services"].items():
+        if "env_file" not in service:
+            continue  # postgres
+        assert service["env_file"] == ".env"
+        environment = dict(project)
+        environment.update({k: compose_interpolate(str(v), project) for k, v in service["environment"].items()})
+        by_service[name] = environment
+    assert by_service["bot"] == by_service["ingest"]  # the one-off ingest runs with the bot's settings
+    return by_service["bot"]
 
 
 def kubernetes_environment() -> dict[str, str]:
     """envFrom the ConfigMap and the Secret, as the Deployment says."""
-    deployment = next(yaml.safe_load_all((DEPLOY / "k8s" / "deployment.yaml").read_text()))
-    [container] = deployment["spec"]["template"]["spec"]["containers"]
-    sources = [next(iter(ref)) for ref in container["envFrom"]]
-    assert sources == ["configMapRef", "secretRef"]
+    for manifest in ("deployment.yaml", "job-ingest.yaml"):  # the bot and its one-off ingest read the same two
+        workload = next(yaml.safe_load_all((DEPLOY / "k8s" / manifest).read_text()))
+        [container] = workload["spec"]["template"]["spec"]["containers"]
+        sources = [(next(iter(ref)), next(iter(ref.values()))["name"]) for ref in container["envFrom"]]
+        assert sources == [("configMapRef", "docbot"), ("secretRef", "docbot")], manifest
     configmap = yaml.safe_load((DEPLOY / "k8s" / "configmap.yaml").read_text())
     secret = yaml.safe_load((DEPLOY / "k8s" / "secret.yaml").read_text())
     return {**configmap["data"], **secret["stringData"]}

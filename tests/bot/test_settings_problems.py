@@ -28,6 +28,12 @@ BAD: dict[str, str] = {
     "docs_language": "english",
     "ingest_sources": '["https://docs.example.com/"',
     "ingest_schedule_minutes": "-5",
+    "crawl_max_pages": "0",
+    "crawl_max_depth": "deep",
+    "crawl_concurrency": "100",
+    "crawl_delay_s": "-1",
+    "crawl_timeout_s": "0",
+    "crawl_max_page_mb": "10MB",
     "http_port": "70000",
     "log_level": "LOUD",
     "log_json": "maybe",
@@ -87,6 +93,7 @@ FREE_TEXT = {
     "data_dir", "docs_scope", "http_host", "openai_api_key", "llm_model", "llm_response_model", "embeddings_api_key",
     "embeddings_model", "embeddings_query_prefix", "embeddings_passage_prefix", "worker_id", "slack_signing_secret",
     "slack_client_id", "slack_client_secret", "discord_bot_token", "pinecone_api_key", "pinecone_region",
+    "crawl_user_agent",
 }  # fmt: skip
 COMMANDS = [
     ["ask", "hello"], ["chat"], ["ingest", "docs"], ["trace"], ["doctor"], ["eval", "README.md"], ["reindex"], ["run"],
