@@ -350,7 +350,7 @@ class Settings(BaseSettings):
     def _check_index_name(cls, value: str) -> str:
         # Pinecone's rule: lower-case letters, digits and hyphens, at most 45 characters
         if not value or len(value) > 45 or not all(ch.islower() or ch.isdigit() or ch == "-" for ch in value):
-            raise ValueError("must be lower-case letters, digits and hyphens (at most 45), e.g. docbot")
+            raise ValueError("must be lower-case letters, digits and hyphens (at most 45)")
         return value
 
     @field_validator("ingest_sources", mode="before")
