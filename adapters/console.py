@@ -16,22 +16,29 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.markup import escape
 
-from adapters.tables import aligned, rewrite_tables
-from pipeline.messages import ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
+from adapters.tables import Table, aligned, rewrite_tables
+from pipeline.messages import LOCAL_PLATFORM, ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
 
-PLATFORM = "console"
+PLATFORM = LOCAL_PLATFORM
 WORKSPACE = "local"
 CHANNEL = "terminal"
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
-def render_reply(reply: Reply) -> str:
-    """Rich markup for a reply: text (tables aligned, code blocks indented without their fences), sources,
-    numbered choices."""
+INDENT = 2  # every line of a reply is indented by this much
+
+
+def render_reply(reply: Reply, width: int = 80) -> str:
+    """Rich markup for a reply: text (tables aligned to fit `width`, the terminal's, code blocks indented without
+    their fences), sources, numbered choices."""
     lines: list[str] = []
     fenced = False
-    for line in rewrite_tables(reply.text, aligned).splitlines():
+
+    def fitted(table: Table) -> list[str]:
+        return aligned(table, line_width=width - INDENT)
+
+    for line in rewrite_tables(reply.text, fitted).splitlines():
         if line.strip().startswith(("```", "~~~")):  # a code block: its lines indented as they are, no fences
             fenced = not fenced
             continue
@@ -128,7 +135,7 @@ class ConsoleChat:
         if reply is None:
             return
         self._console.print()
-        self._console.print(render_reply(reply))
+        self._console.print(render_reply(reply, self._console.width))
         self._console.print()
         if reply.kind is not ReplyKind.NOTICE:
             self._actions = list(reply.actions)

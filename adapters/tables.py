@@ -86,16 +86,31 @@ def _plain(cell: str) -> str:
     return cell.replace("`", "").replace("**", "")
 
 
-def aligned(table: Table, *, max_width: int = 48) -> list[str]:
-    """Columns padded to the same width (long cells cut with …), header underlined: for a monospace block."""
+MIN_COLUMN = 8  # a column is never cut narrower than this to make a table fit
+
+
+def aligned(table: Table, *, max_width: int = 48, line_width: int | None = None) -> list[str]:
+    """Columns padded to the same width, header underlined: for a monospace block. Long cells are cut with …:
+    at `max_width` characters, or, given `line_width` (a terminal's), only as much as the widest columns must be
+    for each line to fit it."""
     header, rows = table
     width = max([len(header), *(len(r) for r in rows)])
     grid = [[_plain(c) for c in r] + [""] * (width - len(r)) for r in [header, *rows]]
-    grid = [[c if len(c) <= max_width else c[: max_width - 1] + "…" for c in r] for r in grid]
+    natural = [max(len(r[k]) for r in grid) for k in range(width)]
+    cap = max_width if line_width is None else _fitting_cap(natural, line_width - 2 * (width - 1))
+    grid = [[c if len(c) <= cap else c[: cap - 1] + "…" for c in r] for r in grid]
     sizes = [max(len(r[k]) for r in grid) for k in range(width)]
     lines = ["  ".join(c.ljust(sizes[k]) for k, c in enumerate(r)).rstrip() for r in grid]
     lines.insert(1, "  ".join("-" * s for s in sizes))
     return lines
+
+
+def _fitting_cap(sizes: list[int], room: int) -> int:
+    """The widest a column may be so the columns fit `room` characters (only the widest ones are cut)."""
+    cap = max(sizes, default=0)
+    while cap > MIN_COLUMN and sum(min(size, cap) for size in sizes) > room:
+        cap -= 1
+    return cap
 
 
 def row_wise(table: Table) -> list[str]:

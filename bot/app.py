@@ -114,6 +114,7 @@ class App:
         from bot.http import build_http_app, start_http
         from bot.scheduler import LeasedScheduler
         from storage.leases import JobLeases
+        from storage.outbox import Outbox
 
         await self.warm_up()
         web_app = build_http_app(self.metrics, self.ready)
@@ -127,7 +128,9 @@ class App:
             fetcher_for=fetchers_by_platform({name: adapter.fetcher_for for name, adapter in adapters.items()}),
             language_for=self.service.language_of,  # an apology or progress sign in the message's own language
             on_lag=self.metrics.inbox_lag.set,
+            on_undelivered=self.metrics.observe_outbox,
             config=DeliveryConfig(stream_answers=self.settings.llm_streaming and self.settings.llm_enabled),
+            outbox=Outbox(self.db, horizon=timedelta(hours=self.settings.delivery_horizon_hours)),
         )
         for adapter in adapters.values():
             adapter.intake = delivery  # events go through the inbox, replies through the outbox
@@ -169,15 +172,28 @@ class App:
             if self.settings.slack_client_id is not None:  # multi-workspace OAuth: installations in our database
                 installations, states = await database_oauth_stores(self.db.engine, self.settings.slack_client_id)
                 stores = {"installation_store": installations, "oauth_state_store": states}
-            slack = SlackAdapter(self.settings, **stores)
+            slack = SlackAdapter(self.settings, language_of=self._text_language(), **stores)
             slack.topics = DocsTopics(self.db)  # the suggested prompts of the Messages tab: the docs' top sections
             slack.add_routes(web_app)
             adapters["slack"] = slack
         if self.settings.discord_enabled:
             from adapters.discord.client import DocbotClient
 
-            adapters["discord"] = DocbotClient(self.settings)
+            adapters["discord"] = DocbotClient(self.settings, language_of=self._text_language())
         return adapters
+
+    def _text_language(self) -> Callable[[str], Awaitable[str | None]]:
+        """A text's language for the notices adapters send themselves: the lang role's offline detector (warmed up
+        in `serve`), over the text's first `NOTICE_DETECT_CHARS` characters."""
+        from bot.service import NOTICE_DETECT_CHARS
+
+        detect = asker_language()
+        context = Context(docs_language=self.settings.docs_language)
+
+        async def language_of(text: str) -> str | None:
+            return await detect(text[:NOTICE_DETECT_CHARS], context)
+
+        return language_of
 
     def _jobs(self, delivery: Delivery) -> list[JobSpec]:
         from bot.jobs import standard_jobs

@@ -135,5 +135,27 @@ class UsageGuard:
         return await self._ledger.spent(_scope(workspace), self._now().date())
 
 
+class NoticeOnce:
+    """At most one notice per person and limit while the limit lasts (`Denial.retry_after_s`, capped): someone who
+    keeps asking past a rate limit is told once, not once per message (issue 28: 30 mentions, 20 notices). Kept per
+    process, like the rate limits' default memory storage."""
+
+    def __init__(self, max_window_s: float = 3600.0, now: Callable[[], float] = time.monotonic) -> None:
+        self._max_window_s = max_window_s
+        self._now = now
+        self._until: dict[tuple[str, str, str], float] = {}
+
+    def first(self, workspace: str, user: str, denial: Denial) -> bool:
+        """True for the first denial of this kind for this person in its window (say it); False after (stay quiet)."""
+        now = self._now()
+        if len(self._until) > 10_000:
+            self._until = {k: v for k, v in self._until.items() if v > now}
+        key = (workspace, user, denial.message_key)
+        if self._until.get(key, 0.0) > now:
+            return False
+        self._until[key] = now + min(max(denial.retry_after_s, 1.0), self._max_window_s)
+        return True
+
+
 def _scope(workspace: str) -> str:
     return f"workspace:{workspace}"

@@ -6,16 +6,16 @@ User mistakes end with a clear message and a non-zero exit code, never a traceba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -27,7 +27,8 @@ from bot.doctor import doctor_report
 from bot.logs import configure_logging
 from bot.output_contract import reply_contract
 from bot.settings import Settings, load_settings
-from pipeline.messages import Inbound, Reply, ReplyKind
+from bot.settings_problems import SettingsInvalid
+from pipeline.messages import LOCAL_PLATFORM, Inbound, Reply, ReplyKind
 from storage.errors import StorageError
 from storage.ingest.model import IngestProgress, IngestReport
 from storage.ingest.site.limits import CrawlLimits
@@ -54,16 +55,17 @@ class UserError(Exception):
 def _settings(verbose: bool, **overrides: Any) -> Settings:
     try:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        _fail(f"invalid configuration: {problems}")
+    except SettingsInvalid as exc:  # one line per mistake: the variable, the problem, an example
+        for problem in exc.problems:
+            err.print(f"[red]error:[/red] {escape(problem)}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
     level = "INFO" if verbose else "WARNING"
     configure_logging(level, json_output=settings.log_json, secrets=_secret_values(settings))
     return settings
 
 
 def _fail(message: str) -> NoReturn:
-    err.print(f"[red]error:[/red] {message}")
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -77,13 +79,12 @@ def _secret_values(settings: Settings) -> list[str]:
 
 
 def _run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    from storage.vector_index import VectorIndexUnavailable
+
     try:
         return asyncio.run(main())
-    except UserError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_USAGE) from None
-    except StorageError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+    except (UserError, StorageError, VectorIndexUnavailable) as exc:  # a service the settings name is unusable
+        err.print(f"[red]error:[/red] {escape(' '.join(str(exc).split()))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -100,7 +101,7 @@ async def _with_app(settings: Settings, body: Callable[[App], Awaitable[T]], *, 
 def _console_inbound(text: str, thread: str | None) -> Inbound:
     message_id = uuid.uuid4().hex[:12]
     return Inbound(
-        platform="console",
+        platform=LOCAL_PLATFORM,
         workspace_id="local",
         channel_id="cli",
         thread_id=thread,
@@ -135,7 +136,7 @@ def ask(
             contract = reply_contract(reply, started=started, finished=datetime.now(UTC))
             out.print_json(json.dumps(contract, ensure_ascii=False))
         elif reply is not None:
-            out.print(render_reply(reply))
+            out.print(render_reply(reply, out.width))
         return reply
 
     reply = _run(lambda: _with_app(settings, body))
@@ -408,9 +409,9 @@ def eval_command(
                 _fail(f"no report at {path}")
         out.print(compare(load_report(first), load_report(second)))
         return
+    settings = _settings(verbose, data_dir=data_dir)
     if qa_file is None or not qa_file.is_file():
         _fail(f"no question file at {qa_file}" if qa_file else "give a question file (or --compare A B)")
-    settings = _settings(verbose, data_dir=data_dir)
     try:
         pairs = load_qa(qa_file)
     except (OSError, ValueError, KeyError) as exc:
@@ -481,6 +482,11 @@ def run(
 ) -> None:
     """Start every configured platform adapter; with none configured, start the terminal chat."""
     settings = _settings(verbose, data_dir=data_dir)
+    if settings.slack_enabled and not (settings.slack_signing_secret or settings.slack_app_token):
+        _fail(
+            "SLACK_SIGNING_SECRET: not set, so no request could be checked as Slack's; set it for HTTP mode "
+            "(Basic Information > App Credentials) or SLACK_APP_TOKEN for Socket Mode, e.g. SLACK_APP_TOKEN=xapp-..."
+        )
     platforms = settings.slack_enabled or settings.discord_enabled
     if platforms and not verbose:
         configure_logging(settings.log_level, json_output=settings.log_json, secrets=_secret_values(settings))
@@ -496,6 +502,70 @@ def run(
             await _chat(app)
 
     _run(lambda: _with_app(settings, body))
+
+
+outbox_cli = typer.Typer(no_args_is_help=True, help="Replies waiting to be delivered, or failed.")
+cli.add_typer(outbox_cli, name="outbox")
+
+
+@outbox_cli.command("list")
+def outbox_list(
+    failed_only: Annotated[bool, typer.Option("--failed", help="Only failed deliveries.")] = False,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show undelivered replies: pending ones are being retried, failed ones wait for `docbot outbox retry`."""
+    settings = _settings(verbose, data_dir=data_dir)
+    statuses = ["failed"] if failed_only else ["pending", "failed"]
+
+    async def body() -> None:
+        from storage.outbox import Outbox
+
+        async with _database(settings) as db:
+            entries = await Outbox(db).entries(statuses=statuses)
+        table = Table(title=f"{len(entries)} undelivered", title_justify="left")
+        for column in ("id", "platform", "status", "attempts", "stored", "next try", "last error"):
+            table.add_column(column)
+        for e in entries:
+            table.add_row(
+                str(e.id), e.platform, e.status, str(e.attempts), f"{e.created_at:%Y-%m-%d %H:%M}",
+                f"{e.next_attempt_at:%H:%M:%S}" if e.status == "pending" else "-", escape(e.error or ""),
+            )  # fmt: skip
+        out.print(table)
+
+    _run(body)
+
+
+@outbox_cli.command("retry")
+def outbox_retry(
+    ids: Annotated[list[int] | None, typer.Argument(help="Outbox ids (default: every failed delivery).")] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Queue failed deliveries again (e.g. after inviting the bot back to a channel): the running bot posts them."""
+    settings = _settings(verbose, data_dir=data_dir)
+
+    async def body() -> int:
+        from storage.outbox import Outbox
+
+        async with _database(settings) as db:
+            return await Outbox(db).retry_failed(ids or None)
+
+    queued = _run(body)
+    out.print(f"{queued} failed {'delivery' if queued == 1 else 'deliveries'} queued again; a running docbot posts "
+              "them at its next sweep (within seconds)")  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def _database(settings: Settings) -> AsyncIterator[Any]:
+    from storage.db import Database
+
+    db = Database(settings.effective_database_url)
+    try:
+        await db.migrate()
+        yield db
+    finally:
+        await db.dispose()
 
 
 def main() -> None:

@@ -27,9 +27,11 @@ from typing import TypeVar, cast
 
 from pipeline.locales import texts
 from pipeline.messages import (
+    PROGRESS_UNKNOWN,
     PUBLISH_PREFIX,
     SOLVED_PREFIX,
     ConversationHandler,
+    DeliveryAttempt,
     DeliveryRejected,
     Inbound,
     InboundKind,
@@ -39,6 +41,7 @@ from pipeline.messages import (
     ReplyAction,
     ReplyKind,
     ReplySink,
+    RetrySafeSink,
     Step,
     StopOutcome,
     StreamingConversationHandler,
@@ -115,6 +118,7 @@ class Delivery:
         fetcher_for: FetcherFactory | None = None,
         language_for: LanguageLookup | None = None,
         on_lag: Callable[[float], object] | None = None,
+        on_undelivered: Callable[[Mapping[str, int]], object] | None = None,
     ) -> None:
         self.inbox = inbox or Inbox(db)
         self.outbox = outbox or Outbox(db)
@@ -125,6 +129,7 @@ class Delivery:
         self._fetcher_for = fetcher_for
         self._language_for = language_for
         self._on_lag = on_lag  # e.g. `metrics.inbox_lag.set`: the age of the oldest open event, after each sweep
+        self._on_undelivered = on_undelivered  # e.g. `metrics.observe_outbox`: pending and failed rows, likewise
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task[None]] = {}
         self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
@@ -157,6 +162,10 @@ class Delivery:
                         lag = await self._guarded(self.inbox.lag_seconds())
                         if lag is not None:
                             self._on_lag(lag)
+                    if self._on_undelivered is not None:
+                        undelivered = await self._guarded(self.outbox.undelivered())
+                        if undelivered is not None:
+                            self._on_undelivered(undelivered)
                     next_sweep = time.monotonic() + self.config.sweep_s
                 self._wake.clear()  # before claiming, so a wake-up during the claim is not lost
                 claimed = await self._guarded(self._claim_and_start()) or 0
@@ -234,6 +243,10 @@ class Delivery:
         failure: str | None = None
         try:
             replies = await self._produce(item)
+        except DeliveryRejected as exc:  # the platform refused the event for good (e.g. /ask where the bot is not
+            # a member: the sink told the person privately); settled without a reply, never retried or apologised for
+            log.info("event declined by the platform", extra={"key": item.key, "reason": exc.reason})
+            replies = []
         except AnswerLost:
             log.warning("answer lost in an earlier attempt", extra={"key": item.key, "attempts": item.attempts})
             replies, failure = [], "answer_lost"
@@ -393,6 +406,7 @@ class Delivery:
                 if item.attempts < self.inbox.max_attempts:
                     raise ProgressUnknown(type(exc).__name__) from None
                 log.warning("finding progress failed", extra={"worker": self.worker_id, "error": _error_name(exc)})
+                ref = _progress_unknown(ref)  # the sink looks again
         return result, ref
 
     async def _best_effort(self, what: str, step: Awaitable[T]) -> T | None:
@@ -471,7 +485,7 @@ class Delivery:
                 del self._running[inbound.thread_key]
         shown = await display.finish()
         if shown is None:
-            return reply, ref
+            return reply, (_progress_unknown(ref) if display.maybe_shown else ref)
         if reply is None:
             await display.discard()
             return reply, ref
@@ -490,7 +504,7 @@ class Delivery:
             if item.attempts < self.inbox.max_attempts:
                 raise ProgressUnknown(type(exc).__name__) from None
             log.warning("finding progress failed", extra={"worker": self.worker_id, "error": _error_name(exc)})
-            return ref
+            return _progress_unknown(ref)  # the sink looks again
 
     async def stop(self, thread_key: str, user_id: str) -> StopOutcome:
         """Stop the question being answered in `thread_key` (`pipeline.messages.RunControl`), if `user_id` asked it;
@@ -576,7 +590,12 @@ class Delivery:
             log.error("no sink for platform", extra={"platform": item.ref.platform, "outbox_id": item.id})
             return "failed"
         try:
-            message_id = await sink.post(item.ref, item.reply)
+            if isinstance(sink, RetrySafeSink):  # finds what an earlier try posted instead of posting it again
+                unknown = (PROGRESS_UNKNOWN, "1") in item.ref.extra
+                attempt = DeliveryAttempt(f"outbox-{item.id}", item.attempts, progress_unknown=unknown)
+                message_id = await sink.post_once(item.ref, item.reply, attempt)
+            else:
+                message_id = await sink.post(item.ref, item.reply)
         except asyncio.CancelledError:
             raise
         except DeliveryRejected as exc:
@@ -587,7 +606,7 @@ class Delivery:
             gave_up = await self.outbox.mark_failed(item, f"{type(exc).__name__}: {exc}")
             log.warning(
                 "reply not delivered",
-                extra={"outbox_id": item.id, "attempts": item.attempts, "error": type(exc).__name__, "final": gave_up},
+                extra={"outbox_id": item.id, "attempts": item.attempts, "error": _error_name(exc), "final": gave_up},
             )
             return "failed" if gave_up else "retry"
         if not await self.outbox.mark_sent(item, message_id):
@@ -666,3 +685,9 @@ async def _first(*events: asyncio.Event) -> None:
     finally:
         for waiter in waiters:
             waiter.cancel()
+
+
+def _progress_unknown(ref: ThreadRef) -> ThreadRef:
+    """`ref` marked: a progress sign may be in its thread that it does not name; the sink looks before posting."""
+    marker = (PROGRESS_UNKNOWN, "1")
+    return ref if marker in ref.extra else dataclasses.replace(ref, extra=(*ref.extra, marker))

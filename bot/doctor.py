@@ -70,6 +70,26 @@ async def _stored_vectors(settings: Settings, model: str, dim: int) -> str:
     )
 
 
+async def outbox_check(settings: Settings) -> Check:
+    """Replies not delivered yet: pending ones are retried until the horizon, failed ones wait for an operator."""
+    from storage.db import Database
+    from storage.outbox import Outbox
+
+    db = Database(settings.effective_database_url)
+    try:
+        counts = await Outbox(db).undelivered()
+    except Exception:
+        return Check("outbox", None, "not readable yet (see database)")
+    finally:
+        await db.dispose()
+    pending, failed = counts["pending"], counts["failed"]
+    detail = (
+        f"{pending} pending (retried for {settings.delivery_horizon_hours:g} h), {failed} failed"
+        + ("; `docbot outbox list --failed` shows them, `docbot outbox retry` queues them again" if failed else "")
+    )
+    return Check("outbox", not failed, detail)
+
+
 async def embedder_check(settings: Settings) -> Check:
     """The bundled model loads, or the configured endpoint embeds one short input with the expected dimension;
     and the stored vectors were made by this embedder."""
@@ -263,15 +283,21 @@ def _sources_table(states: list[SourceState]) -> Table:
     return table
 
 
-async def doctor_report(settings: Settings, console: Console) -> bool:
+def configuration_table(settings: Settings) -> Table:
+    """Every setting's effective value; secrets say only that they are set, unset ones show `-`."""
     config = Table(title="configuration", title_justify="left", show_header=False)
     config.add_column("setting")
     config.add_column("value")
     for name in type(settings).model_fields:
         config.add_row(name, _shown(name, getattr(settings, name)))
-    console.print(config)
+    return config
 
-    checks = [await _database_check(settings), await embedder_check(settings), await llm_check(settings)]
+
+async def doctor_report(settings: Settings, console: Console) -> bool:
+    console.print(configuration_table(settings))
+
+    checks = [await _database_check(settings), await outbox_check(settings), await embedder_check(settings)]
+    checks.append(await llm_check(settings))
     checks += _platform_checks(settings)
     checks.append(await _pinecone_check(settings))
     status = Table(title="status", title_justify="left")

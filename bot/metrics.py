@@ -67,6 +67,10 @@ class Metrics:
         self.inbox_lag = Gauge(
             "docbot_inbox_lag_seconds", "Age of the oldest unprocessed inbox event", registry=self.registry
         )
+        self.outbox_rows = Gauge(
+            "docbot_outbox_rows", "Replies not delivered: pending (being retried) and failed (past the horizon or "
+            "refused; `docbot outbox retry`)", ["status"], registry=self.registry,
+        )  # fmt: skip
 
     def observe_run(self, envelope: Envelope, kind: str, seconds: float) -> None:
         self.replies.labels(kind=kind).inc()
@@ -82,6 +86,10 @@ class Metrics:
                     self.llm_estimated_tokens.labels(role=hop.role.value).inc(hop.usage.total_tokens)
             if hop.strategy == "llm->offline":
                 self.llm_fallbacks.labels(role=hop.role.value).inc()
+
+    def observe_outbox(self, undelivered: Mapping[str, int]) -> None:
+        for status, count in undelivered.items():
+            self.outbox_rows.labels(status=status).set(count)
 
     def observe_notice(self) -> None:
         self.replies.labels(kind="notice").inc()

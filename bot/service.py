@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from bot.budget import Denial
+from bot.budget import Denial, NoticeOnce
 from bot.input_check import InputProblem, check_question
 from bot.metrics import Metrics
 from bot.settings import Settings
@@ -23,6 +23,7 @@ from pipeline.codec import envelope_from_json, envelope_to_json
 from pipeline.envelope import Context, Envelope, Hop, Payload, ProgressCallback, StreamCallback
 from pipeline.locales import texts, with_unsupported_line
 from pipeline.messages import (
+    LOCAL_PLATFORM,
     ActionOutcome,
     Citation,
     Inbound,
@@ -103,6 +104,7 @@ class ConversationService:
         self._message_language = message_language
         self._now = now
         self._thread_locks = ThreadLocks()
+        self._notice_once = NoticeOnce()
 
     # -- messages ---------------------------------------------------------------------------------------------
 
@@ -182,8 +184,12 @@ class ConversationService:
             if history and not history[-1].from_bot and history[-1].text == text:
                 history = history[:-1]  # the stored copy of this very message is not earlier context
 
-        denial = await self._usage.check(inbound.user_id, inbound.workspace_id)
+        local = inbound.platform == LOCAL_PLATFORM  # the person at their own terminal is not rate-limited
+        denial = None if local else await self._usage.check(inbound.user_id, inbound.workspace_id)
         if denial is not None:
+            if not self._notice_once.first(inbound.workspace_id, inbound.user_id, denial):
+                log.info("usage limit, already told", extra={"reason": denial.message_key, "scope": denial.scope})
+                return None
             log.info("usage limit", extra={"reason": denial.message_key, "scope": denial.scope})
             language = await self._detect(text, history, conversation.language)
             return self._notice(language, denial.message_key, conversation_id=conversation.id)

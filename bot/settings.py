@@ -9,10 +9,23 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from limits import parse as parse_rate_limit
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from pipeline.types import Role
 
@@ -67,12 +80,17 @@ class ChannelPolicy(BaseModel):
 
 
 class Settings(BaseSettings):
-    """All configuration. Environment names: `DOCBOT_*`, plus the SDKs' standard names for credentials."""
+    """All configuration. Environment names: `DOCBOT_*`, plus the SDKs' standard names for credentials.
+
+    An empty value means unset, wherever it comes from (`KEY=` in a `.env`, `KEY: ""` in a Kubernetes Secret): the
+    default applies. `Field(examples=...)` is the example an error message shows when the default is none. JSON
+    values (`NoDecode`) are parsed by the field's own validator, so a mistake is one line, not the source's error."""
 
     model_config = SettingsConfigDict(
         env_prefix="DOCBOT_",
         env_file=".env",
         env_file_encoding="utf-8",
+        env_ignore_empty=True,
         extra="ignore",
         frozen=True,
         populate_by_name=True,
@@ -80,13 +98,17 @@ class Settings(BaseSettings):
 
     # storage
     data_dir: Path = Path("data")
-    database_url: str | None = None  # default: sqlite+aiosqlite:///<data_dir>/docbot.db
+    # default: sqlite+aiosqlite:///<data_dir>/docbot.db; postgres://, postgresql://, sqlite:/// are accepted too
+    database_url: str | None = Field(default=None, examples=["postgresql://docbot:PASSWORD@db.internal:5432/docbot"])
 
     # documents
-    docs_base_url: str | None = None  # turns ingested paths into citation links
+    docs_base_url: str | None = Field(default=None, examples=["https://docs.example.com/"])  # citation links
     docs_language: str = "en"
     docs_scope: str = "the team's product and its documentation"  # what the docs cover, for the LLM guardrails
-    ingest_sources: tuple[str, ...] = ()  # re-ingested on a schedule
+    # re-ingested on a schedule: a JSON list, or one source, or several separated by commas
+    ingest_sources: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), examples=['["https://docs.example.com/sitemap.xml"]']
+    )
     ingest_schedule_minutes: int = Field(default=0, ge=0)  # 0: never
 
     # crawling a documentation site (`docbot ingest https://...`; docs/ingesting-documents.md)
@@ -107,7 +129,9 @@ class Settings(BaseSettings):
     question_deadline_s: float = Field(default=60.0, gt=0)
 
     # pipeline
-    role_limits: dict[Role, int] = Field(default_factory=lambda: dict(DEFAULT_ROLE_LIMITS))
+    role_limits: Annotated[dict[Role, int], NoDecode] = Field(
+        default_factory=lambda: dict(DEFAULT_ROLE_LIMITS), examples=['{"search": 4}']
+    )
     role_queue_limit: int = Field(default=500, ge=0)  # waiting requests per role before "busy"
     role_timeout_s: float = Field(default=20.0, gt=0)
     max_process_count: int = Field(default=30, ge=5)
@@ -119,14 +143,20 @@ class Settings(BaseSettings):
 
     # LLM (the openai SDK's standard names)
     openai_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "DOCBOT_OPENAI_API_KEY")
+        default=None,
+        validation_alias=AliasChoices("OPENAI_API_KEY", "DOCBOT_OPENAI_API_KEY"),
+        examples=["sk-..."],
     )
     openai_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "DOCBOT_OPENAI_BASE_URL")
+        default=None,
+        validation_alias=AliasChoices("OPENAI_BASE_URL", "DOCBOT_OPENAI_BASE_URL"),
+        examples=["http://localhost:11434/v1"],
     )
     llm_model: str = "gpt-4o-mini"  # small model: lang, translation, essence, guardrails, quality, clarification
     llm_response_model: str = "gpt-4o"  # stronger model for the response role
-    llm_role_models: dict[Role, str] = Field(default_factory=dict)  # per-role overrides
+    llm_role_models: Annotated[dict[Role, str], NoDecode] = Field(  # per-role overrides
+        default_factory=dict, examples=['{"quality": "gpt-4o"}']
+    )
     llm_temperature: float = Field(default=0.1, ge=0, le=2)
     llm_timeout_s: float = Field(default=30.0, gt=0)
     llm_fast_mode: bool = False  # one "understand" call for lang + translation + essence + guardrails
@@ -139,18 +169,20 @@ class Settings(BaseSettings):
     llm_offline_reserve_s: float = Field(default=8.0, ge=0)
     llm_breaker_failures: int = Field(default=3, ge=1)  # endpoint failures in a row that open its circuit breaker
     llm_breaker_cooldown_s: float = Field(default=30.0, gt=0)  # how long the endpoint is then skipped
-    llm_max_tokens: dict[str, int] = Field(default_factory=dict)  # per decision (schema title), over the defaults
+    llm_max_tokens: Annotated[dict[str, int], NoDecode] = Field(  # per decision (schema title), over the defaults
+        default_factory=dict, examples=['{"Answer": 900}']
+    )
     daily_token_budget: int = Field(default=0, ge=0)  # 0: unlimited
     cache_similarity: float = Field(default=0.95, gt=0, le=1)
 
     # embeddings: the bundled multilingual E5 (offline) unless an OpenAI-compatible endpoint is configured
     # bundled E5 engines embedding one batch of passages at once (ingest, search levels); default: the usable cores
     # (at most 4) when no platform is configured (terminal chat, CLI), 1 when serving Slack or Discord
-    embedder_engines: int | None = Field(default=None, ge=1, le=16)
-    embeddings_base_url: str | None = None  # e.g. https://api.openai.com/v1 or http://localhost:8081/v1
-    embeddings_api_key: SecretStr | None = None  # default: OPENAI_API_KEY
+    embedder_engines: int | None = Field(default=None, ge=1, le=16, examples=["2"])
+    embeddings_base_url: str | None = Field(default=None, examples=["https://api.openai.com/v1"])
+    embeddings_api_key: SecretStr | None = Field(default=None, examples=["sk-..."])  # default: OPENAI_API_KEY
     embeddings_model: str = "text-embedding-3-small"
-    embeddings_dim: int | None = Field(default=None, ge=1)  # default: the size of one probe vector at start
+    embeddings_dim: int | None = Field(default=None, ge=1, examples=["1536"])  # default: one probe vector's size
     embeddings_batch_size: int = Field(default=64, ge=1, le=2048)  # inputs per request (OpenAI allows 2048)
     embeddings_timeout_s: float = Field(default=20.0, gt=0)  # one HTTP attempt
     embeddings_max_retries: int = Field(default=2, ge=0, le=5)  # the SDK's retries (429 / 5xx / timeouts / resets)
@@ -160,93 +192,237 @@ class Settings(BaseSettings):
     embeddings_passage_prefix: str = ""  # "passage: " for an E5 model served remotely
 
     # reliability and housekeeping
-    worker_id: str | None = None  # default: host name and process id
+    worker_id: str | None = Field(default=None, examples=["docbot-0"])  # default: host name and process id
     clarification_ttl_hours: float = Field(default=48.0, gt=0)  # pending questions expire with a note after this
     retention_days: int = Field(default=90, ge=0)  # runs, traces and idle conversations; 0 keeps them forever
-    digest_channel: str | None = None  # "platform:workspace:channel" for the weekly docs-gap digest
+    # a stored reply is retried (capped, jittered backoff) until it is posted or this many hours have passed
+    delivery_horizon_hours: float = Field(default=24.0, gt=0)
+    digest_channel: str | None = Field(  # where the weekly docs-gap digest goes (unset: no digest)
+        default=None, examples=["slack:T0123ABCD:C0456EFGH"]
+    )
 
-    # abuse limits
-    user_rate_limit: str = "10/minute"  # `limits` notation
+    # abuse limits (`limits` notation: N/second|minute|hour|day)
+    user_rate_limit: str = "10/minute"
     workspace_rate_limit: str = "300/minute"
 
     # Slack (bolt's standard names)
     slack_bot_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "DOCBOT_SLACK_BOT_TOKEN")
+        default=None,
+        validation_alias=AliasChoices("SLACK_BOT_TOKEN", "DOCBOT_SLACK_BOT_TOKEN"),
+        examples=["xoxb-..."],
     )
     slack_signing_secret: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "DOCBOT_SLACK_SIGNING_SECRET")
+        default=None,
+        validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "DOCBOT_SLACK_SIGNING_SECRET"),
+        examples=["(Basic Information > Signing Secret)"],
     )
     slack_app_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "DOCBOT_SLACK_APP_TOKEN")
+        default=None,
+        validation_alias=AliasChoices("SLACK_APP_TOKEN", "DOCBOT_SLACK_APP_TOKEN"),
+        examples=["xapp-..."],
     )
     slack_client_id: str | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_CLIENT_ID", "DOCBOT_SLACK_CLIENT_ID")
+        default=None,
+        validation_alias=AliasChoices("SLACK_CLIENT_ID", "DOCBOT_SLACK_CLIENT_ID"),
+        examples=["1234567890.1234567890"],
     )
     slack_client_secret: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "DOCBOT_SLACK_CLIENT_SECRET")
+        default=None,
+        validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "DOCBOT_SLACK_CLIENT_SECRET"),
+        examples=["(Basic Information > Client Secret)"],
     )
     slack_api_url: str = Field(
         default="https://slack.com/api/", validation_alias=AliasChoices("SLACK_API_URL", "DOCBOT_SLACK_API_URL")
     )
     slack_ask_command: str = "/ask"
-    slack_support_mention: str | None = None  # e.g. "<!subteam^S123>" or "<@U123>"
+    slack_support_mention: str | None = Field(default=None, examples=["<!subteam^S0123ABCD>"])  # or "<@U123>"
 
     # Discord
     discord_bot_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("DISCORD_BOT_TOKEN", "DOCBOT_DISCORD_BOT_TOKEN")
+        default=None,
+        validation_alias=AliasChoices("DISCORD_BOT_TOKEN", "DOCBOT_DISCORD_BOT_TOKEN"),
+        examples=["(Developer Portal > Bot > Token)"],
     )
     discord_api_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("DISCORD_API_URL", "DOCBOT_DISCORD_API_URL")
+        default=None,
+        validation_alias=AliasChoices("DISCORD_API_URL", "DOCBOT_DISCORD_API_URL"),
+        examples=["https://discord.com/api/v10"],
     )
-    discord_support_role_id: int | None = None
+    discord_support_role_id: int | None = Field(default=None, examples=["123456789012345678"])
     discord_click_policy: ClickPolicy = ClickPolicy.THREAD
-    # forum channels whose every new post docbot answers in the post's thread (ids; comma-separated in the environment)
-    discord_forum_channels: tuple[int, ...] = ()
+    # forum channels whose every new post docbot answers in the post's thread: a JSON list of ids, or ids separated by
+    # commas
+    discord_forum_channels: Annotated[tuple[int, ...], NoDecode] = Field(
+        default=(), examples=["123456789012345678,234567890123456789"]
+    )
     discord_solved_tag: str = "Solved"  # the forum tag the "Solved" button applies (matched case-insensitively)
 
     # Pinecone
     pinecone_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("PINECONE_API_KEY", "DOCBOT_PINECONE_API_KEY")
+        default=None,
+        validation_alias=AliasChoices("PINECONE_API_KEY", "DOCBOT_PINECONE_API_KEY"),
+        examples=["pcsk_..."],
     )
     pinecone_index: str = "docbot"
-    pinecone_cloud: str = "aws"
+    pinecone_cloud: Literal["aws", "gcp", "azure"] = "aws"
     pinecone_region: str = "us-east-1"
-    pinecone_host: str | None = None  # a local or private endpoint
+    pinecone_host: str | None = Field(default=None, examples=["https://docbot-abc123.svc.pinecone.io"])
 
     # channels
-    channel_policies: tuple[ChannelPolicy, ...] = ()
-    channel_policies_file: Path | None = None  # JSON list of ChannelPolicy objects
+    channel_policies: Annotated[tuple[ChannelPolicy, ...], NoDecode] = Field(
+        default=(), examples=['[{"channel_id": "C0123", "allowed": false}]']
+    )
+    channel_policies_file: Path | None = Field(default=None, examples=["/etc/docbot/channels.json"])
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_means_unset(cls, data: Any) -> Any:
+        """`Settings(x="")` like `DOCBOT_X=`: the default applies (the environment's empties are skipped by
+        `env_ignore_empty`)."""
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not (isinstance(v, str) and not v.strip())}
+        return data
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalise_database_url(cls, value: str | None) -> str | None:
+        return None if value is None else database_url(value)
+
+    @field_validator(
+        "docs_base_url", "openai_base_url", "embeddings_base_url", "slack_api_url", "discord_api_url", "pinecone_host"
+    )
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            _check_http_url(value)
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _check_log_level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
+        return level
+
+    @field_validator("docs_language")
+    @classmethod
+    def _check_language(cls, value: str) -> str:
+        base, _, region = value.strip().replace("_", "-").partition("-")
+        if not (2 <= len(base) <= 3 and base.isascii() and base.isalpha()) or (region and not region.isalnum()):
+            raise ValueError("must be a language code such as en, de or pt-BR")
+        return value.strip()
+
+    @field_validator("user_rate_limit", "workspace_rate_limit")
+    @classmethod
+    def _check_rate_limit(cls, value: str) -> str:
+        try:
+            parse_rate_limit(value)
+        except ValueError:
+            raise ValueError("must be a rate such as 10/minute (N per second, minute, hour or day)") from None
+        return value
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _check_bot_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(("xoxb-", "xoxe.xoxb-")):
+            raise ValueError("must be the bot token, which starts with xoxb- (OAuth & Permissions page)")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _check_app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("must be the app-level token, which starts with xapp- (Basic Information page)")
+        return value
+
+    @field_validator("slack_ask_command")
+    @classmethod
+    def _check_command(cls, value: str) -> str:
+        if not value.startswith("/") or len(value) < 2 or any(ch.isspace() for ch in value):
+            raise ValueError("must be a slash command such as /ask")
+        return value
+
+    @field_validator("slack_support_mention")
+    @classmethod
+    def _check_mention(cls, value: str | None) -> str | None:
+        # "@support" in a message pings nobody: Slack needs the escaped form of a user group or a person
+        if value is not None and not (value.startswith("<") and value.endswith(">") and len(value) > 3):
+            raise ValueError("must be a Slack mention such as <!subteam^S0123ABCD> (a user group) or <@U0123ABCD>")
+        return value
+
+    @field_validator("pinecone_index")
+    @classmethod
+    def _check_index_name(cls, value: str) -> str:
+        # Pinecone's rule: lower-case letters, digits and hyphens, at most 45 characters
+        if not value or len(value) > 45 or not all(ch.islower() or ch.isdigit() or ch == "-" for ch in value):
+            raise ValueError("must be lower-case letters, digits and hyphens (at most 45)")
+        return value
+
+    @field_validator("ingest_sources", mode="before")
+    @classmethod
+    def _parse_sources(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return _json(value, "a JSON list of folders, files or URLs")
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("discord_forum_channels", mode="before")
+    @classmethod
+    def _parse_ids(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return _json(value, "a JSON list of channel ids")
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("llm_role_models", "llm_max_tokens", mode="before")
+    @classmethod
+    def _parse_object(cls, value: Any) -> Any:
+        return _json(value, "a JSON object") if isinstance(value, str) else value
+
+    @field_validator("channel_policies", mode="before")
+    @classmethod
+    def _parse_policies(cls, value: Any) -> Any:
+        return _json(value, "a JSON list of channel rules") if isinstance(value, str) else value
 
     @field_validator("role_limits", mode="before")
     @classmethod
     def _merge_role_limits(cls, value: Any) -> Any:
         if isinstance(value, str):
-            value = json.loads(value)
+            value = _json(value, "a JSON object of role: count")
         if isinstance(value, dict):
             merged: dict[Any, Any] = {str(k): v for k, v in DEFAULT_ROLE_LIMITS.items()}
             merged.update({str(k): v for k, v in value.items()})
+            roles = {role.value for role in Role}
             for role, limit in merged.items():
-                if not isinstance(limit, int) or limit < 1:
+                if role not in roles:
+                    raise ValueError(f"unknown role {role!r} (roles: {', '.join(sorted(roles))})")
+                if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
                     raise ValueError(f"role limit for {role!r} must be a whole number >= 1")
             return merged
+        return value
+
+    @field_validator("channel_policies_file")
+    @classmethod
+    def _check_policies_file(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            _read_policies(value)
         return value
 
     @model_validator(mode="after")
     def _load_channel_policies_file(self) -> Settings:
         if self.channel_policies_file is not None:
-            try:
-                raw = json.loads(self.channel_policies_file.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise ValueError(f"cannot read channel policies from {self.channel_policies_file}: {exc}") from exc
-            policies = tuple(ChannelPolicy.model_validate(item) for item in raw)
+            policies = _read_policies(self.channel_policies_file)
             object.__setattr__(self, "channel_policies", self.channel_policies + policies)
         return self
 
     @field_validator("digest_channel")
     @classmethod
     def _check_digest_channel(cls, value: str | None) -> str | None:
-        if value is not None and len(value.split(":")) != 3:
-            raise ValueError("digest_channel must look like 'slack:T0123:C0456' (platform:workspace:channel)")
+        if value is not None and (len(value.split(":")) != 3 or not all(value.split(":"))):
+            raise ValueError("must look like slack:T0123:C0456 (platform:workspace:channel)")
         return value
 
     @property
@@ -297,6 +473,71 @@ class Settings(BaseSettings):
         return viewed.collections if viewed.channel_id == viewed_channel_id and viewed.allowed else own
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_DATABASE_DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg", "sqlite": "sqlite+aiosqlite"}
+DATABASE_EXAMPLE = "postgresql://user:password@host:5432/docbot or sqlite:///data/docbot.db"
+
+
+def database_url(value: str) -> str:
+    """The URL as docbot's async drivers need it. The URLs people have at hand are accepted: `postgres://` and
+    `postgresql://` (with any driver, and libpq's `sslmode`) become asyncpg's, `sqlite:///` becomes aiosqlite's."""
+    try:
+        url = make_url(value.strip())
+    except (ArgumentError, ValueError):
+        raise ValueError(f"is not a database URL; use {DATABASE_EXAMPLE}") from None
+    backend = url.get_backend_name()
+    if backend not in _DATABASE_DRIVERS:
+        raise ValueError(f"is a {backend} URL: docbot runs on PostgreSQL or SQLite ({DATABASE_EXAMPLE})")
+    url = url.set(drivername=_DATABASE_DRIVERS[backend])
+    if backend != "sqlite":
+        if not url.host:
+            raise ValueError(f"has no host; use {DATABASE_EXAMPLE}")
+        if "sslmode" in url.query:  # libpq's name; asyncpg calls it ssl
+            query = {k: v for k, v in url.query.items() if k != "sslmode"}
+            url = url.set(query={**query, "ssl": url.query["sslmode"]})
+    return url.render_as_string(hide_password=False)
+
+
+def _check_http_url(value: str) -> None:
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
+    try:
+        parts.port  # noqa: B018 - urlsplit checks the port only when it is read
+    except ValueError:
+        raise ValueError("has a port that is not a number from 0 to 65535") from None
+
+
+def _json(value: str, what: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ValueError(f"must be {what} (not valid JSON)") from None
+
+
+def _read_policies(path: Path) -> tuple[ChannelPolicy, ...]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, list):
+            raise ValueError("the file must hold a JSON list of channel rules")
+        return tuple(ChannelPolicy.model_validate(item) for item in raw)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _one_line(exc)
+        raise ValueError(f"cannot be read as channel rules ({reason})") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return " ".join(str(exc).split())
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Read the settings once (environment, then `.env`); `overrides` win (used by the CLI and tests)."""
-    return Settings(**overrides)
+    """Read the settings once (environment, then `.env`); `overrides` win (used by the CLI and tests).
+
+    Raises `SettingsInvalid` with one line per problem (the variable, what is wrong, an example)."""
+    from bot.settings_problems import read_settings
+
+    return read_settings(Settings, overrides)

@@ -62,6 +62,9 @@ class DeliveryRejected(Exception):
         self.reason = reason
 
 
+LOCAL_PLATFORM = "console"  # the terminal chat and `docbot ask`: one person at their own machine, never rate-limited
+
+
 class InboundKind(StrEnum):
     MESSAGE = "message"
     ACTION = "action"  # a button press; `action_id` holds the opaque stored-action id
@@ -246,6 +249,33 @@ class ReplySink(Protocol):
     async def post(self, ref: ThreadRef, reply: Reply) -> str: ...
 
 
+@dataclass(frozen=True, slots=True)
+class DeliveryAttempt:
+    """One try at posting one stored reply. `key` is the same for every try, on every replica (the outbox row);
+    `attempt` counts from 1. `progress_unknown`: a progress sign may be in the thread that the ref does not name
+    (its post failed in a way that may have landed, and it could not be looked up)."""
+
+    key: str
+    attempt: int
+    progress_unknown: bool = False
+
+    @property
+    def after_unknown_outcome(self) -> bool:
+        """An earlier try may have posted some of the reply (or a placeholder) before it failed: look first."""
+        return self.attempt > 1 or self.progress_unknown
+
+
+@runtime_checkable
+class RetrySafeSink(Protocol):
+    """A `ReplySink` that never posts one stored reply twice: on a retry it finds what an earlier try posted (a
+    marker on each message) and updates or skips it instead of posting again."""
+
+    async def post_once(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt) -> str: ...
+
+
+PROGRESS_UNKNOWN = "progress_unknown"  # ThreadRef.extra key: see `DeliveryAttempt.progress_unknown`
+
+
 class ReplyStream(Protocol):
     """One answer shown while it is written (Slack chat streaming, Discord edits); it throttles on its own.
 
@@ -277,6 +307,12 @@ class WorkDisplay(ReplyStream, Protocol):
 
     async def step(self, step: Step) -> None:
         """A pipeline step started or ended; returns at once (the showing is queued) and never raises."""
+        ...
+
+    @property
+    def maybe_shown(self) -> bool:
+        """After `finish` named no message: whether one may still be in the thread (a post whose outcome is unknown),
+        so the reply must look for it before posting (`PROGRESS_UNKNOWN`)."""
         ...
 
 

@@ -2,12 +2,14 @@
 
 A row is claimed for sending with one atomic UPDATE that pushes its `next_attempt_at` forward by a lease, so two
 replicas never post the same row at the same time; a sender that dies mid-post leaves the row to be picked up again
-when the lease lapses. Transient failures are retried with exponential backoff; after `max_attempts` the row is
-marked failed.
+when the lease lapses. Transient failures are retried with capped, jittered exponential backoff for as long as the
+row is younger than the horizon (a day by default: a platform outage of hours loses no answer); past it, or on a
+permanent failure, the row is marked failed, where `docbot outbox retry` (`retry_failed`) can queue it again.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -103,6 +105,25 @@ class OutboxItem:
     ref: ThreadRef
     reply: Reply
     attempts: int  # including the claim that returned this item
+    created_at: datetime  # when the reply was stored (or queued again): the horizon counts from here
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """A row an operator looks at (`docbot outbox list`): never the reply's text."""
+
+    id: int
+    platform: str
+    status: str
+    attempts: int
+    created_at: datetime
+    next_attempt_at: datetime
+    error: str | None
+
+
+def equal_jitter(delay_s: float) -> float:
+    """Half the delay fixed, half random: replicas and rows that failed together do not retry together."""
+    return delay_s / 2 + random.uniform(0, delay_s / 2)
 
 
 def outbox_values(message: OutgoingReply, now: datetime) -> dict[str, Any]:
@@ -134,15 +155,18 @@ class Outbox:
         self,
         db: Database,
         *,
-        max_attempts: int = 8,
+        horizon: timedelta = timedelta(hours=24),
         base_backoff_s: float = 1.0,
-        max_backoff_s: float = 300.0,
+        max_backoff_s: float = 60.0,
+        jitter: Callable[[float], float] = equal_jitter,
         now: Callable[[], datetime] = utc_now,
     ) -> None:
+        """`max_backoff_s` bounds how long after a platform's recovery a waiting reply is posted."""
         self._db = db
-        self.max_attempts = max_attempts
+        self.horizon = horizon
         self._base_backoff_s = base_backoff_s
         self._max_backoff_s = max_backoff_s
+        self._jitter = jitter
         self._now = now
 
     async def add(self, message: OutgoingReply) -> int:
@@ -182,7 +206,10 @@ class Outbox:
             update(OUTBOX)
             .where(OUTBOX.c.id.in_(candidates.scalar_subquery()))
             .values(next_attempt_at=now + timedelta(seconds=lease_s), attempts=OUTBOX.c.attempts + 1)
-            .returning(OUTBOX.c.id, OUTBOX.c.inbox_key, OUTBOX.c.target, OUTBOX.c.reply, OUTBOX.c.attempts)
+            .returning(
+                OUTBOX.c.id, OUTBOX.c.inbox_key, OUTBOX.c.target, OUTBOX.c.reply, OUTBOX.c.attempts,
+                OUTBOX.c.created_at,
+            )
         )
         async with self._db.session() as session:
             rows = (await session.execute(statement)).all()
@@ -193,6 +220,7 @@ class Outbox:
                 ref=ref_from_json(row.target),
                 reply=reply_from_json(row.reply),
                 attempts=row.attempts,
+                created_at=row.created_at,
             )
             for row in rows
         ]
@@ -219,15 +247,17 @@ class Outbox:
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
     async def mark_failed(self, item: OutboxItem, error: str, *, permanent: bool = False) -> bool:
-        """Schedule a retry with backoff, or give up when the failure is permanent or attempts ran out.
-
-        Returns True when the row is now failed for good."""
-        give_up = permanent or item.attempts >= self.max_attempts
+        """Schedule a retry with backoff (never past the horizon), or give up when the failure is permanent or the
+        row is older than the horizon. Returns True when the row is now failed."""
+        now = self._now()
+        deadline = item.created_at + self.horizon
+        give_up = permanent or now >= deadline
         values: dict[str, Any] = {"error": error[:ERROR_CHARS]}
         if give_up:
             values["status"] = OutboxStatus.FAILED.value
         else:
-            values["next_attempt_at"] = self._now() + timedelta(seconds=self.backoff_s(item.attempts))
+            retry_at = now + timedelta(seconds=self._jitter(self.backoff_s(item.attempts)))
+            values["next_attempt_at"] = min(retry_at, deadline)
         statement = (
             update(OUTBOX)
             .where(
@@ -242,13 +272,52 @@ class Outbox:
         return give_up
 
     def backoff_s(self, attempts: int) -> float:
-        return float(min(self._base_backoff_s * 2 ** max(attempts - 1, 0), self._max_backoff_s))
+        """Before jitter; the exponent stops growing long before a day of retries would overflow a float."""
+        return float(min(self._base_backoff_s * 2 ** min(max(attempts - 1, 0), 32), self._max_backoff_s))
 
     async def counts(self) -> dict[str, int]:
         """Rows per status."""
         async with self._db.session() as session:
             rows = (await session.execute(select(OUTBOX.c.status, func.count()).group_by(OUTBOX.c.status))).all()
         return {str(status): int(count) for status, count in rows}
+
+    async def undelivered(self) -> dict[str, int]:
+        """Pending and failed rows (both 0 when there are none): what doctor and the metrics show. Reads only
+        those two statuses, through the status index, not the sent history."""
+        wanted = (OutboxStatus.PENDING.value, OutboxStatus.FAILED.value)
+        statement = (
+            select(OUTBOX.c.status, func.count()).where(OUTBOX.c.status.in_(wanted)).group_by(OUTBOX.c.status)
+        )
+        async with self._db.session() as session:
+            rows = (await session.execute(statement)).all()
+        return {status: 0 for status in wanted} | {str(status): int(count) for status, count in rows}
+
+    async def entries(self, *, statuses: Sequence[str], limit: int = 100) -> list[OutboxEntry]:
+        """The oldest rows with these statuses (for an operator: ids, platform, attempts, times, last error)."""
+        statement = (
+            select(
+                OUTBOX.c.id, OUTBOX.c.platform, OUTBOX.c.status, OUTBOX.c.attempts, OUTBOX.c.created_at,
+                OUTBOX.c.next_attempt_at, OUTBOX.c.error,
+            )
+            .where(OUTBOX.c.status.in_(list(statuses)))
+            .order_by(OUTBOX.c.id)
+            .limit(limit)
+        )  # fmt: skip
+        async with self._db.session() as session:
+            rows = (await session.execute(statement)).all()
+        return [OutboxEntry(*row) for row in rows]
+
+    async def retry_failed(self, ids: Sequence[int] | None = None) -> int:
+        """Queue failed rows again (all, or those of `ids`), due now, with a fresh horizon; returns how many.
+        A running bot's sweep posts them (whichever replica has the platform's sink)."""
+        now = self._now()
+        statement = update(OUTBOX).where(OUTBOX.c.status == OutboxStatus.FAILED.value)
+        if ids is not None:
+            statement = statement.where(OUTBOX.c.id.in_(list(ids)))
+        statement = statement.values(status=OutboxStatus.PENDING.value, next_attempt_at=now, created_at=now)
+        async with self._db.session() as session:
+            result = await session.execute(statement)
+        return int(result.rowcount)  # type: ignore[attr-defined]
 
     async def purge(self, older_than: datetime) -> int:
         """Delete sent and failed rows created before `older_than`; pending rows are kept."""

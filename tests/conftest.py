@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from sqlalchemy.engine import make_url
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,6 +65,15 @@ def no_real_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     yield
+
+
+@pytest.fixture(autouse=True)
+def structlog_restored() -> Iterator[None]:
+    """structlog's configuration as it was before the test: a test that runs `configure_logging` (the CLI, the log
+    fixtures) leaves loggers cached on first use otherwise, and a later `capture_logs` then captures nothing."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 def _postgres_address() -> tuple[str, int]:

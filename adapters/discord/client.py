@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC
 from typing import Any, Protocol
 
@@ -28,7 +28,7 @@ from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
-from bot.input_check import check_question
+from bot.input_check import InputProblem, check_question
 from bot.settings import ClickPolicy, Settings
 from pipeline.messages import (
     PUBLISH_PREFIX,
@@ -99,7 +99,10 @@ class DocbotClient(discord.Client):
         recent: RecentIds | None = None,
         history_limit: int = 50,
         intake: Intake | None = None,
+        language_of: Callable[[str], Awaitable[str | None]] | None = None,
     ) -> None:
+        """`language_of` detects a text's language: a refused /ask is told in the question's language (the asker's
+        client locale only when the text says nothing, e.g. it is empty)."""
         use_api_url(settings.discord_api_url)
         super().__init__(intents=intents or default_intents(), allowed_mentions=no_mentions())
         self._settings = settings
@@ -107,6 +110,7 @@ class DocbotClient(discord.Client):
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
         self.intake = intake
+        self._language_of = language_of
         self._content_warned = False
         self._busy = 0
         self.ack_within_s = ACK_WITHIN_S
@@ -272,13 +276,14 @@ class DocbotClient(discord.Client):
         first (ephemeral "thinking", Discord's 3 s rule) and acknowledged by the follow-up."""
         if not self._recent.first_time(f"interaction:{interaction.id}"):
             return
-        t = wording.texts_for(interaction.locale.value)
+        checked = check_question(question, max_chars=self._settings.max_question_chars)
+        said = checked.text if checked.problem in (None, InputProblem.TOO_LONG) else ""  # junk says no language
+        t = wording.texts_for(await self._language(said) or interaction.locale.value)
         workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
         channel_id, thread_id = conversation_ids(interaction.channel)
         if not self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
             await interaction.response.send_message(t.channel_not_allowed, ephemeral=True)
             return
-        checked = check_question(question, max_chars=self._settings.max_question_chars)
         if checked.problem is not None:
             log.info("discord /ask refused", extra={"reason": checked.problem.value, "chars": len(question)})
             notice = getattr(t, checked.problem.value).format(limit=self._settings.max_question_chars)
@@ -308,6 +313,7 @@ class DocbotClient(discord.Client):
         ref = discord_thread_ref(
             workspace_id, channel_id, thread_id or channel_id, asker_id=user.id,
             ask_locale=interaction.locale.value, start_thread=thread_id is None,
+            interaction_token=interaction.token,  # a rate-limit notice goes to the asker only (15 minutes)
         )  # fmt: skip
         log.info("discord /ask", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         async with self._working():
@@ -379,6 +385,15 @@ class DocbotClient(discord.Client):
             return
         if not deferred:
             await interaction.response.defer(ephemeral=True, thinking=True)
+
+    async def _language(self, text: str) -> str | None:
+        if self._language_of is None or not text.strip():
+            return None
+        try:
+            return await asyncio.wait_for(self._language_of(text), timeout=1.0)  # the 3 s acknowledgement first
+        except Exception:
+            log.warning("language detection for a /ask notice failed")
+            return None
 
     async def _accept(self, inbound: Inbound, ref: ThreadRef) -> bool:
         if self.intake is None:

@@ -3,6 +3,7 @@ channel by id alone (no cache needed), so a durable outbox can drive it after a 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -16,7 +17,7 @@ from adapters.discord.layout import render_card
 from adapters.discord.render import OutgoingMessage, no_mentions, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
-from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
+from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
 
 if TYPE_CHECKING:
     from discord.types.webhook import Webhook as WebhookPayload
@@ -31,7 +32,9 @@ PRIVATE_KEY = "private"  # ThreadRef.extra: "1" when the reply is only for the a
 PUBLISH_KEY = "publish"  # ThreadRef.extra: "<question id>-<message id>": a private answer offers "Publish"
 FORUM_KEY = "forum"  # ThreadRef.extra: the forum channel id of a forum post (answers offer "Solved")
 OWNER_KEY = "owner"  # ThreadRef.extra: the forum post's author (who may mark it solved)
-PRIVATE_REASONS = frozenset({"action_notice"})  # replies only the presser needs to see (a refused press, thanks)
+# replies only the asker or presser needs to see (a refused press, thanks, a rate-limit notice), where Discord allows
+# it: an interaction (a press, an /ask) can be answered privately for 15 minutes; a mention cannot
+PRIVATE_REASONS = frozenset({"action_notice", "rate_limited", "token_budget_spent"})
 THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
 THREAD_ALREADY_CREATED = 160004  # Discord's JSON error code for a second thread on one message
 log = logging.getLogger(__name__)
@@ -74,21 +77,41 @@ def before_thread(ref: ThreadRef) -> ThreadRef:
     return replace(ref, thread_id=ref.channel_id) if dict(ref.extra).get(START_THREAD_KEY) == "1" else ref
 
 
-async def send_all(channel: discord.abc.Messageable, messages: list[OutgoingMessage]) -> str:
-    """Send `messages` in order; returns the id of the last one (the one carrying the buttons)."""
+async def send_all(
+    channel: discord.abc.Messageable, messages: list[OutgoingMessage], nonces: list[str] | None = None
+) -> str:
+    """Send `messages` in order; returns the id of the last one (the one carrying the buttons). `nonces`, one per
+    message: Discord returns the message already created with that nonce (recently) instead of creating another."""
     last_id = ""
-    for message in messages:
+    for index, message in enumerate(messages):
+        nonce = nonces[index] if nonces else None  # None: discord.py picks one
         if message.layout is not None:  # Components v2: no content, no embed
-            sent = await channel.send(view=message.layout, allowed_mentions=message.allowed_mentions)
+            sent = await channel.send(
+                view=message.layout, allowed_mentions=message.allowed_mentions,
+                nonce=nonce,  # type: ignore[arg-type]
+            )  # fmt: skip
         else:
             sent = await channel.send(
                 content=message.content,
                 embed=message.embed,  # type: ignore[arg-type]  # None is accepted at run time
                 view=message.view,  # type: ignore[arg-type]
                 allowed_mentions=message.allowed_mentions,
+                nonce=nonce,  # type: ignore[arg-type]
             )
         last_id = str(sent.id)
     return last_id
+
+
+def delivery_nonces(attempt: DeliveryAttempt | None, parts: int, first: int = 0) -> list[str] | None:
+    """One nonce per part of a stored reply, the same on every try (Discord allows 25 characters); with
+    `enforce_nonce` (discord.py sends it with every nonce) a retry after a 5xx whose message was in fact created
+    gets that message back instead of a second one. Discord remembers nonces for a few minutes only."""
+    if attempt is None:
+        return None
+    return [
+        hashlib.blake2b(f"{attempt.key}:{part}".encode(), digest_size=12).hexdigest()
+        for part in range(first, first + parts)
+    ]
 
 
 class DiscordReplySink:
@@ -214,6 +237,15 @@ class DiscordReplySink:
         return _note(wording.SOLVED)
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
+        return await self._post(ref, reply, None)
+
+    async def post_once(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt) -> str:
+        """`post` with a nonce per message derived from the stored reply: a retry does not post it twice. A 5xx
+        (`DiscordServerError`, after discord.py's own retries) is transient: the outbox retries; never taken for a
+        deleted message."""
+        return await self._post(ref, reply, attempt)
+
+    async def _post(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt | None) -> str:
         extra = dict(ref.extra)
         token = extra.get(INTERACTION_KEY)
         if reply.reason in PRIVATE_REASONS and token:
@@ -232,10 +264,12 @@ class DiscordReplySink:
                                         extra=tuple(buttons))  # fmt: skip
                 first_id = await _replace(channel, int(ref.placeholder_id), messages[0]) if messages else None
                 if first_id is not None:
-                    return await send_all(channel, messages[1:]) if len(messages) > 1 else first_id
+                    if len(messages) == 1:
+                        return first_id
+                    return await send_all(channel, messages[1:], delivery_nonces(attempt, len(messages) - 1, 1))
             cards = render_card(reply, asker_id=asker, sources_heading=heading, mention_role_id=mention,
                                 extra=buttons)  # fmt: skip
-            return await send_all(channel, cards)
+            return await send_all(channel, cards, delivery_nonces(attempt, len(cards)))
         except (discord.Forbidden, discord.NotFound) as exc:  # missing access, deleted thread: retrying won't help
             raise DeliveryRejected(f"discord {exc.status} {exc.code}") from exc
 

@@ -27,6 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.agent import AgentSurface, Topics, ViewContexts
 from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, web_client
 from adapters.slack.fetcher import SlackThreadFetcher
+from adapters.slack.front_door import Refusal, RefusalLog, body_problem, signature_valid
 from adapters.slack.inbound import PLATFORM
 from adapters.slack.middleware import StoreThenAck
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
@@ -75,9 +76,12 @@ class SlackAdapter:
         installation_store: AsyncInstallationStore | None = None,
         oauth_state_store: AsyncOAuthStateStore | None = None,
         stream_interval_s: float = MIN_INTERVAL_S,
+        language_of: Callable[[str], Awaitable[str | None]] | None = None,
     ) -> None:
         """`intake` may also be assigned later (`adapter.intake = delivery`); until then events are refused (503).
-        `stream_interval_s`: the least time between two stream appends (or status updates) of one question."""
+        `stream_interval_s`: the least time between two stream appends (or status updates) of one question.
+        `language_of` detects a text's language, for the notices the adapter itself sends (a refused /ask, the
+        invitation a /ask in a channel without the bot gets)."""
         self._settings = settings
         self.intake = intake
         self._base_url = settings.slack_api_url
@@ -108,12 +112,13 @@ class SlackAdapter:
             oauth_settings=oauth_settings,
         )
         self._verifier = SignatureVerifier(signing) if signing else None
+        self._refusals = RefusalLog(log)
         self._team_clients: dict[str, AsyncWebClient] = {}
         self.users = UserDirectory(self.client_for)
         self.sink = SlackReplySink(
             self.client_for, support_mention=settings.slack_support_mention, users=self.users,
             progress_allowed=lambda ref: settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed,
-            stream_interval_s=stream_interval_s,
+            stream_interval_s=stream_interval_s, language_of=language_of,
         )  # fmt: skip
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket: AsyncSocketModeHandler | None = None
@@ -122,7 +127,7 @@ class SlackAdapter:
             self.client_for, self.users, lambda team, channel, viewed: settings.search_collections(
                 PLATFORM, team, channel, viewed), lambda: self.intake, self.contexts,
         )  # fmt: skip
-        self.bolt.use(StoreThenAck(settings, lambda: self.intake, self.contexts))
+        self.bolt.use(StoreThenAck(settings, lambda: self.intake, self.contexts, language_of))
         self._register_listeners()
 
     @property
@@ -187,16 +192,21 @@ class SlackAdapter:
     # -- HTTP -------------------------------------------------------------------------------------------------
 
     async def _handle_post(self, request: web.Request) -> web.Response:
-        """Check the signature on the raw bytes first: an unsigned or forged request costs one short log line."""
+        """Check the signature on the raw bytes first, then the body's shape: an unsigned, forged or malformed
+        request costs one short log line (fewer in a flood) and never reaches bolt or a traceback."""
         raw = await request.read()
-        if self._verifier is not None and not self._verifier.is_valid_request(raw, dict(request.headers)):
-            log.warning("slack request refused: bad signature", extra={"bytes": len(raw)})
+        if self._verifier is None or not signature_valid(self._verifier, raw, request.headers):  # no secret: none pass
+            self._refusals.refused(Refusal.BAD_SIGNATURE, bytes=len(raw))
             return web.Response(status=401, text="invalid signature")
-        try:
-            bolt_request = await to_bolt_request(request)
-        except ValueError:
-            log.warning("slack request refused: unreadable body", extra={"bytes": len(raw)})
-            return web.Response(status=400, text="unreadable body")
+        problem = body_problem(raw, request.content_type)
+        if problem is None:
+            try:
+                bolt_request = await to_bolt_request(request)
+            except ValueError:
+                problem = Refusal.UNREADABLE_BODY
+        if problem is not None:
+            self._refusals.refused(problem, bytes=len(raw))
+            return web.Response(status=400, text=problem.value)
         return await to_aiohttp_response(await self.bolt.async_dispatch(bolt_request))
 
     async def _handle_install(self, request: web.Request) -> web.Response:

@@ -40,8 +40,9 @@ def web_client(token: str | None, base_url: str) -> AsyncWebClient:
 
 def creating_client(client: AsyncWebClient) -> AsyncWebClient:
     """The same workspace's client without retries after a 5xx or a dropped connection, for calls that create
-    something (a stream, a status message): Slack may have created it before failing, and a retry would make a second
-    one. A 429 is still retried (Slack did nothing then). The caller looks for what may have been created instead."""
+    something (a stream, a status message, a reply or placeholder post): Slack may have created it before failing, and
+    a retry would make a second one. A 429 is still retried (Slack did nothing then). The caller looks for what may
+    have been created instead."""
     return AsyncWebClient(
         token=client.token, base_url=client.base_url, timeout=client.timeout,
         team_id=client.default_params.get("team_id"),
@@ -49,10 +50,14 @@ def creating_client(client: AsyncWebClient) -> AsyncWebClient:
     )  # fmt: skip
 
 
+# ok:false errors Slack documents as "it's possible some aspect of the operation succeeded before the error was raised"
+MAY_HAVE_SUCCEEDED = frozenset({"internal_error", "fatal_error"})
+
+
 def certain_failure(exc: BaseException) -> bool:
-    """Whether a failed Web API call certainly did nothing: Slack answered it with `ok:false` (HTTP 200) or a 429.
-    After a 5xx, a timeout or a dropped connection the call may have taken effect."""
-    if not isinstance(exc, SlackApiError):
+    """Whether a failed Web API call certainly did nothing: Slack answered it with `ok:false` (HTTP 200, other than
+    `MAY_HAVE_SUCCEEDED`) or a 429. After a 5xx, a timeout or a dropped connection the call may have taken effect."""
+    if not isinstance(exc, SlackApiError) or slack_error(exc) in MAY_HAVE_SUCCEEDED:
         return False
     return getattr(exc.response, "status_code", 0) in (200, 429)
 

@@ -4,7 +4,10 @@ the image runs; it never talks to Slack and nothing in the bot's own wiring uses
 
 It speaks the real wire format (`POST/GET /api/<method>`, form, query or JSON arguments, `{"ok": ...}` bodies,
 429 with Retry-After), keeps channels' messages so threads can be read back, and records every call so tests can
-check what the adapter sent. Failures are scripted per method with `fail_next`.
+check what the adapter sent. Failures are scripted per method with `fail_next`; `Failure(after=True)` does the
+call's work and then answers the error, as Slack's `internal_error` and `fatal_error` may ("it's possible some aspect
+of the operation succeeded"). Message metadata is kept and returned with `include_all_metadata`, and slash commands'
+response_urls point here (`response_url()`, what was sent in `responses`).
 """
 
 from __future__ import annotations
@@ -39,15 +42,16 @@ class Call:
 @dataclass
 class Failure:
     """A scripted failure: `status` with a JSON error, or `html` (a proxy's error page, not JSON), or `mode`
-    "hang" (never answers) / "reset" (drops the connection) / "after" (Slack did the work, then the answer failed:
-    what a 5xx leaves uncertain)."""
+    "hang" (never answers) / "reset" (drops the connection); with `after`, Slack did the work first and then the
+    answer failed (what a 5xx or Slack's internal_error leaves uncertain)."""
 
     status: int = 429
     error: str = "ratelimited"
     retry_after: int | None = 0
     times: int = 1
     html: bool = False
-    mode: str = "answer"  # "answer" | "hang" | "reset" | "after"
+    mode: str = "answer"  # "answer" | "hang" | "reset"
+    after: bool = False  # do the call's work first, then answer the failure (the outcome is unknown to the caller)
 
 
 @dataclass
@@ -62,9 +66,12 @@ class Message:
     ephemeral_to: str | None = None
     streaming: bool = False  # between chat.startStream and chat.stopStream
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # a stream's task cards, by task id (latest state)
+    metadata: dict[str, Any] | None = None
 
-    def as_api(self) -> dict[str, Any]:
+    def as_api(self, with_metadata: bool = False) -> dict[str, Any]:
         raw: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
+        if with_metadata and self.metadata:
+            raw["metadata"] = self.metadata
         if self.user:
             raw["user"] = self.user
         if self.bot_id:
@@ -96,12 +103,15 @@ class FakeSlackAPI:
         self._base_ts = 1_790_000_000
         self._runner: web.AppRunner | None = None
         self.port = 0
+        self.responses: list[dict[str, Any]] = []  # what was posted to response_urls
+        self.not_member: set[str] = set()  # channels the bot is not in: chat.postMessage answers not_in_channel
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._dispatch)
+        app.router.add_post("/commands/{team}/{token}", self._respond)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -116,6 +126,14 @@ class FakeSlackAPI:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
+
+    def response_url(self, key: str = "1234") -> str:
+        """A slash command's response_url (on Slack: https://hooks.slack.com/commands/...)."""
+        return f"http://127.0.0.1:{self.port}/commands/{TEAM}/{key}"
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        self.responses.append({"token": request.match_info["token"], **(await request.json())})
+        return web.Response(text="ok")
 
     # -- scripting and inspection -----------------------------------------------------------------------------
 
@@ -180,12 +198,11 @@ class FakeSlackAPI:
                 scripted.pop(0)
         elif self.chaos is not None:
             failure = self.chaos(method)
-        if failure is not None and failure.mode == "after":
-            handler = getattr(self, "_m_" + method.replace(".", "_"), None)
-            if handler is not None and token:
-                handler(args)
         if failure is not None:
             self.calls.append(Call(method, args, token, failure.status))
+            handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+            if failure.after and handler is not None and token:
+                handler(args)  # done, but the caller is told it failed
             if failure.mode == "hang":
                 await self._released.wait()  # until the fake closes
             if failure.mode == "reset":
@@ -237,11 +254,18 @@ class FakeSlackAPI:
         return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "docbot", "team_id": TEAM,
                 "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
 
+    @staticmethod
+    def _metadata(args: dict[str, Any]) -> dict[str, Any] | None:
+        metadata = args.get("metadata")
+        return json.loads(metadata) if isinstance(metadata, str) else metadata
+
     def _m_chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = str(args["channel"])
+        if channel in self.not_member:
+            return {"ok": False, "error": "not_in_channel"}
         ts = self.next_ts()
         message = Message(ts, channel, str(args.get("text") or ""), user=BOT_USER, bot_id=BOT_ID,
-                          thread_ts=args.get("thread_ts"), blocks=self._blocks(args))
+                          thread_ts=args.get("thread_ts"), blocks=self._blocks(args), metadata=self._metadata(args))
         self.messages[channel].append(message)
         return {"ok": True, "channel": channel, "ts": ts, "message": message.as_api()}
 
@@ -253,6 +277,8 @@ class FakeSlackAPI:
         message.text = str(args.get("text") or message.text)
         if "blocks" in args:
             message.blocks = self._blocks(args)
+        if "metadata" in args:
+            message.metadata = self._metadata(args)
         return {"ok": True, "channel": channel, "ts": ts, "text": message.text}
 
     def _m_chat_startStream(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -340,7 +366,8 @@ class FakeSlackAPI:
         limit = min(int(args.get("limit") or 100), self.page_size)
         page = thread[start : start + limit]
         more = start + limit < len(thread)
-        return {"ok": True, "messages": [m.as_api() for m in page], "has_more": more,
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+        return {"ok": True, "messages": [m.as_api(with_metadata) for m in page], "has_more": more,
                 "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
 
     def _m_assistant_threads_setStatus(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from enum import Enum
 from typing import Any, cast
 
 from adapters.slack.events import MessageEvent, mentions, strip_mention, team_of, to_datetime
-from adapters.slack.sink import ASK_COMMAND, slack_thread_ref
+from adapters.slack.sink import ASK_COMMAND, RESPONSE_URL, slack_thread_ref
 from pipeline.messages import Inbound, InboundKind, ThreadRef
 
 PLATFORM = "slack"
@@ -98,4 +98,7 @@ def command_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbo
         text=question, ts=datetime.now(UTC), mentioned=True,
     )  # fmt: skip
     ref = slack_thread_ref(team, channel, "", user, bot_user_id=bot_user_id)
-    return inbound, replace(ref, extra=(*ref.extra, (ASK_COMMAND, "1")))
+    extra = [(ASK_COMMAND, "1")]
+    if body.get("response_url"):  # where to answer privately when the bot cannot post in the channel
+        extra.append((RESPONSE_URL, str(body["response_url"])))
+    return inbound, replace(ref, extra=(*ref.extra, *extra))

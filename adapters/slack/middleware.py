@@ -23,7 +23,7 @@ from adapters.slack.blocks import ACTION_PREFIX
 from adapters.slack.events import ignorable
 from adapters.slack.inbound import Refusal, action_inbound, command_inbound, message_inbound
 from adapters.slack.wording import wording
-from bot.input_check import check_question
+from bot.input_check import InputProblem, check_question
 from bot.settings import Settings
 from pipeline.locales import texts
 from pipeline.messages import Inbound, Intake, ThreadRef
@@ -41,12 +41,19 @@ class StoreThenAck(AsyncMiddleware):
     """Acknowledges only what is stored (or what is not for the bot at all); bolt has verified the signature."""
 
     def __init__(
-        self, settings: Settings, intake: Callable[[], Intake | None], contexts: ViewContexts | None = None
+        self,
+        settings: Settings,
+        intake: Callable[[], Intake | None],
+        contexts: ViewContexts | None = None,
+        language_of: Callable[[str], Awaitable[str | None]] | None = None,
     ) -> None:
-        """`contexts`: where the people are looking (app_context_changed); a DM question carries its asker's."""
+        """`contexts`: where the people are looking (app_context_changed); a DM question carries its asker's.
+        `language_of`: the language of a text (the lang role's detector); a refusal of a /ask is said in the
+        question's language, not the asker's client locale."""
         self._settings = settings
         self._intake = intake
         self._contexts = contexts
+        self._language_of = language_of
 
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
@@ -87,12 +94,24 @@ class StoreThenAck(AsyncMiddleware):
             return _ephemeral(wording(None).usage_ask.format(command=self._settings.slack_ask_command))
         inbound = parsed[0]
         if not self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id).allowed:
-            return _ephemeral(texts(None).channel_not_allowed)
+            return _ephemeral(texts(await self._language(inbound.text)).channel_not_allowed)
         checked = check_question(parsed[0].text, max_chars=self._settings.max_question_chars)
         if checked.problem is not None:
             limit = self._settings.max_question_chars
-            return _ephemeral(getattr(texts(None), checked.problem.value).format(limit=limit))
+            said = checked.text if checked.problem is InputProblem.TOO_LONG else ""  # junk says nothing of a language
+            t = texts(await self._language(said))
+            return _ephemeral(getattr(t, checked.problem.value).format(limit=limit))
         return await self._store(parsed, kind="command")
+
+    async def _language(self, text: str) -> str | None:
+        """The language of the question (None: the default, English); a detector failure never blocks the ack."""
+        if self._language_of is None or not text.strip():
+            return None
+        try:
+            return await self._language_of(text)
+        except Exception:
+            log.warning("language detection for a /ask notice failed", exc_info=log.isEnabledFor(logging.DEBUG))
+            return None
 
     async def _store(self, parsed: tuple[Inbound, ThreadRef], *, kind: str) -> BoltResponse:
         intake = self._intake()

@@ -8,11 +8,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.models.metadata import Metadata
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.slack.blocks import (
     PROGRESS_BLOCK,
@@ -24,18 +27,21 @@ from adapters.slack.blocks import (
     render_reply,
     render_text,
 )
-from adapters.slack.client import ClientFor, SlackUser, UserDirectory, slack_error
+from adapters.slack.client import TIMEOUT_S, ClientFor, SlackUser, UserDirectory, creating_client, slack_error
 from adapters.slack.events import to_datetime
 from adapters.slack.mrkdwn import inert
 from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
 from adapters.slack.work import SlackWork
 from pipeline.locales import texts
-from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
+from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
 
 log = logging.getLogger(__name__)
 
-EPHEMERAL_REASONS = frozenset({"channel_not_allowed", "action_notice"})  # only the asker needs to see these
+# only the asker needs to see these (a rate-limit notice in the channel would add to the flood it answers)
+EPHEMERAL_REASONS = frozenset({"channel_not_allowed", "action_notice", "rate_limited", "token_budget_spent"})
+LanguageOfText = Callable[[str], Awaitable[str | None]]
+MAX_THREAD_PAGES = 5  # of 200 messages: a retry looks this far back for what an earlier try posted
 HANDOVER_REASON = "human_requested"
 
 
@@ -44,6 +50,9 @@ ASSISTANT = "assistant"  # ThreadRef.extra: "1" in an assistant thread (progress
 BOT_USER = "bot_user"  # ThreadRef.extra: the bot's own user id in that workspace (for reading threads)
 NAME_TIMEOUT_S = 3.0  # users.info for the asker's display name, before handling without it
 ASK_COMMAND = "ask_command"  # ThreadRef.extra: "1" for a stored /ask whose question is not posted yet
+
+RESPONSE_URL = "response_url"  # ThreadRef.extra: a /ask command's response_url (private answers, 30 minutes)
+REPLY_EVENT = "docbot_reply"  # message metadata on every reply message: which stored reply, which part
 
 # Slack's answers to blocks it does not take (a newer block an older workspace or client API refuses, a table over its
 # limits): the reply is rendered again in the classic style, which only uses sections, context and actions blocks.
@@ -54,6 +63,12 @@ PERMANENT_ERRORS = frozenset({
     "token_expired", "no_permission", "missing_scope", "team_access_not_granted", "restricted_action",
     "invalid_blocks", "msg_too_long", "user_not_in_channel",
 })  # fmt: skip
+# chat.update errors that mean the placeholder is gone or not ours to change: the reply is posted instead. Every
+# other error (Slack's transient internal_error, fatal_error, service_unavailable, request_timeout, ratelimited,
+# team_added_to_org, an HTML 5xx) is retried by the outbox; internal_error and fatal_error "may have succeeded",
+# which is why every reply message carries a marker a retry looks for (`post_once`).
+PLACEHOLDER_GONE = frozenset({"message_not_found", "cant_update_message"})
+NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})  # /ask where the bot cannot post
 
 
 def slack_thread_ref(
@@ -94,12 +109,18 @@ class SlackReplySink:
         stream_interval_s: float = MIN_INTERVAL_S,
         users: UserDirectory | None = None,
         progress_allowed: Callable[[ThreadRef], bool] = lambda ref: True,
+        language_of: LanguageOfText | None = None,
+        bot_name: str = "docbot",
     ) -> None:
+        """`language_of`: the language of a text (the lang role's detector), so a notice the sink itself sends is in
+        the language of the message it answers; without it, the asker's Slack locale."""
         self._client_for = client_for
         self._support = support_mention
         self._stream_interval_s = stream_interval_s
         self._users = users or UserDirectory(client_for)
         self._progress_allowed = progress_allowed
+        self._language_of = language_of
+        self._bot_name = bot_name
         self._classic: set[str] = set()  # workspaces that refused today's blocks: their replies use the classic style
 
     async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
@@ -115,9 +136,16 @@ class SlackReplySink:
             return inbound, ref
         client = await self._client_for(ref.workspace_id)
         asked = texts(user.locale).user_asked.format(user=f"<@{inbound.user_id}>")
-        posted = await client.chat_postMessage(
-            channel=ref.channel_id, text=f"{asked} {inert(inbound.text)}", unfurl_links=False
-        )
+        try:
+            posted = await client.chat_postMessage(
+                channel=ref.channel_id, text=f"{asked} {inert(inbound.text)}", unfurl_links=False
+            )
+        except SlackApiError as exc:
+            error = slack_error(exc)
+            if error not in NOT_A_MEMBER:
+                raise  # transient: the event is retried
+            await self._invite_me(ref, inbound, user)  # nothing can be posted there: say so privately
+            raise DeliveryRejected(error) from None
         ts = str(posted["ts"])
         inbound = dataclasses.replace(inbound, thread_id=None, message_id=ts, ts=to_datetime(ts))
         extra = tuple(e for e in ref.extra if e[0] != ASK_COMMAND)
@@ -143,35 +171,54 @@ class SlackReplySink:
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         """Post `reply` in the thread (turning the placeholder into it); returns the ts of its first message.
 
-        Refused-channel and button notices go to the asker only, as an ephemeral message. Raises `DeliveryRejected`
-        for errors no retry will fix, anything else for transient failures (the outbox retries those).
+        Refused-channel, button and rate-limit notices go to the asker only, as an ephemeral message. Raises
+        `DeliveryRejected` for errors no retry will fix, anything else for transient failures (the outbox retries
+        those; use `post_once` from a retrying caller, so a retry never posts a message twice).
         """
+        return await self._post_reply(ref, reply, None)
+
+    async def post_once(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt) -> str:
+        """`post`, marking each message with `attempt.key`; after a try whose outcome is unknown it first reads
+        the thread, and the messages (and placeholder) an earlier try left are updated or kept, not posted again."""
+        return await self._post_reply(ref, reply, attempt)
+
+    async def _post_reply(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt | None) -> str:
         try:
-            return await self._deliver(ref, reply)
+            return await self._deliver(ref, reply, attempt)
         except SlackApiError as exc:
             error = slack_error(exc)
             if error in PERMANENT_ERRORS:
+                await self._withdraw_placeholder(ref, reply.language)
                 raise DeliveryRejected(error) from exc
             raise
 
-    async def _deliver(self, ref: ThreadRef, reply: Reply) -> str:
+    async def _deliver(self, ref: ThreadRef, reply: Reply, attempt: DeliveryAttempt | None) -> str:
         client = await self._client_for(ref.workspace_id)
         if reply.kind is ReplyKind.NOTICE and reply.reason in EPHEMERAL_REASONS:
             await self.clear_progress(ref)
             return await self._ephemeral(client, ref, inert(reply.text))
+        posted: dict[int, str] = {}
+        if attempt is not None and attempt.after_unknown_outcome and ref.thread_id:
+            posted, left_placeholder = await self._earlier_try(client, ref, attempt.key)
+            if left_placeholder and not ref.placeholder_id and 0 not in posted:
+                ref = dataclasses.replace(ref, placeholder_id=left_placeholder)
         style = Style.CLASSIC if ref.workspace_id in self._classic else Style.CURRENT
         try:
-            return await self._post_reply(client, ref, reply, style)
+            return await self._post_styled(client, ref, reply, style, attempt, posted)
         except _BlocksRefused as refused:
             if style is Style.CLASSIC:
                 raise refused.error from None
             log.warning("slack refused the blocks; replying with classic blocks",
                         extra={"error": slack_error(refused.error), "team": ref.workspace_id})  # fmt: skip
             self._classic.add(ref.workspace_id)
-            return await self._post_reply(client, ref, reply, Style.CLASSIC)
+            return await self._post_styled(client, ref, reply, Style.CLASSIC, attempt, posted)
 
-    async def _post_reply(self, client: AsyncWebClient, ref: ThreadRef, reply: Reply, style: Style) -> str:
-        """Post the rendered reply; `_BlocksRefused` when Slack refuses the first message's blocks (nothing posted)."""
+    async def _post_styled(
+        self, client: AsyncWebClient, ref: ThreadRef, reply: Reply, style: Style,
+        attempt: DeliveryAttempt | None, posted: dict[int, str],
+    ) -> str:  # fmt: skip
+        """Post the rendered reply, skipping the parts an earlier try posted (`posted`); `_BlocksRefused` when Slack
+        refuses the first message's blocks (nothing of this try posted)."""
         messages = render_reply(reply, style)
         if reply.reason == HANDOVER_REASON and self._support:
             asker = ref_extra(ref, ASKER)
@@ -180,15 +227,84 @@ class SlackReplySink:
             )
             last = messages[-1]
             messages[-1] = SlackMessage(last.text, [*last.blocks, _section(handover)])
-        try:
-            first_ts = await self._first(client, ref, messages[0])
-        except SlackApiError as exc:
-            if slack_error(exc) in REFUSED_BLOCKS:
-                raise _BlocksRefused(exc) from exc
-            raise
-        for message in messages[1:]:
-            await self._post(client, ref, message)
+        first_ts = posted.get(0)
+        if first_ts is None:
+            try:
+                first_ts = await self._first(client, ref, messages[0], _marker(attempt, 0))
+            except SlackApiError as exc:
+                if slack_error(exc) in REFUSED_BLOCKS:
+                    raise _BlocksRefused(exc) from exc
+                raise
+        for part, message in enumerate(messages[1:], start=1):
+            if part not in posted:
+                await self._post(client, ref, message, _marker(attempt, part))
         return first_ts
+
+    async def _earlier_try(self, client: AsyncWebClient, ref: ThreadRef, key: str) -> tuple[dict[int, str], str | None]:
+        """What an earlier try of the reply `key` left in the thread: its messages by part, and a placeholder of
+        ours that no reply replaced (the newest)."""
+        posted: dict[int, str] = {}
+        placeholder: str | None = None
+        cursor: str | None = None
+        for _ in range(MAX_THREAD_PAGES):
+            response = await client.conversations_replies(
+                channel=ref.channel_id, ts=ref.thread_id, include_all_metadata=True, limit=200, cursor=cursor
+            )
+            for message in response.get("messages") or []:
+                if not (message.get("bot_id") or message.get("user") == ref_extra(ref, BOT_USER)):
+                    continue
+                metadata = message.get("metadata") or {}
+                payload = metadata.get("event_payload") or {}
+                if metadata.get("event_type") == REPLY_EVENT and payload.get("delivery") == key:
+                    posted[int(payload.get("part", 0))] = str(message["ts"])
+                elif any(b.get("block_id") == PROGRESS_BLOCK for b in message.get("blocks") or []):
+                    placeholder = str(message["ts"])
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                break
+        return posted, placeholder
+
+    async def _withdraw_placeholder(self, ref: ThreadRef, language: str | None) -> None:
+        """A reply Slack refuses for good must not leave "Looking through the docs…" behind: the placeholder says
+        the answer failed instead (best effort; when the channel itself is gone there is nothing to change)."""
+        if not ref.placeholder_id:
+            return
+        try:
+            client = await self._client_for(ref.workspace_id)
+            await client.chat_update(
+                channel=ref.channel_id, ts=ref.placeholder_id, text=texts(language).failure, blocks=[]
+            )
+        except Exception as exc:
+            log.info("placeholder not withdrawn", extra={"error": slack_error(exc)})
+
+    async def _invite_me(self, ref: ThreadRef, inbound: Inbound, user: SlackUser) -> None:
+        """/ask in a channel the bot is not in: tell the asker privately, through the command's response_url, how
+        to invite it (in the language of the question)."""
+        url = ref_extra(ref, RESPONSE_URL)
+        language = await self._language(inbound.text, user.locale)
+        text = texts(language).invite_needed.format(bot=self._bot_name, command="/invite")
+        if not url:
+            log.warning("slack /ask where the bot is not a member, and no response_url to say so")
+            return
+        client = await self._client_for(ref.workspace_id)
+        if not _trusted_response_url(url, client.base_url):
+            log.warning("slack /ask response_url refused: not a Slack host")
+            return
+        try:
+            webhook = AsyncWebhookClient(url, timeout=TIMEOUT_S)
+            response = await webhook.send(text=text, response_type="ephemeral")
+            if response.status_code != 200:
+                log.warning("slack /ask invitation note refused", extra={"status": response.status_code})
+        except Exception as exc:
+            log.warning("slack /ask invitation note failed", extra={"error": type(exc).__name__})
+
+    async def _language(self, text: str, fallback: str | None) -> str | None:
+        if self._language_of is None:
+            return fallback
+        try:
+            return (await self._language_of(text)) or fallback
+        except Exception:
+            return fallback
 
     async def show_choice(
         self, ref: ThreadRef, message_id: str, action_id: str, chosen_label: str, language: str | None
@@ -258,31 +374,38 @@ class SlackReplySink:
         except Exception as exc:
             log.warning("clearing progress failed", extra={"error": slack_error(exc)})
 
-    async def _first(self, client: AsyncWebClient, ref: ThreadRef, message: SlackMessage) -> str:
+    async def _first(
+        self, client: AsyncWebClient, ref: ThreadRef, message: SlackMessage, marker: Metadata | None = None
+    ) -> str:
         if ref.placeholder_id:
             try:
                 await client.chat_update(
-                    channel=ref.channel_id, ts=ref.placeholder_id, text=message.text, blocks=message.blocks
-                )
+                    channel=ref.channel_id, ts=ref.placeholder_id, text=message.text, blocks=message.blocks,
+                    metadata=marker,
+                )  # fmt: skip
                 return ref.placeholder_id
-            except SlackApiError as exc:  # the placeholder was deleted meanwhile: post instead
+            except SlackApiError as exc:
                 error = slack_error(exc)
-                if error in REFUSED_BLOCKS:
-                    raise  # the blocks, not the placeholder: posting them instead would be refused too
-                if not error.startswith("http_") and error not in ("ratelimited",):
-                    log.info("placeholder update failed", extra={"error": error})
-                else:
-                    raise  # a transient failure: the outbox retries the whole reply
-        return await self._post(client, ref, message)
+                if error not in PLACEHOLDER_GONE:
+                    # transient, permanent, or the blocks refused (posting them instead would be refused too): never
+                    # taken for a deleted placeholder, which would post twice
+                    raise
+                log.info("placeholder gone, posting the reply", extra={"error": error})
+        return await self._post(client, ref, message, marker)
 
-    async def _post(self, client: AsyncWebClient, ref: ThreadRef, message: SlackMessage) -> str:
-        response = await client.chat_postMessage(
+    async def _post(
+        self, client: AsyncWebClient, ref: ThreadRef, message: SlackMessage, marker: Metadata | None = None
+    ) -> str:
+        # not repeated by the client after a 5xx or a dropped connection: the post may have landed, and a second one
+        # would carry the same marker; the outbox's retry (or `find_progress`) looks for it instead
+        response = await creating_client(client).chat_postMessage(
             channel=ref.channel_id,
             thread_ts=ref.thread_id,
             text=message.text,
             blocks=message.blocks,
             unfurl_links=False,
             unfurl_media=False,
+            metadata=marker,
         )
         return str(response["ts"])
 
@@ -309,6 +432,22 @@ class _BlocksRefused(Exception):
     def __init__(self, error: SlackApiError) -> None:
         super().__init__(slack_error(error))
         self.error = error
+
+
+def _marker(attempt: DeliveryAttempt | None, part: int) -> Metadata | None:
+    """Message metadata naming the stored reply and the part: what a retry looks for in the thread."""
+    if attempt is None:
+        return None
+    return Metadata(event_type=REPLY_EVENT, event_payload={"delivery": attempt.key, "part": part})
+
+
+def _trusted_response_url(url: str, api_base_url: str) -> bool:
+    """Slack's hooks host, or the host the Web API is configured on (a proxy or the fake): a response_url is
+    posted to only there, whatever a payload says."""
+    host = urlsplit(url).hostname or ""
+    return urlsplit(url).scheme in ("https", "http") and (
+        host == "hooks.slack.com" or host == (urlsplit(api_base_url).hostname or "")
+    )
 
 
 def _section(mrkdwn: str) -> dict[str, Any]:

@@ -93,6 +93,7 @@ class SlackWork:
         self._latest = ""
         self._text_open = True  # until the model starts a new draft (appending cannot rewrite)
         self._session = False  # agents.sessions.setStatus(processing) succeeded
+        self._maybe_shown = False  # a post or start whose outcome is unknown may have left a marked message
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -102,6 +103,12 @@ class SlackWork:
     @property
     def mode(self) -> Mode:
         return self._mode
+
+    @property
+    def maybe_shown(self) -> bool:
+        """Whether a marked message of ours may be in the thread although `finish` names none (its post failed in a
+        way that may have landed, or looking for it failed): the reply must look for it before posting."""
+        return self._mode is Mode.OFF and self._maybe_shown
 
     # -- WorkDisplay ----------------------------------------------------------------------------------------------
 
@@ -180,7 +187,7 @@ class SlackWork:
             found = await asyncio.wait_for(looking, LOOKUP_TIMEOUT_S) if looking is not None else None
         except Exception as exc:
             log.warning("looking for the shown work failed", extra={"error": slack_error(exc)})
-            found = None
+            found, self._maybe_shown = None, True
         if found is not None and found.placeholder_id:
             self._mode, self._ts = Mode.BROKEN, found.placeholder_id
         else:
@@ -256,7 +263,7 @@ class SlackWork:
                 found = await self._find_marked(self._ref) if self._find_marked else self._ref
             except Exception as exc:
                 log.warning("looking for the shown work failed", extra={"error": slack_error(exc)})
-                self._mode = Mode.OFF
+                self._mode, self._maybe_shown = Mode.OFF, True
                 return
             if found.placeholder_id:
                 self._mode, self._ts = Mode.STATUS, found.placeholder_id
@@ -269,7 +276,9 @@ class SlackWork:
             )  # fmt: skip
         except Exception as exc:
             log.warning("posting the status message failed", extra={"error": slack_error(exc)})
-            self._mode = Mode.OFF  # it may exist: the reply looks for it (find_progress) before posting
+            # it may exist (a 5xx, internal_error): the reply looks for it before posting; a look is cheap next to
+            # a status message left beside the answer, so any failure counts
+            self._mode, self._maybe_shown = Mode.OFF, True
             return
         self._timeline.changes()
         self._mode, self._ts = Mode.STATUS, str(response["ts"])

@@ -26,6 +26,7 @@ class Texts:
     rate_limited: str
     token_budget_spent: str  # the daily LLM token budget is used up
     channel_not_allowed: str
+    invite_needed: str  # {command} {bot}: a command used where the bot is not a member of the channel
     empty_question: str
     question_too_long: str  # {limit}
     unreadable_input: str

@@ -38,6 +38,8 @@ TEXTS = Texts(
         "Bitte versuch es morgen wieder oder frag einen Menschen."
     ),
     channel_not_allowed="Ich bin nicht dafür eingerichtet, in diesem Kanal zu antworten.",
+    invite_needed="Ich bin kein Mitglied dieses Kanals und kann hier nicht antworten. Lade mich mit `{command} "
+    "@{bot}` ein und frag dann noch einmal.",
     empty_question="Bitte schreib nach der Erwähnung eine Frage.",
     question_too_long="Diese Frage ist zu lang. Bitte bleib unter {limit} Zeichen.",
     unreadable_input="Ich konnte diese Nachricht nicht lesen. Bitte schick deine Frage als normalen Text.",

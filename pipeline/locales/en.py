@@ -29,6 +29,8 @@ TEXTS = Texts(
     rate_limited="You're asking faster than I can keep up. Please wait a moment and try again.",
     token_budget_spent="Today's budget for answers is used up. Please try again tomorrow or ask a human.",  # noqa: S106 - a message, not a secret
     channel_not_allowed="I'm not set up to answer in this channel.",
+    invite_needed="I'm not a member of this channel, so I can't answer here. Invite me with `{command} @{bot}`, "
+    "then ask again.",
     empty_question="Please type a question after the mention.",
     question_too_long="That question is too long for me. Please keep it under {limit} characters.",
     unreadable_input="I couldn't read that message. Please send your question as plain text.",

@@ -37,6 +37,8 @@ TEXTS = Texts(
         "Inténtalo de nuevo mañana o pregunta a una persona."
     ),
     channel_not_allowed="No estoy configurado para responder en este canal.",
+    invite_needed="No soy miembro de este canal, así que no puedo responder aquí. Invítame con `{command} @{bot}` "
+    "y vuelve a preguntar.",
     empty_question="Escribe una pregunta después de la mención.",
     question_too_long="Esa pregunta es demasiado larga. Mantenla por debajo de {limit} caracteres.",
     unreadable_input="No pude leer ese mensaje. Envía tu pregunta como texto normal.",

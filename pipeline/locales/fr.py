@@ -37,6 +37,8 @@ TEXTS = Texts(
         "Réessayez demain ou demandez à une personne."
     ),
     channel_not_allowed="Je ne suis pas configuré pour répondre dans ce canal.",
+    invite_needed="Je ne suis pas membre de ce canal, je ne peux donc pas y répondre. Invitez-moi avec `{command} "
+    "@{bot}`, puis reposez votre question.",
     empty_question="Écrivez une question après la mention.",
     question_too_long="Cette question est trop longue. Restez sous {limit} caractères.",
     unreadable_input="Je n'ai pas pu lire ce message. Envoyez votre question en texte simple.",

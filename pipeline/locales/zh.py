@@ -31,6 +31,7 @@ TEXTS = Texts(
     rate_limited="你提问的速度太快了，请稍等片刻再试。",
     token_budget_spent="今天的回答额度已用完。请明天再试，或联系工作人员。",  # noqa: S106 - a message, not a secret
     channel_not_allowed="我没有被配置为在此频道中回答。",
+    invite_needed="我不是这个频道的成员，所以无法在这里回答。请用 `{command} @{bot}` 邀请我，然后再问一次。",
     empty_question="请在提及我之后输入问题。",
     question_too_long="问题太长了，请控制在 {limit} 个字符以内。",
     unreadable_input="我无法读取这条消息，请用纯文本发送问题。",

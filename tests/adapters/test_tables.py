@@ -37,3 +37,21 @@ def test_discord_gets_an_aligned_code_block() -> None:
 def test_the_terminal_shows_aligned_columns() -> None:
     shown = render_reply(Reply(kind=ReplyKind.ANSWER, text=ANSWER, language="en", conversation_id="c"))
     assert "|---|" not in shown and "DOCBOT_HTTP_PORT" in shown and "port | of the server" in shown
+
+
+LONG = "the setting that decides how many engines embed one batch of passages at once, per usable core"
+WIDE = "| variable | meaning |\n|---|---|\n| `DOCBOT_EMBEDDER_ENGINES` | " + LONG + " |"
+
+
+def test_a_wide_terminal_shows_whole_cells() -> None:
+    """Issue 28, item 7: cells were cut at 48 characters even on a 200-column terminal."""
+    shown = render_reply(Reply(kind=ReplyKind.ANSWER, text=WIDE, language="en", conversation_id="c"), width=200)
+    assert LONG in shown and "…" not in shown
+
+
+def test_a_narrow_terminal_cuts_only_as_much_as_it_must() -> None:
+    shown = render_reply(Reply(kind=ReplyKind.ANSWER, text=WIDE, language="en", conversation_id="c"), width=80)
+    rows = [line for line in shown.splitlines() if line.strip()]
+    assert all(len(line) <= 80 for line in rows)
+    assert "DOCBOT_EMBEDDER_ENGINES" in shown  # the narrow column is whole; the wide one is cut to fit
+    assert max(len(line) for line in rows) >= 75 and "…" in shown

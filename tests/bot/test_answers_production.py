@@ -177,7 +177,7 @@ async def test_the_apology_is_in_the_language_of_the_message_that_could_not_be_a
         language_for=app.service.language_of,
         config=DeliveryConfig(lease_s=30, heartbeat_s=5, poll_s=0.02),
         inbox=Inbox(app.db, max_attempts=2, base_backoff_s=1, now=clock),
-        outbox=Outbox(app.db, max_attempts=3, base_backoff_s=1, now=clock),
+        outbox=Outbox(app.db, base_backoff_s=1, now=clock),
     )
     first = inbound("¿Cómo cambio las pilas del mando a distancia?")
     ref = ThreadRef(first.platform, first.workspace_id, first.channel_id, first.message_id)

@@ -7,6 +7,7 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -107,7 +108,7 @@ def make_delivery(
         fetcher_for=fetcher_for,
         config=DeliveryConfig(**{"lease_s": 30, "heartbeat_s": 5, "poll_s": 0.02, **config}),  # type: ignore[arg-type]
         inbox=Inbox(db, max_attempts=3, base_backoff_s=1, now=clock),
-        outbox=Outbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+        outbox=Outbox(db, base_backoff_s=1, now=clock),
     )
 
 
@@ -354,7 +355,7 @@ async def test_the_worker_reports_the_age_of_the_oldest_open_event_as_its_lag(db
         db, handler, {"slack": sink}, "w1", on_lag=lags.append,
         config=DeliveryConfig(lease_s=30, heartbeat_s=5, poll_s=0.02, sweep_s=0.02),
         inbox=Inbox(db, max_attempts=3, base_backoff_s=1, now=clock),
-        outbox=Outbox(db, max_attempts=3, base_backoff_s=1, now=clock),
+        outbox=Outbox(db, base_backoff_s=1, now=clock),
     )  # fmt: skip
     await delivery.accept(message(1), ref_for(message(1)))
     stop = asyncio.Event()
@@ -389,3 +390,62 @@ async def test_wiring_helpers() -> None:
     lookup = language_of_thread(find)
     assert await lookup(event) == "de" and await lookup(message(2)) is None
     assert default_worker_id() != "" and str(os.getpid()) in default_worker_id()
+
+
+class OutageSink(RecordingSink):
+    """A platform that is down (every post raises) until `up_at` on the test's clock."""
+
+    def __init__(self, clock: Clock, up_at: float) -> None:
+        super().__init__()
+        self.clock, self.up_at, self.tries = clock, clock.now + timedelta(seconds=up_at), 0
+
+    async def post(self, ref: ThreadRef, reply: Reply) -> str:
+        self.tries += 1
+        if self.clock.now < self.up_at:
+            raise ConnectionError("platform down")
+        return await super().post(ref, reply)
+
+
+@pytest.mark.integration
+async def test_a_ten_minute_platform_outage_loses_no_reply(db: Database, clock: Clock) -> None:
+    """Issue 28, item 3: the outbox gave up after 8 tries (~3 minutes); the event was acknowledged, so nothing
+    ever answered it. Now it retries, capped at a minute between tries, until the horizon (a day)."""
+    handler, sink = FakeHandler(), OutageSink(clock, up_at=600)
+    delivery = make_delivery(db, handler, sink, clock)
+    await delivery.accept(message(1), ref_for(message(1)))
+    await delivery.process_once()
+    posted_at = None
+    for _ in range(24 * 60):  # two simulated hours at most
+        if posted_at is not None:
+            break
+        clock.advance(5)
+        await delivery.sweep()
+        if sink.posts:
+            posted_at = clock.now
+    assert sink.texts() == ["answer: question 1"] and sink.tries > 8
+    assert posted_at is not None
+    assert posted_at - sink.up_at <= timedelta(seconds=65)  # at most one capped backoff after recovery
+    assert await delivery.outbox.counts() == {"sent": 1}
+
+
+@pytest.mark.integration
+async def test_past_the_horizon_a_reply_is_failed_and_counted(db: Database, clock: Clock) -> None:
+    handler, sink = FakeHandler(), OutageSink(clock, up_at=10**6)
+    delivery = make_delivery(db, handler, sink, clock)
+    delivery.outbox = Outbox(db, horizon=timedelta(minutes=30), now=clock)
+    seen: list[dict[str, int]] = []
+    delivery._on_undelivered = lambda counts: seen.append(dict(counts))
+    await delivery.accept(message(1), ref_for(message(1)))
+    await delivery.process_once()
+    for _ in range(40):
+        clock.advance(60)
+        await delivery.sweep()
+    assert await delivery.outbox.undelivered() == {"pending": 0, "failed": 1}
+    stop = asyncio.Event()
+    worker = asyncio.create_task(delivery.run_worker(stop))
+    async with asyncio.timeout(30):
+        while not seen:
+            await asyncio.sleep(0.01)
+    stop.set()
+    await worker
+    assert seen[-1] == {"pending": 0, "failed": 1}

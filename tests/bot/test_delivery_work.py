@@ -33,6 +33,7 @@ pytestmark = pytest.mark.integration
 @dataclass
 class Display:
     shown: list[str] = field(default_factory=list)  # "begin", "step:<role>:<status>", "finish", "discard"
+    maybe_shown: bool = False
 
     async def begin(self) -> None:
         self.shown.append("begin")

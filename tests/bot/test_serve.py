@@ -78,6 +78,7 @@ async def test_run_answers_a_slack_mention_through_the_outbox_and_serves_health(
                 metrics = await response.text()
             assert 'docbot_replies_total{kind="answer"} 1.0' in metrics
             assert "docbot_role_queue_depth" in metrics and "docbot_inbox_lag_seconds" in metrics
+            assert 'docbot_outbox_rows{status="failed"} 0.0' in metrics  # counted at each sweep (issue 28)
     finally:
         stop.set()
         await asyncio.wait_for(serving, timeout=30)

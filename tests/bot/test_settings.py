@@ -5,6 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from bot.settings import ChannelPolicy, FollowMode, Settings, load_settings
+from bot.settings_problems import SettingsInvalid
 from pipeline.types import Role
 
 pytestmark = pytest.mark.unit
@@ -32,7 +33,7 @@ def test_role_limits_merge_with_seed_defaults_and_reject_zero(monkeypatch: pytes
     settings = load_settings()
     assert settings.role_limits[Role.SEARCH] == 5
     assert settings.role_limits[Role.RESPONSE] == 2
-    with pytest.raises(ValidationError):
+    with pytest.raises(SettingsInvalid, match="DOCBOT_ROLE_LIMITS"):
         load_settings(role_limits={"search": 0})
 
 
@@ -60,5 +61,5 @@ def test_most_specific_channel_policy_wins(tmp_path: Path) -> None:
 
 
 def test_unreadable_channel_policies_file_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="cannot read channel policies"):
+    with pytest.raises(ValidationError, match="cannot be read as channel rules"):
         Settings(channel_policies_file=tmp_path / "missing.json")

@@ -35,6 +35,7 @@ class _Failure:
     status: int
     body: dict[str, Any]
     headers: dict[str, str]
+    after: bool = False  # do the request's work, then answer the failure (a 5xx whose message was created)
 
 
 @dataclass
@@ -83,14 +84,16 @@ class FakeDiscordREST:
         status: int = 429,
         body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        after: bool = False,
     ) -> None:
-        """Make the next matching request fail once. A 429 gets Discord's body and a `Via` header by default
-        (discord.py treats a 429 without `Via` as a Cloudflare ban and does not retry)."""
+        """Make the next matching request fail once (`after`: once it has done its work). A 429 gets Discord's body
+        and a `Via` header by default (discord.py treats a 429 without `Via` as a Cloudflare ban and does not
+        retry)."""
         if status == 429 and body is None:
             body = {"message": "You are being rate limited.", "retry_after": 0.05, "global": False}
         if status == 429 and headers is None:
             headers = {"Via": "1.1 google", "Retry-After": "1"}
-        self._failures.append(_Failure(method, re.compile(path_regex), status, body or {}, headers or {}))
+        self._failures.append(_Failure(method, re.compile(path_regex), status, body or {}, headers or {}, after))
 
     def find(self, method: str, path_regex: str) -> list[RecordedCall]:
         """Successful and failed calls matching `method` and the full-path regex."""
@@ -110,6 +113,8 @@ class FakeDiscordREST:
         for failure in self._failures:
             if failure.method == request.method and failure.path.fullmatch(path):
                 self._failures.remove(failure)
+                if failure.after:
+                    self._route(request.method, path, body)
                 self.calls.append(RecordedCall(request.method, path, query, body, failure.status))
                 return _json_response(failure.body, failure.status, failure.headers)
         status, payload = self._route(request.method, path, body)
@@ -204,6 +209,11 @@ class FakeDiscordREST:
         return thread
 
     def _store_message(self, channel_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        nonce = body.get("nonce")
+        if nonce is not None and body.get("enforce_nonce"):  # Discord returns the message made with this nonce
+            for existing in self.channel_messages(channel_id):
+                if existing.get("nonce") == nonce:
+                    return existing
         channel = self.channels.get(channel_id, {})
         message = p.message(
             channel_id,
@@ -214,6 +224,8 @@ class FakeDiscordREST:
             embeds=body.get("embeds"),
         )
         message.pop("member", None)
+        if nonce is not None:
+            message["nonce"] = nonce
         message["flags"] = int(body.get("flags") or 0)  # Components v2 (1 << 15) stays with the message, as on Discord
         if not message["flags"] & p.FLAG_EPHEMERAL:  # ephemeral messages are seen by one person only, not the channel
             self.messages[message["id"]] = message

@@ -76,7 +76,7 @@ async def main() -> None:
         config=DeliveryConfig(lease_s=4.0, heartbeat_s=1.0, poll_s=0.1, concurrency=8, sweep_s=0.5,
                               outbox_lease_s=15.0, progress_timeout_s=2.0),
         inbox=Inbox(db, max_attempts=10, base_backoff_s=0.2, max_backoff_s=2.0),
-        outbox=Outbox(db, max_attempts=40, base_backoff_s=0.2, max_backoff_s=2.0),
+        outbox=Outbox(db, base_backoff_s=0.2, max_backoff_s=2.0),
     )  # fmt: skip
     adapter.intake = delivery
     stop = asyncio.Event()

@@ -98,7 +98,7 @@ async def main() -> None:
                 outbox_lease_s=args.lease,
             ),
             inbox=Inbox(db, max_attempts=5, base_backoff_s=0.2, max_backoff_s=1.0),
-            outbox=Outbox(db, max_attempts=20, base_backoff_s=0.2, max_backoff_s=1.0),
+            outbox=Outbox(db, base_backoff_s=0.2, max_backoff_s=1.0),
         )
 
         async def events(request: web.Request) -> web.Response:

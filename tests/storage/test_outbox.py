@@ -1,4 +1,5 @@
-"""The outbox on SQLite and PostgreSQL: stored before posting, leased while sending, retried with backoff."""
+"""The outbox on SQLite and PostgreSQL: stored before posting, leased while sending, retried with capped, jittered
+backoff until the horizon (issue 28: it gave up after 8 tries, ~3 minutes, and a longer Slack outage lost answers)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pytest
 from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
 from pipeline.types import ActionKind
 from storage.db import Database
-from storage.outbox import Outbox, OutgoingReply, ref_from_json, ref_to_json, reply_from_json, reply_to_json
+from storage.outbox import (
+    Outbox,
+    OutgoingReply,
+    equal_jitter,
+    ref_from_json,
+    ref_to_json,
+    reply_from_json,
+    reply_to_json,
+)
 from tests.integration.dbfixtures import Clock, database_fixtures
 
 pg_url, db = database_fixtures()
@@ -40,9 +49,12 @@ def clock() -> Clock:
     return Clock()
 
 
+HORIZON = timedelta(minutes=10)
+
+
 @pytest.fixture
 def outbox(db: Database, clock: Clock) -> Outbox:
-    return Outbox(db, max_attempts=3, base_backoff_s=2, max_backoff_s=5, now=clock)
+    return Outbox(db, horizon=HORIZON, base_backoff_s=2, max_backoff_s=5, jitter=lambda delay: delay, now=clock)
 
 
 @pytest.mark.unit
@@ -77,20 +89,65 @@ async def test_a_claimed_row_is_leased_and_a_late_sender_cannot_mark_it(outbox: 
 
 
 @pytest.mark.integration
-async def test_transient_failures_back_off_then_give_up(outbox: Outbox, clock: Clock) -> None:
+async def test_transient_failures_back_off_capped_until_the_horizon_then_give_up(outbox: Outbox, clock: Clock) -> None:
     await outbox.add(OutgoingReply(REF, full_reply()))
     (item,) = await outbox.claim(lease_s=30)
-    for attempt, backoff in ((1, 2), (2, 4)):
+    for attempt, backoff in ((1, 2), (2, 4), (3, 5), (4, 5)):  # doubling, capped at max_backoff_s
         assert item.attempts == attempt
         assert await outbox.mark_failed(item, "HTTP 503") is False
         clock.advance(backoff - 0.5)
         assert await outbox.claim(lease_s=30) == []
         clock.advance(0.5)
         (item,) = await outbox.claim(lease_s=30)
-    assert await outbox.mark_failed(item, "HTTP 503") is True  # third attempt of three
+    while clock.now < item.created_at + HORIZON:  # hundreds of tries: no attempt count gives up, only time
+        assert await outbox.mark_failed(item, "HTTP 503") is False
+        clock.advance(5)
+        (item,) = await outbox.claim(lease_s=30)
+    assert item.attempts > 100  # the old outbox stopped at 8
+    assert await outbox.undelivered() == {"pending": 1, "failed": 0}
+    assert await outbox.mark_failed(item, "HTTP 503") is True  # past the horizon
     clock.advance(3600)
     assert await outbox.claim(lease_s=30) == []
     assert await outbox.counts() == {"failed": 1}
+    assert await outbox.undelivered() == {"pending": 0, "failed": 1}
+
+
+@pytest.mark.integration
+async def test_the_last_retry_is_at_the_horizon_not_after_it(db: Database, clock: Clock) -> None:
+    outbox = Outbox(db, horizon=timedelta(seconds=100), base_backoff_s=60, max_backoff_s=600, now=clock)
+    await outbox.add(OutgoingReply(REF, full_reply()))
+    (item,) = await outbox.claim(lease_s=30)
+    clock.advance(70)
+    assert await outbox.mark_failed(item, "HTTP 503") is False  # backoff 30-60 s would end past 100 s
+    clock.advance(30)
+    (item,) = await outbox.claim(lease_s=30)
+    assert await outbox.mark_failed(item, "HTTP 503") is True
+
+
+@pytest.mark.unit
+def test_retries_are_jittered_within_half_to_all_of_the_capped_backoff(db: Database) -> None:
+    outbox = Outbox(db, base_backoff_s=1, max_backoff_s=60)
+    assert [outbox.backoff_s(n) for n in (1, 2, 3, 7, 8, 5000)] == [1, 2, 4, 60, 60, 60]
+    delays = {equal_jitter(60.0) for _ in range(200)}
+    assert all(30 <= d <= 60 for d in delays) and len(delays) > 150
+
+
+@pytest.mark.integration
+async def test_failed_rows_are_listed_and_queued_again_with_a_fresh_horizon(outbox: Outbox, clock: Clock) -> None:
+    await outbox.add(OutgoingReply(REF, full_reply(), "a"))
+    await outbox.add(OutgoingReply(REF, full_reply(), "b"))
+    first, second = await outbox.claim(lease_s=30, limit=2)
+    await outbox.mark_failed(first, "not_in_channel", permanent=True)
+    await outbox.mark_failed(second, "channel_not_found", permanent=True)
+    [listed, _] = await outbox.entries(statuses=["failed"])
+    assert (listed.id, listed.status, listed.error, listed.platform) == (first.id, "failed", "not_in_channel", "slack")
+    clock.advance(3600)  # older than the horizon: queued again, it still gets a full horizon
+    assert await outbox.retry_failed([first.id]) == 1
+    (again,) = await outbox.claim(lease_s=30)
+    assert again.id == first.id and again.created_at == clock.now
+    assert await outbox.mark_failed(again, "HTTP 503") is False
+    assert await outbox.retry_failed() == 1  # the other one; a pending row is not touched
+    assert await outbox.undelivered() == {"pending": 2, "failed": 0}
 
 
 @pytest.mark.integration

@@ -6,7 +6,7 @@ database, and the helpers that deliver an event then let that delivery's worker 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
 from pipeline.types import HistoryMessage
 from storage.db import Database
+from storage.outbox import Outbox
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_rest import FakeDiscordREST
 
@@ -80,10 +81,17 @@ class DiscordWorld:
         }
         return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
-    async def client(self, handler: Any, *, own_inbox: bool = False, **settings: Any) -> DocbotClient:
+    async def client(
+        self,
+        handler: Any,
+        *,
+        own_inbox: bool = False,
+        language_of: Callable[[str], Awaitable[str | None]] | None = None,
+        **settings: Any,
+    ) -> DocbotClient:
         """A logged-in client (setup_hook ran: buttons registered, /ask synced) that knows the guild; its events go
         through a `Delivery` on the world's database (`own_inbox`: on a database of its own, in memory)."""
-        client = DocbotClient(self.settings(**settings))
+        client = DocbotClient(self.settings(**settings), language_of=language_of)
         db = self.db
         if own_inbox:
             db = Database("sqlite+aiosqlite://")
@@ -92,6 +100,7 @@ class DiscordWorld:
         delivery = Delivery(
             db, handler, {"discord": client.sink}, f"worker-{len(self.deliveries)}",
             fetcher_for=client.fetcher_for, config=DeliveryConfig(progress_delay_s=0.0),
+            outbox=Outbox(db, base_backoff_s=0.05, max_backoff_s=0.2),  # retries in test time
         )  # fmt: skip
         client.intake = delivery
         self.deliveries[id(client)] = delivery
@@ -174,9 +183,15 @@ class DiscordWorld:
         await self.settle(client)
 
     async def ask(
-        self, client: DocbotClient, asker: dict[str, Any], question: str, *, channel_id: str | None = None
+        self,
+        client: DocbotClient,
+        asker: dict[str, Any],
+        question: str,
+        *,
+        channel_id: str | None = None,
+        locale: str | None = None,
     ) -> dict[str, Any]:
-        """Deliver INTERACTION_CREATE for `/ask question:...`."""
+        """Deliver INTERACTION_CREATE for `/ask question:...` (`locale`: the asker's Discord client language)."""
         payload = p.ask_command_interaction(
             app_id=self.app_id,
             command_id=self.rest.command_id,
@@ -185,6 +200,8 @@ class DiscordWorld:
             guild_id=self.guild_id,
             channel=self.rest.channels[channel_id or self.channel_id],
         )
+        if locale is not None:
+            payload["locale"] = locale
         self.rest.expect_interaction(payload)
         client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
         await client.wait_idle()

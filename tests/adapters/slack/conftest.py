@@ -36,6 +36,7 @@ from pipeline.messages import (
 )
 from pipeline.types import ActionKind, HistoryMessage, Role
 from storage.db import Database
+from storage.outbox import Outbox
 from tests.adapters.slack.contract import assert_calls_valid, load_spec
 from tests.conftest import SHARED_DATA
 
@@ -284,6 +285,13 @@ class Harness:
             pass
         await self.delivery.sweep()
 
+    async def delivered(self, timeout_s: float = 30.0) -> None:
+        """Sweep until no reply is pending (retries after transient failures included)."""
+        async with asyncio.timeout(timeout_s):
+            while (await self.delivery.outbox.counts()).get("pending"):
+                await asyncio.sleep(0.05)
+                await self.delivery.sweep()
+
 
 MakeHarness = Callable[..., Awaitable[Harness]]
 
@@ -342,18 +350,24 @@ async def make_harness(slack_api: FakeSlackAPI, tmp_path: Path) -> AsyncIterator
     adapters: list[SlackAdapter] = []
     databases: list[Database] = []
 
-    async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, steps: bool = False,
-                    **overrides: Any) -> Harness:
+    async def build(
+        progress_delay_s: float = 0.3,
+        handler_delay_s: float = 0.0,
+        steps: bool = False,
+        language_of: Callable[[str], Awaitable[str | None]] | None = None,
+        **overrides: Any,
+    ) -> Harness:
         """`steps`: the handler reports pipeline steps (`SteppingHandler`), so questions show their work."""
         settings = make_settings(slack_api, **overrides)
         handler = (SteppingHandler if steps else FakeHandler)(settings, delay_s=handler_delay_s)
         db = Database(f"sqlite+aiosqlite:///{tmp_path / f'slack{len(databases)}.db'}")
         await db.migrate()
         databases.append(db)
-        adapter = SlackAdapter(settings, stream_interval_s=STREAM_INTERVAL_S)
+        adapter = SlackAdapter(settings, stream_interval_s=STREAM_INTERVAL_S, language_of=language_of)
         delivery = Delivery(
             db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
             config=DeliveryConfig(poll_s=0.02, progress_delay_s=progress_delay_s),
+            outbox=Outbox(db, base_backoff_s=0.05, max_backoff_s=0.2),  # retries in test time
         )  # fmt: skip
         adapter.intake = delivery
         web_app = web.Application()

@@ -266,7 +266,7 @@ async def test_where_streaming_is_refused_one_status_message_shows_the_steps(mak
     ("failure", "shown"),
     [({"status": 429, "error": "ratelimited", "retry_after": 0}, "stream"),  # nothing done: retried at once
      ({"status": 500, "error": "internal_error"}, "status"),  # uncertain: not there, so a status message
-     ({"status": 500, "error": "internal_error", "mode": "after"}, "adopted"),  # uncertain: there, used in place
+     ({"status": 500, "error": "internal_error", "after": True}, "adopted"),  # uncertain: there, used in place
      ({"status": 502, "html": True}, "status")],
     ids=["429", "5xx-nothing-made", "5xx-after-making-it", "5xx-html"],
 )
@@ -283,6 +283,26 @@ async def test_start_stream_faults_never_leave_two_messages(
     assert len(posted) == (1 if shown == "status" else 0)
     if shown == "adopted":  # the stream Slack made before failing carries our marker: it is updated in place
         assert h.api.calls_to("conversations.replies") and h.api.calls_to("chat.update")[-1].args["ts"] == message.ts
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [{"status": 200, "error": "internal_error", "retry_after": None}, {"status": 500, "html": True}],
+    ids=["internal_error", "5xx-html"],
+)
+async def test_a_status_message_posted_despite_its_error_is_what_the_answer_replaces(
+    make_harness: MakeHarness, failure: dict[str, Any]
+) -> None:
+    """Streaming refused, and the status message's post answered with an error after Slack made it: the display
+    shows nothing more, and the reply reads the thread first and takes that message over (never both)."""
+    h = await make_harness(steps=True)
+    h.api.streaming_allowed = False
+    h.api.fail_next("chat.postMessage", after=True, **failure)
+    root = await asked(h)
+    [message] = h.api.bot_messages("C1", thread_ts=root)
+    assert "pair" in message.text and not any(b.get("block_id") == PROGRESS_BLOCK for b in message.blocks)
+    assert h.api.calls_to("conversations.replies") and h.api.calls_to("chat.update")[-1].args["ts"] == message.ts
+    assert len(h.api.calls_to("chat.postMessage", ok_only=False)) == 1  # the status message's, nothing posted since
 
 
 async def test_when_it_cannot_be_known_whether_a_stream_exists_nothing_more_is_shown(
