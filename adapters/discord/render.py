@@ -15,6 +15,7 @@ import discord
 from adapters.discord.buttons import ActionButton, ButtonRef
 from adapters.tables import aligned, rewrite_tables
 from pipeline.closest import section_label
+from pipeline.locales import texts
 from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 
@@ -101,7 +102,8 @@ def citation_label(citation: Citation) -> str:
     return " › ".join([citation.title, *(c for c in citation.crumbs if c and c != citation.title)])
 
 
-def sources_embed(citations: tuple[Citation, ...], heading: str) -> discord.Embed | None:
+def sources_embed(citations: tuple[Citation, ...], heading: str, updated: str = "{date}") -> discord.Embed | None:
+    """The sources, one line each: number, linked label, and `updated` (a template of {date}) for a dated one."""
     if not citations:
         return None
     lines: list[str] = []
@@ -109,6 +111,7 @@ def sources_embed(citations: tuple[Citation, ...], heading: str) -> discord.Embe
         label = discord.utils.escape_markdown(citation_label(citation)).replace("]", "\\]")
         number = f"**[{citation.number}]**"
         line = f"{number} [{label}]({citation.url})" if citation.url else f"{number} {label}"
+        line += f" · {updated.format(date=citation.changed_on)}" if citation.changed_on else ""
         if sum(len(x) + 1 for x in lines) + len(line) > EMBED_DESCRIPTION_LIMIT:
             break
         lines.append(line)
@@ -158,7 +161,7 @@ def render_reply(
     last = messages[-1]
     messages[-1] = OutgoingMessage(
         content=last.content,
-        embed=sources_embed(reply.citations, sources_heading),
+        embed=sources_embed(reply.citations, sources_heading, texts(reply.language).source_updated),
         view=action_view(reply.actions, asker_id, reply.citations if reply.kind is ReplyKind.REFUSAL else ()),
         allowed_mentions=last.allowed_mentions,
     )

@@ -183,6 +183,7 @@ def _sources_block(citations: Sequence[Citation], language: str) -> ContextBlock
     for c in citations[: MAX_CONTEXT_ELEMENTS - 1]:
         crumbs = [inert(crumb) for crumb in c.crumbs if crumb and crumb != c.title]
         trail = " › ".join([link(c.url, c.title or c.url), *crumbs])
+        trail += f" · {texts(language).source_updated.format(date=c.changed_on)}" if c.changed_on else ""
         elements.append(MarkdownTextObject(text=f"[{c.number}] {trail}"[:MAX_SECTION_CHARS], verbatim=True))
     return ContextBlock(elements=elements)
 

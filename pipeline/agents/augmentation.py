@@ -6,18 +6,19 @@ from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.types import Role, SearchHit, SourceReference
+from pipeline.types import Role, SearchHit, SourceReference, is_team_answer
 
 LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "de": "German", "fr": "French", "ru": "Russian", "zh": "Chinese"}
 
 
 def number_sources(hits: tuple[SearchHit, ...], *, limit: int, min_share: float) -> tuple[SourceReference, ...]:
-    """The best hits (at least `min_share` of the top score, at most `limit`) numbered 1..n."""
+    """The best hits (at least `min_share` of the top score, at most `limit`) numbered 1..n; approved team answers
+    are numbered after the documentation's sections when both are kept (chosen by the same score, shown below)."""
     ranked = sorted(hits, key=lambda h: h.score, reverse=True)
     if not ranked:
         return ()
     floor = ranked[0].score * min_share
-    kept = [h for h in ranked if h.score >= floor][:limit]
+    kept = sorted([h for h in ranked if h.score >= floor][:limit], key=lambda h: is_team_answer(h.doc_id))
     return tuple(
         SourceReference(
             number=i,

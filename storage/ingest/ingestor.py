@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import hashlib
 import logging
 import time
@@ -90,6 +91,17 @@ def _groups(changed: list[tuple[SourceDoc, str]], chunks: int) -> list[list[tupl
     return groups
 
 
+def _http_date(value: str | None) -> datetime | None:
+    """An HTTP date header (RFC 9110 IMF-fixdate) as aware UTC; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
 def _is_url(value: str) -> bool:
     return value.startswith(("http://", "https://"))
 
@@ -123,17 +135,35 @@ class Ingestor:
         on_progress: ProgressCallback | None = None,
     ) -> IngestReport:
         async with self._running:
-            return await self._ingest(paths_or_urls, collection, base_url, on_progress)
+            started = time.perf_counter()
+            batches = [await self._read(item, collection, base_url) for item in paths_or_urls]
+            report = await self._ingest(batches, collection, on_progress, started)
+        await self._changed(report)
+        return report
+
+    async def ingest_documents(self, origin: str, docs: Sequence[SourceDoc], *, collection: str) -> IngestReport:
+        """Store documents made elsewhere as the whole content of `origin` (its own namespace, e.g. an approved
+        team answer's `answers/<id>`), by the same rules as read ones: unchanged ones cost nothing, and documents
+        stored before under `origin` that are not in `docs` are removed (no `docs`: the origin is emptied)."""
+        async with self._running:
+            started = time.perf_counter()
+            report = await self._ingest([_Batch(origin=origin, docs=list(docs))], collection, None, started)
+        await self._changed(report)
+        return report
+
+    async def _changed(self, report: IngestReport) -> None:
+        """Tell the listener after the ingest let go of its lock: it may ingest in turn (an answer withdrawn
+        because a document it relies on changed)."""
+        if report.changed and self._on_change is not None:
+            await self._on_change()
 
     async def _ingest(
         self,
-        paths_or_urls: Sequence[str],
+        batches: list[_Batch],
         collection: str,
-        base_url: str | None,
         on_progress: ProgressCallback | None,
+        started: float,
     ) -> IngestReport:
-        started = time.perf_counter()
-        batches = [await self._read(item, collection, base_url) for item in paths_or_urls]
         total = sum(len(b.docs) for b in batches)
         counts = {"added": 0, "updated": 0, "unchanged": 0, "removed": 0, "chunks": 0, "embedded": 0}
         done = 0
@@ -185,8 +215,6 @@ class Ingestor:
         )
         if report.changed:
             await self._bump_version(collection)
-            if self._on_change is not None:
-                await self._on_change()
         log.info(
             "ingest finished",
             extra={
@@ -228,6 +256,7 @@ class Ingestor:
                         batch.docs.append(seed_to_doc(record, doc_id=doc_id, default_source=url))
                     continue
                 title_hint, sections = read_document_text(raw, file.suffix.lower())
+                modified = datetime.fromtimestamp(file.stat().st_mtime, UTC)
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 reason = type(exc).__name__ if isinstance(exc, UnicodeDecodeError) else str(exc)
                 log.warning("skipped unreadable file %s: %s", file, reason)
@@ -237,15 +266,15 @@ class Ingestor:
                 batch.skipped.append(SkippedSource(name=str(file), reason="empty"))
                 continue
             path_crumbs = tuple(pretty(part) for part in rel.parent.parts)
-            batch.docs.append(
-                sections_to_doc(
-                    sections,
-                    doc_id=document_id(collection, url),
-                    source=url,
-                    fallback_title=title_hint or pretty(file.stem),
-                    path_crumbs=path_crumbs,
-                )
+            doc = sections_to_doc(
+                sections,
+                doc_id=document_id(collection, url),
+                source=url,
+                fallback_title=title_hint or pretty(file.stem),
+                path_crumbs=path_crumbs,
             )
+            doc.changed_at = modified
+            batch.docs.append(doc)
         require_readable(str(path), batch.docs, len(batch.skipped), len(files))
         return batch
 
@@ -259,6 +288,7 @@ class Ingestor:
                     raise IngestError(f"{url} answered HTTP {response.status}", source=url, reason="http error")
                 raw = await response.read()
                 content_type = response.headers.get("Content-Type", "")
+                modified = _http_date(response.headers.get("Last-Modified"))
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise IngestError(f"cannot fetch {url}: {type(exc).__name__}", source=url, reason="unreachable") from exc
         suffix = ".md" if "markdown" in content_type else ".txt" if "text/plain" in content_type else ".html"
@@ -275,6 +305,7 @@ class Ingestor:
             fallback_title=title_hint or url.rstrip("/").rsplit("/", 1)[-1],
             path_crumbs=(),
         )
+        doc.changed_at = modified
         return _Batch(origin=url, docs=[doc])
 
     # ---- storing ---------------------------------------------------------------------------------------------
@@ -343,7 +374,7 @@ class Ingestor:
                     "keypoints": doc.keypoints,
                     "keywords": doc.keywords,
                     "content_hash": digest,
-                    "updated_at": now,
+                    "updated_at": min(doc.changed_at, now) if doc.changed_at is not None else now,
                 }
             )
             for ord_, (chunk, text) in enumerate(zip(doc.chunks, texts[doc.id], strict=True)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -353,7 +354,20 @@ def seed_to_doc(record: Mapping[str, Any], *, doc_id: str, default_source: str) 
     doc.summary = str(record.get("summary") or "")
     doc.keypoints = _as_list(record.get("keypoints"))
     doc.keywords = _as_list(record.get("keywords"))
+    doc.changed_at = _as_time(record.get("updated_at") or record.get("last_modified"))
     return doc
+
+
+def _as_time(value: Any) -> datetime | None:
+    """A seed's ISO 8601 date or time of its last change, as aware UTC (a date alone is its midnight UTC);
+    None when absent or unreadable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 IGNORE_FILE = ".docbotignore"
