@@ -156,6 +156,13 @@ class Settings(BaseSettings):
     retention_days: int = Field(default=90, ge=0)  # runs, traces and idle conversations; 0 keeps them forever
     digest_channel: str | None = None  # "platform:workspace:channel" for the weekly docs-gap digest
 
+    # team answers (issue 31): what the team answers in threads becomes a source once a maintainer approves it.
+    # People: "platform:user:ID" or "platform:group:ID" (a Slack user group, a Discord role); "platform:ID" a user.
+    answers_review_channel: str | None = None  # "platform:workspace:channel" where candidates are posted for review
+    answers_maintainers: tuple[str, ...] = ()  # who may approve, edit and reject (the CLI always may)
+    answers_experts: tuple[str, ...] = ()  # whose replies after a refusal or a 👎 are drafted; default: the maintainers
+    answers_ttl_days: int = Field(default=180, ge=0)  # approved answers go back to review after this; 0: never
+
     # abuse limits
     user_rate_limit: str = "10/minute"  # `limits` notation
     workspace_rate_limit: str = "300/minute"
@@ -230,11 +237,23 @@ class Settings(BaseSettings):
             object.__setattr__(self, "channel_policies", self.channel_policies + policies)
         return self
 
-    @field_validator("digest_channel")
+    @field_validator("digest_channel", "answers_review_channel")
     @classmethod
     def _check_digest_channel(cls, value: str | None) -> str | None:
         if value is not None and len(value.split(":")) != 3:
-            raise ValueError("digest_channel must look like 'slack:T0123:C0456' (platform:workspace:channel)")
+            raise ValueError("the channel must look like 'slack:T0123:C0456' (platform:workspace:channel)")
+        return value
+
+    @field_validator("answers_maintainers", "answers_experts")
+    @classmethod
+    def _check_people(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            parts = entry.split(":")
+            if not (len(parts) == 2 or (len(parts) == 3 and parts[1] in ("user", "group"))) or not all(parts):
+                raise ValueError(
+                    f"{entry!r}: a person is 'platform:user:ID' or 'platform:group:ID' (e.g. 'slack:user:U0123', "
+                    "'slack:group:S0456', 'discord:group:<role id>')"
+                )
         return value
 
     @property
