@@ -147,7 +147,7 @@ class Outcome(StrEnum):
     STALE = "stale"  # changed since the button was shown (another maintainer acted first): nothing done
     NOT_ALLOWED = "not_allowed"  # not from this state (editing a rejected answer, expiring a draft)
     UNKNOWN = "unknown"  # no such answer
-    INDEX_FAILED = "index_failed"  # it could not be taken out of the index now: it stays as it was, try again
+    INDEX_FAILED = "index_failed"  # the index failed while taking it out: its status stays, try again (the sync too)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import distinct, select
+from sqlalchemy import select
 
 from storage.answers.model import TeamAnswer, answer_id_of
 from storage.doc_tables import DocumentRow, SessionFactory
@@ -105,7 +105,9 @@ class AnswerPublisher:
     async def _indexed_in(self, answer_id: str) -> set[str]:
         async with self._db.session() as session:
             rows = await session.scalars(
-                select(distinct(DocumentRow.collection)).where(DocumentRow.origin == f"{ORIGIN_PREFIX}{answer_id}")
+                select(DocumentRow.collection)
+                .where(DocumentRow.origin == f"{ORIGIN_PREFIX}{answer_id}")
+                .distinct()
             )
             return set(rows)
 
