@@ -36,9 +36,8 @@ async def source_facts(db: SessionFactory, doc_ids: Sequence[str]) -> dict[str, 
         return {}
     answer_ids = [a for a in (answer_id_of(d) for d in wanted) if a is not None]
     async with db.session() as session:
-        changed = dict((await session.execute(
-            select(DocumentRow.id, DocumentRow.updated_at).where(DocumentRow.id.in_(wanted))
-        )).tuples().all())  # fmt: skip
+        rows = await session.execute(select(DocumentRow.id, DocumentRow.updated_at).where(DocumentRow.id.in_(wanted)))
+        changed = {doc_id: updated_at for doc_id, updated_at in rows.all()}
         answers = {
             row.id: row
             for row in (

@@ -91,9 +91,10 @@ def pick(thread: Sequence[ThreadMessage], resolution: Resolution, experts: Peopl
         return Skip.NO_GAP
     gap = gaps[-1]
     asked = [m for m in messages if not m.from_bot and m.ts <= gap.ts]
-    if not asked:
+    answered = [m for m in asked if m.message_id == gap.in_reply_to]  # the message the gap replied to
+    if not (answered or asked):
         return Skip.NO_GAP
-    question = asked[-1]
+    question = (answered or asked)[-1]
     after = [m for m in messages if not m.from_bot and m.ts >= gap.ts and m.author_id != question.author_id]
     if resolution.trigger in (Trigger.CHECKMARK, Trigger.SOLVED) and resolution.by.user_id != question.author_id:
         return Skip.NOT_ASKER

@@ -202,7 +202,7 @@ async def collect_stale_pages(
             rows = await session.execute(
                 select(ChunkRow.id, ChunkRow.doc_id).where(ChunkRow.id.in_(chunk_ids[start : start + 500]))
             )
-            doc_of.update(rows.tuples().all())
+            doc_of.update({chunk_id: doc_id for chunk_id, doc_id in rows.all()})
         counts: Counter[str] = Counter()
         for chunks in cited:
             counts.update({doc_of[c] for c in chunks if c in doc_of})

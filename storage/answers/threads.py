@@ -25,6 +25,7 @@ class ThreadMessage:
     reply_kind: str | None = None  # the bot's replies: answer, refusal, clarification, notice
     rated_down: bool = False  # someone pressed "not helpful" on this reply
     cited_chunks: tuple[str, ...] = ()  # the chunks this reply cited
+    in_reply_to: str | None = None  # the bot's replies: the message they answered
 
 
 async def read_thread(db: Database, thread_key: str) -> list[ThreadMessage]:
@@ -70,6 +71,7 @@ async def read_thread(db: Database, thread_key: str) -> list[ThreadMessage]:
                 reply_kind=run.reply_kind if run is not None else None,
                 rated_down=run_id in rated_down if run_id else False,
                 cited_chunks=cited,
+                in_reply_to=run.message_id if run is not None else None,
             )
         )
     return messages
