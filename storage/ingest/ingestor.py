@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import hashlib
 import logging
@@ -147,7 +148,8 @@ class Ingestor:
         stored before under `origin` that are not in `docs` are removed (no `docs`: the origin is emptied)."""
         async with self._running:
             started = time.perf_counter()
-            report = await self._ingest([_Batch(origin=origin, docs=list(docs))], collection, None, started)
+            copies = [dataclasses.replace(doc) for doc in docs]  # derived fields are filled in on copies
+            report = await self._ingest([_Batch(origin=origin, docs=copies)], collection, None, started)
         await self._changed(report)
         return report
 
