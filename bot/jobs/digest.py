@@ -162,14 +162,17 @@ async def cluster_gaps(gaps: list[Gap], embedder: Embedder, *, max_distance: flo
 async def collect_rated_down(db: Database, *, since: datetime, until: datetime) -> list[RatedDown]:
     """Answers rated not helpful in the period, most votes first."""
     question = _question_of()
+    votes = (
+        select(FEEDBACK.c.run_id, func.count().label("votes"))
+        .where(FEEDBACK.c.created_at >= since, FEEDBACK.c.created_at < until, FEEDBACK.c.helpful.is_(False))
+        .group_by(FEEDBACK.c.run_id)
+        .subquery()
+    )
     query = (
-        select(RUNS.c.id, RUNS.c.conversation_id, RUNS.c.reply, question.label("question"),
-               func.count(FEEDBACK.c.id).label("votes"))
-        .join(FEEDBACK, FEEDBACK.c.run_id == RUNS.c.id)
-        .where(FEEDBACK.c.created_at >= since, FEEDBACK.c.created_at < until, FEEDBACK.c.helpful.is_(False),
-               RUNS.c.reply_kind == "answer")
-        .group_by(RUNS.c.id, RUNS.c.conversation_id, RUNS.c.reply)
-    )  # fmt: skip
+        select(RUNS.c.id, RUNS.c.conversation_id, RUNS.c.reply, question.label("question"), votes.c.votes)
+        .join(votes, votes.c.run_id == RUNS.c.id)
+        .where(RUNS.c.reply_kind == "answer")
+    )
     async with db.session() as session:
         rows = (await session.execute(query)).all()
     found = [
