@@ -231,3 +231,45 @@ def test_pick_prefers_the_experts_message_on_solved_and_ignores_answers_before_t
     assert pick(thread, solved("U-ASK", "bot:r1"), experts) is Skip.NO_ANSWER  # a ✅ on the bot's own reply
     checked = pick(thread, solved("U-ASK", "guess"), experts)
     assert not isinstance(checked, Skip) and checked.answer.message_id == "guess"  # the asker's ✅ decides
+
+
+def test_the_people_settings_are_checked_when_read() -> None:
+    from pydantic import ValidationError
+
+    from bot.settings import Settings
+
+    good = Settings(_env_file=None, answers_maintainers=("slack:user:U1", "discord:group:42", "slack:U2"),
+                    answers_review_channel="slack:T1:C-review")  # fmt: skip
+    people = People.parse(good.answers_maintainers)
+    assert people.includes(Person("slack", "U2")) and people.includes(Person("discord", "7", groups=frozenset({"42"})))
+    assert not people.includes(Person("discord", "U1")) and people.group_ids("discord") == {"42"}
+    for bad in ({"answers_maintainers": ("U123",)}, {"answers_experts": ("slack:role:R1",)},
+                {"answers_review_channel": "C-review"}):  # fmt: skip
+        with pytest.raises(ValidationError):
+            Settings(_env_file=None, **bad)
+
+
+async def test_the_hourly_upkeep_expires_old_answers_and_repairs_the_index(make_app: Callable[..., Any]) -> None:
+    from bot.delivery import Delivery
+    from bot.jobs import standard_jobs
+    from bot.jobs.answers import tend_team_answers
+    from storage.answers.model import Reviewer
+
+    app: App = await make_app(**app_settings(answers_ttl_days=30))
+    answer = await draft_one(app)
+    step = await app.team.answers.approve(answer.id, Reviewer("cli:op", "op"))
+    assert step.answer is not None and step.answer.expires_at is not None
+    forgotten = await app.team.answers.draft(AnswerDraft(
+        question="Is the remote backlit?", answer="No, but its keys glow faintly after a press.", platform="slack",
+        workspace_id="T1", channel_id="C1", thread_key="slack:T1:C1:9", answer_message_id="m9", author_id="A1",
+        author_name="alice", answered_at=datetime(2026, 11, 20, tzinfo=UTC), collection="default",
+    ))  # fmt: skip
+    await app.team.answers.store.approve(forgotten[0].id, Reviewer("cli:op", "op"), expires_at=None)  # not indexed
+
+    upkeep = await tend_team_answers(app.team.answers, step.answer.expires_at + timedelta(minutes=1))
+    assert (upkeep.expired_by_age, upkeep.expired_by_documents, upkeep.published, upkeep.withdrawn) == (1, 0, 1, 0)
+    assert (await app.team.answers.store.get(answer.id)).status is AnswerStatus.EXPIRED  # type: ignore[union-attr]
+    assert "keys glow faintly" in (await ask(app, "Is the remote backlit?")).text
+    jobs = standard_jobs(db=app.db, delivery=Delivery(app.db, app.service, {}, "w"), team=app.team)
+    assert "team-answers" in {job.job_id for job in jobs}
+

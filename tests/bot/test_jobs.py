@@ -182,6 +182,8 @@ def test_standard_jobs_leave_out_what_is_not_configured(tmp_path: Path) -> None:
                          digest_target=MAINTAINERS, embedder=HashingEmbedder())
     by_id = {job.job_id: job for job in full}
     assert set(by_id) == base | {"reingest-sources", "docs-gap-digest"}
+    no_embedder = standard_jobs(db=db, delivery=delivery, digest_target=MAINTAINERS)
+    assert {job.job_id for job in no_embedder} == base  # the digest groups by meaning: it needs the embedder
     digest_due = by_id["docs-gap-digest"].due_time(NOW + timedelta(days=3))
     assert (digest_due.weekday(), digest_due.hour) == (0, 9)
 
