@@ -252,13 +252,18 @@ async def build_digest(
     stale = await collect_stale_pages(db, since=since, until=until, stale_after=stale_after)
     awaiting = await reviews.awaiting_review(limit=1000) if reviews is not None else []
     awaiting.sort(key=lambda a: a.created_at)  # the oldest wait longest
-    shown = {g.conversation_id for c in clusters[:MAX_CLUSTERS] for g in c.gaps[: MAX_EXAMPLES + 1]}
+    shown = {_latest(c).conversation_id for c in clusters[:MAX_CLUSTERS] if len(c.gaps) > 1}
     shown |= {r.conversation_id for r in rated_down}
     return Digest(
         since=since, until=until, clusters=tuple(clusters), stale_pages=tuple(stale), rated_down=tuple(rated_down),
         awaiting=tuple(awaiting[:MAX_REVIEWS]), awaiting_total=len(awaiting),
         links=await thread_links(db, shown - {""}),
     )  # fmt: skip
+
+
+def _latest(cluster: Cluster) -> Gap:
+    """The most recent question of a group: its thread is the one linked."""
+    return max(cluster.gaps, key=lambda g: (g.asked_at is not None, g.asked_at or datetime.min))
 
 
 def _one_line(text: str, limit: int = QUESTION_CHARS) -> str:
@@ -289,9 +294,8 @@ def render_digest(digest: Digest) -> tuple[str, tuple[Citation, ...]]:
         lines += ["", "**Unanswered questions, by meaning**"]
         for cluster in groups[:MAX_CLUSTERS]:
             counts = ", ".join(f"{n} {REASON_LABELS[r]}" for r, n in cluster.reasons().most_common())
-            latest = max(cluster.gaps, key=lambda g: (g.asked_at is not None, g.asked_at))
             link = cite(f"a thread asking {_one_line(cluster.representative, 60)}",
-                        digest.links.get(latest.conversation_id, ""))  # fmt: skip
+                        digest.links.get(_latest(cluster).conversation_id, ""))  # fmt: skip
             lines.append(f"- **“{_one_line(cluster.representative)}”** {len(cluster.gaps)} questions "
                          f"({counts}){link}")  # fmt: skip
             examples = list(dict.fromkeys(_one_line(g.question) for g in cluster.gaps[1:]))
