@@ -9,7 +9,7 @@ PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup --du
 # PYTHONDONTWRITEBYTECODE=1: then every process compiles every module it imports, ~6 CPU-s per test worker).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean python-docs
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,12 +24,22 @@ run: $(STAMP)
 
 ## test: lint, type-check and run every test (type-checking beside the tests; one pytest worker more than the cores,
 ## at most four; tests that share the e-manual's embeddings stay on one worker; slow tests start first)
-test: $(STAMP)
+test: $(STAMP) python-docs
 	$(BIN)/ruff check .
 	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & typing=$$!; \
 	$(PYTEST); tests=$$?; \
 	wait $$typing; typed=$$?; cat $(VENV)/mypy.log; \
 	test $$tests -eq 0 && test $$typed -eq 0
+
+## python-docs: the Python documentation the crawl tests and bench serve on 127.0.0.1 (Debian's python3-doc),
+## installed when absent where apt-get can (as root, non-interactive); elsewhere those tests skip with the reason
+python-docs:
+	@ls /usr/share/doc/python3*/html/index.html >/dev/null 2>&1 || { \
+	  command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && { \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-doc >/dev/null 2>&1 || { \
+	      apt-get update -qq >/dev/null 2>&1 && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-doc >/dev/null 2>&1; }; } \
+	  || echo "python3-doc could not be installed: the Python docs crawl tests skip"; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
+import hashlib
 import json
 import sys
 import tempfile
@@ -95,7 +97,9 @@ def squad_set(
     return docs, [Question(p.question, p.answerable, gold_source=p.gold_source) for p in pairs]
 
 
-def emanual_set(folder: Path, *, questions: int | None) -> tuple[list[dict[str, Any]], list[Question]]:
+def emanual_set(
+    folder: Path, *, questions: int | None, split: str = "all"
+) -> tuple[list[dict[str, Any]], list[Question]]:
     raw = json.loads((folder / "raw" / "smart_tv_remote_manual_corpus.json").read_text(encoding="utf-8"))
     sections = list(raw.values()) if isinstance(raw, dict) else list(raw)
     docs: list[dict[str, Any]] = []
@@ -113,16 +117,42 @@ def emanual_set(folder: Path, *, questions: int | None) -> tuple[list[dict[str, 
             continue
         record = json.loads(line)
         gold = str(record.get("section_hierarchy") or "").split(">")[-1].strip()
+        if split != "all" and held_out(str(record["id"])) != split:
+            continue
         if gold and gold.casefold() in titles:
             asked.append(Question(str(record["question"]), True, gold_section=gold))
     if questions is not None:
         asked = asked[:questions]
-    asked += [Question(q["question"], False) for q in load_jsonl(EMANUAL_UNANSWERABLE)]
+    if split == "all":  # ours, few and reported whole: never in a fit
+        asked += [Question(q["question"], False) for q in load_jsonl(EMANUAL_UNANSWERABLE)]
     return docs, asked
 
 
 def docbot_set() -> tuple[Path, list[Question]]:
     return REPO / "docs", [Question(q["question"], False) for q in load_jsonl(DOCBOT_UNANSWERABLE)]
+
+
+def held_out(key: str) -> str:
+    """The half of a set an id belongs to, "tune" or "test" (md5 of the id, as bench/honesty.py splits)."""
+    return "test" if hashlib.md5(key.encode()).digest()[0] % 2 else "tune"  # a split, not security
+
+
+def shoppers_set(folder: Path, split: str) -> tuple[list[dict[str, Any]], list[Question]]:
+    """The e-manual's sections and the labelled shoppers' questions of `split` (English and translated; the labels'
+    own split: bench/data/shoppers_labelled.jsonl, shoppers_translated_*.jsonl)."""
+    docs, _ = emanual_set(folder, questions=0)
+    rows = load_jsonl(DATA / "shoppers_labelled.jsonl")
+    for path in sorted(DATA.glob("shoppers_translated_*.jsonl")):
+        rows += load_jsonl(path)
+    return docs, [Question(r["question"], bool(r["answerable"])) for r in rows if split in ("all", r["split"])]
+
+
+def newcomer_set(split: str) -> tuple[Path, list[Question]]:
+    """docbot's docs and the newcomers' questions of `split` (bench/data/docbot_newcomer.jsonl): the vague ones
+    left out (they want a clarifying question, not a verdict on evidence)."""
+    rows = [r for r in load_jsonl(DATA / "docbot_newcomer.jsonl") if r["kind"] != "vague"]
+    rows = [r for r in rows if split in ("all", r["split"])]
+    return REPO / "docs", [Question(r["question"], bool(r["answerable"])) for r in rows]
 
 
 # -- running ----------------------------------------------------------------------------------------------------
@@ -179,16 +209,20 @@ async def run_set(
 
 def _evidence(payload: Payload, docs_language: str, vocabulary: Vocabulary) -> dict[str, Any]:
     """The question, quote, cited blocks, ranked hits and the words no document uses the decision read, as JSON."""
-    from pipeline.agents.answerability import evidence_of
-    from pipeline.text import without_identifiers
+    from pipeline.agents.answerability import FUNCTION_WORDS, evidence_of
+    from pipeline.text import names, without_identifiers
 
     seen = evidence_of(payload, docs_language)
     unknown = vocabulary.unknown_terms(without_identifiers(seen.asked), ("default",)) if seen.own_words else ()
     hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
+    named = names(without_identifiers(seen.asked), payload.language, FUNCTION_WORDS)
+    unknown_names = [n for n in named if vocabulary.unknown_terms(n, ("default",))]
     return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
             "blocks": list(seen.blocks), "hits": hits, "answer": payload.response,
             "titles": list(seen.titles), "asked": seen.asked, "own_words": seen.own_words,
-            "unknown": list(unknown)}  # fmt: skip
+            "unknown": list(unknown), "unknown_names": unknown_names, "meaning": seen.meaning,
+            "intent": seen.intent.value, "intent_margin": seen.intent_margin,
+            "headed": [list(pair) for pair in seen.headed]}  # fmt: skip
 
 
 def _signals(verdict: Any) -> dict[str, Any]:
@@ -270,13 +304,21 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
             sets.append(("squad_v2", [str(seed)], asked))
         emanual = args.data / "emanual"
         if "emanual" in wanted and (emanual / "raw").is_dir():
-            docs, asked = emanual_set(emanual, questions=args.emanual_questions)
+            docs, asked = emanual_set(emanual, questions=args.emanual_questions, split=args.split)
             seed = Path(scratch) / "emanual.jsonl"
             seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
             sets.append(("emanual", [str(seed)], asked))
         if "docbot" in wanted:
             folder, asked = docbot_set()
             sets.append(("docbot_docs", [str(folder)], asked))
+        if "shoppers" in wanted and (emanual / "raw").is_dir():
+            docs, asked = shoppers_set(emanual, args.split)
+            seed = Path(scratch) / "emanual-shoppers.jsonl"
+            seed.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
+            sets.append(("shoppers", [str(seed)], asked))
+        if "newcomer" in wanted:
+            folder, asked = newcomer_set(args.split)
+            sets.append(("newcomer", [str(folder)], asked))
         for name, sources, asked in sets:
             _say(f"{name}: {len(asked)} questions")
             rows = await run_set(name, sources, asked, embedder)
@@ -299,10 +341,17 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
+def saved_run(path: Path) -> dict[str, Any]:
+    """A saved `--rows` run, plain or gzipped (`.gz`: the committed tune rows, bench/results/)."""
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    loaded: dict[str, Any] = json.loads(raw.decode("utf-8"))
+    return loaded
+
+
 def saved_evidence(row: dict[str, Any]) -> Any:
     """The `Evidence` a saved row's decision read (None when the run ended before the decision)."""
     from pipeline.agents.answerability import Evidence, quoted_text
-    from pipeline.types import SearchHit
+    from pipeline.types import QuestionIntent, SearchHit
 
     seen = row.get("evidence")
     if not seen:
@@ -317,7 +366,10 @@ def saved_evidence(row: dict[str, Any]) -> Any:
     # runs saved before the unknown words were kept had no vocabulary: none counted
     return Evidence(seen["question"], tuple(seen["blocks"]), quoted, hits, seen["same_language"], tuple(titles),
                     asked=seen.get("asked", seen["question"]), own_words=seen.get("own_words", False),
-                    unknown=tuple(seen.get("unknown", ())))  # fmt: skip
+                    unknown=tuple(seen.get("unknown", ())), unknown_names=tuple(seen.get("unknown_names", ())),
+                    meaning=seen.get("meaning", 0.0), intent=QuestionIntent(seen.get("intent", "docs")),
+                    intent_margin=seen.get("intent_margin", 0.0),
+                    headed=tuple((str(h), str(q)) for h, q in seen.get("headed", ())))  # fmt: skip
 
 
 SIGNAL_NAMES = ("term_coverage", "missing_terms", "distinguishing_terms", "unseen_terms", "unknown_terms",
@@ -372,7 +424,7 @@ def rescored(path: Path, *, remeasure: bool = False, before: bool = False, older
     from pipeline.agents.answerability import score
 
     baseline = older_decision(older) if older is not None else None
-    saved = json.loads(path.read_text(encoding="utf-8"))
+    saved = saved_run(path)
     figures: dict[str, Any] = {}
     for name, body in saved.items():
         if not isinstance(body, dict) or "rows" not in body:
@@ -392,15 +444,18 @@ def rescored(path: Path, *, remeasure: bool = False, before: bool = False, older
 
 # -- fitting the regression -------------------------------------------------------------------------------------
 
-NEVER_RAISES = ("missing", "negation", "answer_type")  # a failed check: coefficient <= 0
-NEVER_LOWERS = ("coverage", "agree", "margin")  # coefficient >= 0
+NEVER_RAISES = (  # a failed check: coefficient <= 0
+    "missing", "negation", "answer_type", "unknown_name", "unknown_word", "no_number", "purchase", "opinion",
+)
+NEVER_LOWERS = ("coverage", "agree", "margin", "meaning")  # coefficient >= 0
 
 
-def fit(paths: Sequence[Path], *, l2: float = 1.0) -> dict[str, float]:
+def fit(paths: Sequence[Path], *, l2: float = 1.0, without: Sequence[str] = ()) -> dict[str, float]:
     """`COEFFICIENTS` for pipeline/agents/answerability.py from saved tune runs (`--rows`): a logistic regression
     (Newton's method, L2 on all but the bias) of "answerable" on `features` of the signals measured again from each
     row's evidence, over the questions that reached the decision. A coefficient of the wrong sign (a failed check
-    that would raise the score) is held at 0 and the others refitted."""
+    that would raise the score) is held at 0 and the others refitted; the features `without` names are left out
+    (held at 0: `WORDS_ONLY_COEFFICIENTS` is the fit without "meaning")."""
     import numpy as np
 
     from pipeline.agents.answerability import features, off_topic
@@ -409,7 +464,7 @@ def fit(paths: Sequence[Path], *, l2: float = 1.0) -> dict[str, float]:
     ys: list[float] = []
     names: list[str] = []
     for path in paths:
-        for body in json.loads(path.read_text(encoding="utf-8")).values():
+        for body in saved_run(path).values():
             for r in body.get("rows", []) if isinstance(body, dict) else []:
                 signals = saved_signals(r, remeasure=True)
                 if signals is None or off_topic(signals):  # refused whatever the regression says
@@ -419,7 +474,7 @@ def fit(paths: Sequence[Path], *, l2: float = 1.0) -> dict[str, float]:
                 xs.append(list(named.values()))
                 ys.append(1.0 if r["answerable"] else 0.0)
     x_all, y = np.array(xs), np.array(ys)
-    kept = list(range(len(names)))
+    kept = [i for i, name in enumerate(names) if name not in without]
     while True:
         x = np.hstack([np.ones((len(y), 1)), x_all[:, kept]])
         w = np.zeros(x.shape[1])
@@ -442,7 +497,9 @@ def fit(paths: Sequence[Path], *, l2: float = 1.0) -> dict[str, float]:
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.answerability", description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_SHARED, help="shared data folder (emanual/, squad/)")
-    parser.add_argument("--only", help="comma-separated sets: squad, emanual, docbot")
+    parser.add_argument("--only", help="comma-separated sets: squad, emanual, docbot, shoppers, newcomer")
+    parser.add_argument("--split", default="all", choices=("all", "tune", "test"),
+                        help="the half of the e-manual, shoppers' and newcomers' questions (all: every one)")
     parser.add_argument("--squad-articles", type=int, default=10)
     parser.add_argument("--squad-questions", type=int, default=300)
     parser.add_argument("--squad-skip-articles", type=int, default=0,
@@ -467,9 +524,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     configure_logging("WARNING")
     args = parse(argv)
     if args.fit:
-        coefficients = fit(args.fit)
+        coefficients = {"COEFFICIENTS": fit(args.fit), "WORDS_ONLY_COEFFICIENTS": fit(args.fit, without=("meaning",))}
         print(json.dumps(coefficients, indent=1))
-        return {"coefficients": coefficients}
+        return coefficients
     if args.rescore:
         figures: dict[str, Any] = {}
         for path in args.rescore:

@@ -29,7 +29,7 @@ from pipeline.types import Embedder, SearchRequest
 from storage.db import Database
 from storage.embedder import E5Embedder
 from storage.ingest import Ingestor
-from storage.ingest.readers import iter_files, pretty, read_document_text, sections_to_doc
+from storage.ingest.readers import iter_files, pretty, read_document_text, text_to_doc
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever, QualityThresholds, grade
 from storage.search.fusion import dense_to_unit
@@ -152,12 +152,11 @@ def folder_to_seed(folder: Path) -> list[dict[str, Any]]:
     records = []
     for file in iter_files(folder):
         rel = file.relative_to(folder)
-        title_hint, sections = read_document_text(file.read_bytes(), file.suffix.lower())
-        doc = sections_to_doc(
-            sections,
+        doc = text_to_doc(
+            read_document_text(file.read_bytes(), file.suffix.lower()),
             doc_id=rel.as_posix(),
             source=rel.as_posix(),
-            fallback_title=title_hint or pretty(file.stem),
+            fallback_title=pretty(file.stem),
             path_crumbs=tuple(pretty(p) for p in rel.parent.parts),
         )
         chunks = [

@@ -39,6 +39,7 @@ from storage.errors import EmbeddingUnavailable
 from storage.feedback import FeedbackStore
 from storage.ingest.ingestor import Ingestor, ProgressCallback
 from storage.ingest.model import IngestReport
+from storage.ingest.site.limits import CrawlLimits
 from storage.local_index import LocalVectorIndex
 from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
@@ -83,8 +84,11 @@ class App:
         collection: str = "default",
         base_url: str | None = None,
         on_progress: ProgressCallback | None = None,
+        crawl: CrawlLimits | None = None,
     ) -> IngestReport:
-        return await self.ingestor.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
+        return await self.ingestor.ingest(
+            sources, collection=collection, base_url=base_url, on_progress=on_progress, crawl=crawl
+        )
 
     async def warm_up(self) -> None:
         """Build what the first question would otherwise wait for (the language detector), off the event loop."""
@@ -360,6 +364,19 @@ async def build_embedder(settings: Settings, closers: list[Callable[[], Awaitabl
     return remote
 
 
+def crawl_limits(settings: Settings, *, max_pages: int | None = None, max_depth: int | None = None) -> CrawlLimits:
+    """How a site is crawled, from the settings (the CLI may lower the page and depth limits for one ingest)."""
+    return CrawlLimits(
+        user_agent=settings.crawl_user_agent,
+        max_pages=max_pages if max_pages is not None else settings.crawl_max_pages,
+        max_depth=max_depth if max_depth is not None else settings.crawl_max_depth,
+        concurrency=settings.crawl_concurrency,
+        delay_s=settings.crawl_delay_s,
+        timeout_s=settings.crawl_timeout_s,
+        max_page_bytes=int(settings.crawl_max_page_mb * 1024 * 1024),
+    )
+
+
 async def build_app(
     settings: Settings, *, embedder: Embedder | None = None, check_embeddings: bool = True
 ) -> App:
@@ -438,7 +455,7 @@ async def build_app(
             if team is not None:  # approved answers relying on a changed section go back to review
                 await team.answers.on_documents_changed()
 
-        ingestor = Ingestor(db, embedder, index, on_change=documents_changed)
+        ingestor = Ingestor(db, embedder, index, on_change=documents_changed, crawl=crawl_limits(settings))
         team = build_team_answers(settings, db, ingestor)
     except BaseException:
         for closer in reversed(closers):

@@ -33,7 +33,8 @@ from pipeline.messages import Inbound, Reply, ReplyKind
 from storage.answers.lifecycle import Step
 from storage.answers.model import AnswerStatus, Outcome, Reviewer, TeamAnswer
 from storage.errors import StorageError
-from storage.ingest.model import IngestReport
+from storage.ingest.model import IngestProgress, IngestReport
+from storage.ingest.site.limits import CrawlLimits
 
 cli = typer.Typer(
     add_completion=False,
@@ -173,37 +174,66 @@ async def _chat(app: App, reading: ReadingDocs | None = None) -> None:
 
 @cli.command()
 def ingest(
-    sources: Annotated[list[str], typer.Argument(help="Folders, files (JSON/JSONL/Markdown/HTML/text) or URLs.")],
+    sources: Annotated[
+        list[str] | None,
+        typer.Argument(help="Folders, files (Markdown/reST/HTML/text/JSON/JSONL), or site URLs to crawl "
+                            "(https://docs.example.com/guide/ or .../sitemap.xml); none: DOCBOT_INGEST_SOURCES."),
+    ] = None,
     collection: Annotated[str, typer.Option(help="Document collection.")] = "default",
     base_url: Annotated[str | None, typer.Option(help="Base URL that turns paths into citation links.")] = None,
+    max_pages: Annotated[
+        int | None, typer.Option(min=1, help="Pages requested per site crawl (default DOCBOT_CRAWL_MAX_PAGES).")
+    ] = None,
+    max_depth: Annotated[
+        int | None, typer.Option(min=0, help="Link hops from the start page (default DOCBOT_CRAWL_MAX_DEPTH).")
+    ] = None,
     data_dir: DataDirOpt = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Add or refresh documents (incremental: unchanged documents cost nothing)."""
+    """Add or refresh documents (incremental: unchanged documents cost nothing; a site is re-crawled with
+    conditional requests)."""
+    from bot.app import crawl_limits
+
     settings = _settings(verbose, data_dir=data_dir)
+    crawl = crawl_limits(settings, max_pages=max_pages, max_depth=max_depth)
+    inputs = list(sources or settings.ingest_sources)
+    if not inputs:
+        _fail("name what to ingest (a folder, a file or a site URL), or set DOCBOT_INGEST_SOURCES")
+
     async def body(app: App) -> None:
-        await _ingest(app, sources, collection, base_url or settings.docs_base_url)
+        await _ingest(app, inputs, collection, base_url or settings.docs_base_url, crawl)
         await app.retriever.wait_for_titles()  # the title level of what was added, saved for the next start
 
     # an index of another embedder's vectors does not stop an ingest: it is how they get re-embedded
     _run(lambda: _with_app(settings, body, check_embeddings=False))
 
 
-async def _ingest(app: App, sources: list[str], collection: str, base_url: str | None) -> None:
+def progress_line(state: IngestProgress) -> str:
+    """The counts a person watches during an ingest, with the rate."""
+    return f"{state.line()}; {state.rate:.1f}/s"
+
+
+async def _ingest(
+    app: App, sources: list[str], collection: str, base_url: str | None, crawl: CrawlLimits | None = None
+) -> None:
     with Progress(
-        TextColumn("[bold]ingesting[/bold] {task.description}"),
-        BarColumn(),
+        TextColumn("[bold]ingesting[/bold]"),
+        BarColumn(bar_width=24),
         MofNCompleteColumn(),
+        TextColumn("{task.description}"),
         TimeRemainingColumn(),
         console=err,
         transient=True,
     ) as progress:
         task = progress.add_task("", total=None)
 
-        def on_progress(done: int, total: int, name: str) -> None:
-            progress.update(task, completed=done, total=total, description=name[-40:])
+        def on_progress(state: IngestProgress) -> None:
+            progress.update(task, completed=state.settled, total=max(state.found, 1),
+                            description=escape(progress_line(state)))  # fmt: skip
 
-        report = await _ingest_report(app, sources, collection, base_url, on_progress)
+        report = await _ingest_report(app, sources, collection, base_url, on_progress, crawl)
+    for crawled in report.crawls:
+        out.print(escape(crawled.summary()))
     out.print(report.summary())
     for line in _problem_lines(report):
         err.print(line)
@@ -212,13 +242,20 @@ async def _ingest(app: App, sources: list[str], collection: str, base_url: str |
 
 
 async def _ingest_report(
-    app: App, sources: list[str], collection: str, base_url: str | None, on_progress: Callable[[int, int, str], None]
+    app: App,
+    sources: list[str],
+    collection: str,
+    base_url: str | None,
+    on_progress: Callable[[IngestProgress], None],
+    crawl: CrawlLimits | None = None,
 ) -> IngestReport:
     from storage.ingest.errors import IngestError
     from storage.vector_index import VectorIndexUnavailable
 
     try:
-        return await app.ingest(sources, collection=collection, base_url=base_url, on_progress=on_progress)
+        return await app.ingest(
+            sources, collection=collection, base_url=base_url, on_progress=on_progress, crawl=crawl
+        )
     except IngestError as exc:
         raise UserError(str(exc)) from None
     except VectorIndexUnavailable as exc:
@@ -247,7 +284,7 @@ class ReadingDocs:
     def __init__(self, app: App, sources: list[str], base_url: str | None, console: Console) -> None:
         self._console = console
         self._sources = sources
-        self._done, self._total = 0, 0
+        self._state: IngestProgress | None = None
         self._waiting = False
         self._shown = False
         self._task = asyncio.create_task(self._read(app, sources, base_url))
@@ -263,8 +300,8 @@ class ReadingDocs:
             lines += [f"[red]{escape(_failed_message(report))}[/red]", _ANSWERS_FROM_STORED]
         return lines
 
-    def _progress(self, done: int, total: int, name: str) -> None:
-        self._done, self._total = done, total
+    def _progress(self, state: IngestProgress) -> None:
+        self._state = state
 
     def started(self) -> None:
         where = ", ".join(escape(s) for s in self._sources)
@@ -295,7 +332,7 @@ class ReadingDocs:
     async def before_answer(self) -> None:
         """Awaited by the chat before each answer."""
         if not self._task.done():
-            so_far = f" ({self._done} of {self._total} documents)" if self._total else ""
+            so_far = f" ({escape(progress_line(self._state))})" if self._state is not None else ""
             self._console.print(
                 f"  [dim]Still reading the documentation{so_far}; your question is answered as soon as that is done."
                 "[/dim]"

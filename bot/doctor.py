@@ -195,6 +195,74 @@ async def _pinecone_check(settings: Settings) -> Check:
     return Check("pinecone", not health.problems, health.describe())
 
 
+@dataclass(frozen=True, slots=True)
+class SourceState:
+    """The newest ingest of one input, as `docbot doctor` shows it."""
+
+    origin: str
+    collection: str
+    kind: str
+    finished: str  # ISO time, "" when never ingested
+    documents: int
+    detail: str  # what the last crawl or read found
+    errors: tuple[str, ...]
+
+
+async def source_states(settings: Settings) -> list[SourceState]:
+    """Each ingested input's newest run, and the configured re-ingest sources never ingested yet."""
+    from sqlalchemy import func, select
+
+    from storage.db import Database
+    from storage.doc_tables import IngestRunRow
+
+    db = Database(settings.effective_database_url)
+    try:
+        async with db.session() as session:
+            newest = (
+                select(IngestRunRow.collection, IngestRunRow.origin, func.max(IngestRunRow.id).label("id"))
+                .group_by(IngestRunRow.collection, IngestRunRow.origin)
+                .subquery()
+            )
+            rows = list(await session.scalars(select(IngestRunRow).join(newest, IngestRunRow.id == newest.c.id)))
+    except Exception:
+        return []  # not migrated yet, or unreachable: the database check says which
+    finally:
+        await db.dispose()
+    states = [
+        SourceState(
+            origin=row.origin,
+            collection=row.collection,
+            kind=row.kind,
+            finished=row.finished_at.isoformat(timespec="seconds"),
+            documents=row.documents,
+            detail=(
+                f"{row.found} URLs found, {row.fetched} fetched, {row.unchanged} not modified, {row.removed} removed, "
+                f"{row.skipped} skipped; {row.requests} requests"
+                if row.kind == "site"
+                else f"{row.found} files, {row.removed} removed, {row.skipped} skipped"
+            ),
+            errors=tuple(row.errors or ()),
+        )
+        for row in sorted(rows, key=lambda r: (r.collection, r.origin))
+    ]
+    seen = {state.origin for state in states}
+    for source in settings.ingest_sources:
+        if source not in seen and source.rstrip("/") not in {s.rstrip("/") for s in seen}:
+            states.append(SourceState(source, "default", "", "", 0, "configured, never ingested yet", ()))
+    return states
+
+
+def _sources_table(states: list[SourceState]) -> Table:
+    table = Table(title="documentation sources", title_justify="left")
+    for column in ("source", "last ingest (UTC)", "documents", "last crawl", "errors"):
+        table.add_column(column)
+    for state in states:
+        errors = f"{len(state.errors)}: {state.errors[0]}" if state.errors else "0"
+        name = state.origin if state.collection == "default" else f"{state.origin} ({state.collection})"
+        table.add_row(name, state.finished or "-", str(state.documents), state.detail, errors)
+    return table
+
+
 async def doctor_report(settings: Settings, console: Console) -> bool:
     config = Table(title="configuration", title_justify="left", show_header=False)
     config.add_column("setting")
@@ -213,4 +281,7 @@ async def doctor_report(settings: Settings, console: Console) -> bool:
     for check in checks:
         status.add_row(check.name, marks[check.ok], check.detail)
     console.print(status)
+    states = await source_states(settings)
+    if states:
+        console.print(_sources_table(states))
     return all(check.ok is not False for check in checks)

@@ -89,6 +89,15 @@ class Settings(BaseSettings):
     ingest_sources: tuple[str, ...] = ()  # re-ingested on a schedule
     ingest_schedule_minutes: int = Field(default=0, ge=0)  # 0: never
 
+    # crawling a documentation site (`docbot ingest https://...`; docs/ingesting-documents.md)
+    crawl_max_pages: int = Field(default=5000, ge=1)  # pages requested per crawl; the rest wait for the next one
+    crawl_max_depth: int = Field(default=20, ge=0)  # link hops from the start page or a sitemap entry
+    crawl_concurrency: int = Field(default=4, ge=1, le=32)  # requests in flight per host
+    crawl_delay_s: float = Field(default=0.0, ge=0)  # between requests to one host; robots.txt may ask for more
+    crawl_timeout_s: float = Field(default=20.0, gt=0)  # one request, body included
+    crawl_max_page_mb: float = Field(default=10.0, gt=0)  # a larger page is skipped (and tried again next time)
+    crawl_user_agent: str = "docbot/0.1 (documentation crawler)"  # add a contact URL for the sites you crawl
+
     # service
     http_port: int = Field(default=8080, ge=0, le=65535)
     http_host: str = "0.0.0.0"  # noqa: S104 - the service is meant to be reachable in its container
@@ -106,7 +115,7 @@ class Settings(BaseSettings):
     max_regenerate_rounds: int = Field(default=1, ge=0)
     # below this answerability score the bot says "the docs don't say" instead of quoting a nearby section;
     # 0 never refuses on the score (fitted by `python -m bench.answerability`, see docs/benchmarks.md)
-    answerability_threshold: float = Field(default=0.25, ge=0, le=1)
+    answerability_threshold: float = Field(default=0.4, ge=0, le=1)
 
     # LLM (the openai SDK's standard names)
     openai_api_key: SecretStr | None = Field(

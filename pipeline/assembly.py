@@ -38,7 +38,7 @@ def build_agents(
         EssenceAgent(llm=llm.get(Role.ESSENCE)),
         GuardrailsAgent(llm=llm.get(Role.GUARDRAILS)),
         SearchAgent(retriever, llm=llm.get(Role.SEARCH)),
-        AugmentationAgent(llm=llm.get(Role.AUGMENTATION)),
+        AugmentationAgent(embedder, llm=llm.get(Role.AUGMENTATION)),
         ResponseAgent(embedder, llm=llm.get(Role.RESPONSE)),
         QualityAgent(
             answerability_threshold=answerability_threshold,

@@ -18,6 +18,7 @@ from pipeline.types import (
     HistoryMessage,
     LLMUsage,
     QualityDecision,
+    Reading,
     Role,
     SearchHit,
     SearchQuality,
@@ -55,6 +56,7 @@ class Payload:
     # "poor_search", "model_says_insufficient"); None for a real answer. The runner makes it a no_coverage refusal.
     docs_insufficient: str | None = None
     answerability: Answerability | None = None  # set by the quality role: does the evidence answer the question?
+    reading: Reading | None = None  # set by the augmentation role: the sources' passages read against the question
 
     def evolve(self, **changes: Any) -> Payload:
         """A copy with `changes` applied (the payload itself is immutable)."""

@@ -282,6 +282,33 @@ def without_identifiers(text: str) -> str:
     return text
 
 
+_LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-+.][A-Za-z0-9]+)*\+?")
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+_ANY_LETTER = re.compile(r"[^\W\d_]")
+
+
+def names(text: str, language: str | None, function_words: frozenset[str] = frozenset()) -> list[str]:
+    """Names a question uses, whatever its language, once each in order: in a question not written in Latin script,
+    every Latin-script word of two letters or more ("Roku" in "Поддерживает ли он Roku?"); otherwise the words
+    written like names: a capital inside ("iPhone", "AirPlay"), all capitals ("VESA"), letters with digits ("PS5"),
+    or capitalised after a sentence's first word (not in German, where every noun is). `function_words` are never
+    names ("Does", "Can")."""
+    letters = _ANY_LETTER.findall(text)
+    latin_script = bool(letters) and sum(bool(_LATIN_LETTER.match(c)) for c in letters) >= 0.5 * len(letters)
+    found: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        for position, match in enumerate(_LATIN_NAME.finditer(sentence)):
+            word = match.group(0).strip(".")
+            if len(word) < 2 or word.lower() in function_words:
+                continue
+            inner_capital = any(c.isupper() for c in word[1:])
+            digits = any(c.isdigit() for c in word)
+            capitalised = word[:1].isupper() and position > 0 and (language or "en") != "de"
+            if not latin_script or inner_capital or digits or capitalised:
+                found.append(word)
+    return list(dict.fromkeys(found))
+
+
 def mentions_identifier(text: str, name: str) -> bool:
     """Whether `name` occurs in `text` as a whole token (case-insensitive)."""
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None

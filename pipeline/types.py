@@ -106,6 +106,9 @@ class AnswerabilityReason(StrEnum):
     MISSING_TERMS = "missing_terms"  # a name, number or code of the question is absent from the quoted block
     UNKNOWN_TERMS = "unknown_terms"  # the question asks about words no document uses ("subscription", "huddle")
     UNMATCHED_NEGATION = "unmatched_negation"  # the question negates; the block does not
+    UNKNOWN_NAMES = "unknown_names"  # the question names something (a product, a service) no document mentions
+    NO_NUMBER = "no_number"  # the question asks for a number (a size, a count) the quoted block does not give
+    NOT_DOCS = "not_docs"  # the question asks what a shop or other people answer (price, shipping, opinions)
     NO_ANSWER_TYPE = "no_answer_type"  # asks when / how many / who; the block has no date / number / name
     WEAK_EVIDENCE = "weak_evidence"  # little of the question in the block, levels disagree, no clear best section
     MODEL_INSUFFICIENT = "model_insufficient"  # the response model said the documents do not answer it
@@ -130,6 +133,13 @@ class AnswerabilitySignals:
     levels_agree: bool = False  # the best section is also the best by keywords and by embedding
     margin: float = 0.0  # fused score of the best section minus the next one's
     top_score: float = 0.0
+    # read for meaning, in any language (pipeline/reading.py, pipeline/intent.py)
+    meaning: float = 0.0  # the embedding model's cosine between the question and the best quoted passage
+    unknown_names: int = 0  # names of the question (Latin-script, in any language) that no document uses
+    number_missing: bool = False  # the question asks for a number (a size, a count) and the quoted block has none
+    purchase: float = 0.0  # how much nearer the question is to a shop's questions than to a docs question
+    opinion: float = 0.0  # how much nearer it is to asking for people's opinions than to a docs question
+    same_language: bool = True  # the question is in the docs' language (its words can be compared with theirs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +164,55 @@ class SourceReference:
     url: str
     text: str
     confidence: float
+
+
+class PassageKind(StrEnum):
+    PARAGRAPH = "paragraph"
+    LIST = "list"
+    TABLE = "table"
+    CODE = "code"
+    QUOTE = "quote"
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A quotable piece of a numbered source, read against the question (pipeline/reading.py)."""
+
+    source: int  # the `SourceReference.number` it comes from
+    block: int  # 1000 x the block's position in the source, plus the first sentence of a window
+    kind: PassageKind
+    text: str  # Markdown, as in the source
+    ordered: bool = False  # a numbered list
+    meaning: float = 0.0  # the embedding model's cosine between the question and the passage (0: not embedded)
+    words: float = 0.0  # share of the question's content words in the passage and its headings (docs' language)
+    score: float = 0.0  # the ranking: meaning, words and the section's search rank together
+
+
+class QuestionIntent(StrEnum):
+    """What kind of answer a question wants, read from its meaning (pipeline/intent.py)."""
+
+    DOCS = "docs"  # how to, what is, does it do: what documentation explains
+    MEASURE = "measure"  # a number: a size, weight, count, rate or capacity
+    PURCHASE = "purchase"  # price, shipping, returns, warranty, release: what a shop answers
+    OPINION = "opinion"  # how good, would you recommend, anyone else: what other people answer
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The sources read against the question: passages best first (the one that answers leads) and the kind of
+    answer the question wants. Set by the augmentation role; the response quotes from it, the quality role's
+    answerability decision weighs it."""
+
+    passages: tuple[Passage, ...] = ()
+    intent: QuestionIntent = QuestionIntent.DOCS
+    intent_margin: float = 0.0  # how much nearer the question is to its intent than to a docs question (0 for docs)
+    unread: str | None = None  # why the passages were read by words and rank only (the embedder failed), if so
+
+    def lead(self) -> Passage | None:
+        return self.passages[0] if self.passages else None
+
+    def of_source(self, number: int) -> tuple[Passage, ...]:
+        return tuple(p for p in self.passages if p.source == number)
 
 
 @dataclass(frozen=True, slots=True)

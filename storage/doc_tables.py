@@ -6,7 +6,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -79,9 +79,63 @@ class CorpusVersionRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class CrawlPageRow(Base):
+    """What the last crawl of a site learnt about one of its URLs: the document it gave, the validators for a
+    conditional request next time, and how many crawls in a row it answered 404/410."""
+
+    __tablename__ = "crawl_pages"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # of (collection, origin, url)
+    collection: Mapped[str] = mapped_column(String(100))
+    origin: Mapped[str] = mapped_column(String(2000))  # the site's start URL (the ingest input)
+    url: Mapped[str] = mapped_column(String(2000))
+    doc_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    page_url: Mapped[str | None] = mapped_column(String(2000), nullable=True)  # the URL its document is known by
+    body_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)  # tells `dir/` from `dir/index.html`
+    etag: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    missing: Mapped[int] = mapped_column(Integer, default=0)
+    in_sitemap: Mapped[bool] = mapped_column(Boolean, default=False)
+    depth: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[int] = mapped_column(Integer, default=0)  # the last answer's HTTP status, 0 for none
+    error: Mapped[str] = mapped_column(String(300), default="")  # the last fault, "" when it was read
+    checked_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (Index("ix_crawl_pages_collection_origin", "collection", "origin"),)
+
+
+class IngestRunRow(Base):
+    """One ingest of one input (a site, a folder, a file): when, what it found and what failed, for `docbot
+    doctor`. The newest few per input are kept."""
+
+    __tablename__ = "ingest_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    collection: Mapped[str] = mapped_column(String(100))
+    origin: Mapped[str] = mapped_column(String(2000))
+    kind: Mapped[str] = mapped_column(String(20))  # "site" or "files"
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    documents: Mapped[int] = mapped_column(Integer, default=0)  # of this input in the index afterwards
+    found: Mapped[int] = mapped_column(Integer, default=0)
+    fetched: Mapped[int] = mapped_column(Integer, default=0)
+    unchanged: Mapped[int] = mapped_column(Integer, default=0)
+    changed: Mapped[int] = mapped_column(Integer, default=0)
+    failed: Mapped[int] = mapped_column(Integer, default=0)
+    removed: Mapped[int] = mapped_column(Integer, default=0)
+    skipped: Mapped[int] = mapped_column(Integer, default=0)
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    errors: Mapped[list[str]] = mapped_column(JSON, default=list)  # the first few "url: why"
+
+    __table_args__ = (Index("ix_ingest_runs_collection_origin", "collection", "origin"),)
+
+
 DOC_TABLES: tuple[Any, ...] = (
     DocumentRow.__table__,
     ChunkRow.__table__,
     EmbeddingRow.__table__,
     CorpusVersionRow.__table__,
+    CrawlPageRow.__table__,
+    IngestRunRow.__table__,
 )

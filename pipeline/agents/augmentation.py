@@ -1,24 +1,29 @@
-"""augmentation: the numbered sources an answer may cite, and a grounded prompt that treats them as data."""
+"""augmentation: the numbered sources an answer may cite, read against the question, and a grounded prompt that
+treats them as data.
+
+The sources are the best hits, read passage by passage (pipeline/reading.py) and numbered in the order of their
+best passage: [1] holds the passage that answers, for the offline quote and for the model's prompt alike."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.types import Role, SearchHit, SourceReference, is_team_answer
+from pipeline.reading import Reader
+from pipeline.types import Embedder, Reading, Role, SearchHit, SourceReference, is_team_answer
 
 LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "de": "German", "fr": "French", "ru": "Russian", "zh": "Chinese"}
 
 
 def number_sources(hits: tuple[SearchHit, ...], *, limit: int, min_share: float) -> tuple[SourceReference, ...]:
-    """The best hits (at least `min_share` of the top score, at most `limit`) numbered 1..n; approved team answers
-    are numbered after the documentation's sections when both are kept (chosen by the same score, shown below)."""
+    """The best hits (at least `min_share` of the top score, at most `limit`) numbered 1..n."""
     ranked = sorted(hits, key=lambda h: h.score, reverse=True)
     if not ranked:
         return ()
     floor = ranked[0].score * min_share
-    kept = sorted([h for h in ranked if h.score >= floor][:limit], key=lambda h: is_team_answer(h.doc_id))
+    kept = [h for h in ranked if h.score >= floor][:limit]
     return tuple(
         SourceReference(
             number=i,
@@ -32,6 +37,23 @@ def number_sources(hits: tuple[SearchHit, ...], *, limit: int, min_share: float)
         )
         for i, h in enumerate(kept, start=1)
     )
+
+
+def lead_first(sources: tuple[SourceReference, ...], reading: Reading) -> tuple[tuple[SourceReference, ...], Reading]:
+    """The sources renumbered 1..n in the order of their best passage (sources without one keep their search order
+    after those), approved team answers after the documentation's sections (cited below them when both are kept),
+    and the reading's passages pointing at the new numbers."""
+    order: list[int] = []
+    for passage in reading.passages:
+        if passage.source not in order:
+            order.append(passage.source)
+    order += [s.number for s in sources if s.number not in order]
+    by_number = {s.number: s for s in sources}
+    order.sort(key=lambda number: is_team_answer(by_number[number].doc_id))  # stable: each part keeps its order
+    renumber = {old: new for new, old in enumerate(order, start=1)}
+    ranked = tuple(dataclasses.replace(by_number[old], number=renumber[old]) for old in order)
+    passages = tuple(dataclasses.replace(p, source=renumber[p.source]) for p in reading.passages)
+    return ranked, dataclasses.replace(reading, passages=passages)
 
 
 def _attribute(value: str) -> str:
@@ -63,8 +85,15 @@ class AugmentationAgent:
     role: ClassVar[Role] = Role.AUGMENTATION
 
     def __init__(
-        self, *, max_sources: int = 5, min_share: float = 0.5, max_source_chars: int = 2500, llm: Strategy | None = None
+        self,
+        embedder: Embedder | None = None,
+        *,
+        max_sources: int = 5,
+        min_share: float = 0.5,
+        max_source_chars: int = 2500,
+        llm: Strategy | None = None,
     ) -> None:
+        self._reader = Reader(embedder)
         self._max_sources = max_sources
         self._min_share = min_share
         self._max_source_chars = max_source_chars
@@ -74,9 +103,14 @@ class AugmentationAgent:
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
-        sources = number_sources(payload.search_results, limit=self._max_sources, min_share=self._min_share)
+        found = number_sources(payload.search_results, limit=self._max_sources, min_share=self._min_share)
         question = payload.canonical_question or payload.text
+        reading = await self._reader.read(question, payload.language, context.docs_language, found)
+        sources, reading = lead_first(found, reading)
         language = payload.language or context.docs_language
         prompt = grounded_prompt(question, language, sources, self._max_source_chars)
-        result = payload.evolve(source_references=sources, augmented_prompt=prompt)
-        return AgentResult(result, f"{len(sources)} sources")
+        result = payload.evolve(source_references=sources, augmented_prompt=prompt, reading=reading)
+        lead = reading.lead()
+        led = f", led by a {lead.kind.value} of [1]" if lead is not None else ""
+        unread = f"; read by words only ({reading.unread})" if reading.unread else ""
+        return AgentResult(result, f"{len(sources)} sources{led}; asks for {reading.intent.value}{unread}")

@@ -22,7 +22,7 @@ from typing import ClassVar
 from pipeline import text as textutil
 from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import all_lexicons, content_words, lexicon, texts
+from pipeline.locales import all_lexicons, content_words, lexicon, reports_failure, texts
 from pipeline.text import CODE, QUESTION_WORDS, has_cjk, identifiers, looks_like_question, one_line, strip_mentions
 from pipeline.types import ContextType, HistoryMessage, Role
 
@@ -46,6 +46,10 @@ _ELLIPSIS = re.compile(
     re.IGNORECASE,
 )
 MAX_ELLIPSIS_WORDS = 4
+# a message that goes on from the previous question: "and ...", "also ...", "y ...", "und ...", "et ...", "а ..."
+_CONTINUES = re.compile(
+    r"^\s*[¿]?\s*(?:and|also|but|then|y|e|además|und|auch|et|aussi|puis|а|и|ещё|еще|那|还有|另外)\b", re.IGNORECASE
+)
 
 
 def elliptical_phrase(text: str) -> str | None:
@@ -234,6 +238,10 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
             return Resolution(replaced, ContextType.FOLLOW_UP)
     if not content:
         return Resolution(_add_topic(question, topic, language), ContextType.FOLLOW_UP)
+    if previous is not None and len(content) == 1 and _CONTINUES.match(question):
+        # "and how do I delete one?" after "how do I install apps?": a question of one word of its own that goes
+        # on from the last one is asked together with it, so the search finds the thread's subject and the new verb
+        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     return Resolution(question, ContextType.NEW_TOPIC)
 
 
@@ -282,7 +290,7 @@ def _is_vague_complaint(question: str, language: str | None) -> bool:
     if looks_like_question(question) or CODE.search(question):
         return False
     words = content_words(question)
-    return not words or (len(words) <= 2 and any(w in question.lower() for w in _COMPLAINTS))
+    return not words or (len(words) <= 2 and reports_failure(question))
 
 
 MIN_KEPT_WORDS = 0.5  # share of the message's own words (stemmed, English) a model's canonical question must keep
@@ -306,7 +314,6 @@ def _drifted(payload: Payload, canonical: str) -> str | None:
     return None if kept >= MIN_KEPT_WORDS else f"it keeps {kept:.0%} of the message's words"
 
 
-_COMPLAINTS = ("work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行")
 
 
 class EssenceAgent:

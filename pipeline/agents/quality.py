@@ -15,14 +15,25 @@ decision refuses with reason `model_insufficient`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from pipeline import text as textutil
 from pipeline.agents.answerability import AnswerabilityCheck, docs_dont_say
 from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
+from pipeline.agents.search import section_key
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
-from pipeline.types import MODEL_SAYS_INSUFFICIENT, QualityDecision, Role, SourceReference, Vocabulary
+from pipeline.types import MODEL_SAYS_INSUFFICIENT, ActionKind, QualityDecision, Role, SourceReference, Vocabulary
+
+
+def chose_this_section(payload: Payload) -> bool:
+    """The run resumed from a section the person picked, and the sources are that section."""
+    chosen = payload.chosen_action
+    if chosen is None or chosen.kind is not ActionKind.SEARCH or not chosen.value:
+        return False
+    picked = {h.chunk_id for h in payload.search_results if section_key(h).casefold() == chosen.value.casefold()}
+    return bool(picked) and any(s.chunk_id in picked for s in payload.source_references)
 
 
 def _folded(text: str) -> str:
@@ -126,6 +137,10 @@ class QualityAgent:
         if payload.source_references and payload.response and (not payload.docs_insufficient or
                                                                 (model_says and searched_again)):  # fmt: skip
             verdict = await self._answerability.assess(payload, context.docs_language, context.collections)
+            if not verdict.answerable and chose_this_section(payload):
+                # the person picked this section from a clarification: they say it is what they asked about, so it
+                # answers, whatever the score of their (often one-word) question against it
+                verdict = dataclasses.replace(verdict, answerable=True, reason=None)
             payload = payload.evolve(answerability=verdict)
             if not verdict.answerable:
                 question = payload.canonical_question or payload.text

@@ -1,24 +1,20 @@
-"""response: offline, an extractive answer that quotes the block that answers, with its citation.
+"""response: offline, an extractive answer that quotes the passage that answers, first and whole, with its citation.
 
-A source is cut into its Markdown blocks (pipeline.text.blocks): paragraphs, numbered steps, bullet lists, tables,
-code. Each becomes a quotable unit: a short paragraph, list or code block whole; a long paragraph as windows of
-consecutive sentences; a table as its header with the rows that match the question (or whole when small and none
-does). Units are scored against the question by word overlap (the section's crumbs count half), or, when the
-question is in another language than the docs and an `Embedder` is given, by embeddings; weighted by the source's
-search rank. An exact identifier the question names (DOCBOT_LLM_MODEL, E-2041, ZX-42) narrows the units to those
-that contain it, when any does. The best unit is quoted; others only when they add words of the question the first
-ones lack. A short paragraph is quoted as `> text [n]`; a list, table or code block comes under a caption line
-`**Page › Section** [n]`. In a regenerate round the units already quoted are left out, so the answer changes.
-A poor search gets "the docs don't cover this" and the closest sections instead.
+The augmentation role has read the sources against the question (`payload.reading`, pipeline/reading.py): their
+passages best first. The first passage leads the answer, whole: a list, table or code block as it is; a paragraph
+whole when it fits in `LEAD_CHARS`, else the sentences that answer with those after (then before) them, so the
+answer reads in context. Another passage
+follows only when it adds something: words of the question the ones before lack, or a second section nearly as
+good as the first (never the same text twice, as when a manual repeats a section). A short paragraph is quoted as
+`> text [n]`; a list, table or code block comes under a caption line `**Page › Section** [n]`. In a regenerate
+round the passages already quoted are left out, so the answer changes. A poor search gets "the docs don't cover
+this" and the closest sections instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import ClassVar
-
-import numpy as np
 
 from pipeline import text as textutil
 from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
@@ -27,32 +23,20 @@ from pipeline.agents.quality import untraceable_lines
 from pipeline.closest import close_sections, closest_list
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
-from pipeline.types import Embedder, QualityDecision, Role, SearchQuality, SourceReference
+from pipeline.reading import Reader
+from pipeline.types import (
+    Embedder,
+    Passage,
+    PassageKind,
+    QualityDecision,
+    Role,
+    SearchQuality,
+    SourceReference,
+)
 
-MIN_SENTENCE_WORDS = 3
-SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """A quotable piece of a source: a block, part of a block, or a table's header with some rows."""
-
-    source: SourceReference
-    block: int  # 1000 x the block's position in the source, plus the first sentence of a window
-    kind: str  # paragraph, list, table, code, quote
-    text: str  # Markdown, as in the source
-    ordered: bool = False
-    score: float = 0.0
-
-
-MAX_WHOLE_PARAGRAPH = 700
-MAX_WINDOW_CHARS = 450
-MAX_WHOLE_BLOCK = 2400
-MAX_TABLE_ROWS = 14
 MAX_ANSWER_CHARS = 2600
-LONG_UNIT = 500
-SECOND_SOURCE_SHARE = 0.8
-_HOW_TO = ("how ", "steps", "set up", "setup", "install", "configure", "create", "connect", "enable", "add ")
+LEAD_CHARS = 1200  # a paragraph that leads is quoted whole up to this length, else around its answering sentences
+SECOND_SOURCE_SHARE = 0.8  # another section is quoted too when its best passage scores this share of the lead's
 
 
 def caption(source: SourceReference) -> str:
@@ -63,87 +47,30 @@ def caption(source: SourceReference) -> str:
     return " › ".join(crumbs[-2:])
 
 
-def _defines(unit: Unit, name: str) -> bool:
-    """Whether `unit` defines `name`: a table row or list item that opens with it (`| `NAME` | ...`, `- **NAME**`)."""
-    for line in unit.text.splitlines():
-        head = line.strip().lstrip("|-*+0123456789.) ").lstrip("`*").lower()
-        if head.startswith(name.lower()):
-            return True
-    return False
-
-
-def _items_naming(unit: Unit, names: set[str]) -> Unit:
-    """A bullet list (a definition list, a list of codes) cut to its intro and the items that mention one of
-    `names`: "what does ZX-42 mean?" quotes the ZX-42 item, not ZX-17 before it; a table to its header and the rows
-    naming it (`KETTLE_KEEP_WARM` shares "kettle" with every row). Numbered steps stay whole."""
-    if unit.kind == "table":
-        lead, header, rows = textutil.table_rows(unit.text)
-        named = [r for r in rows if any(textutil.mentions_identifier(r, n) for n in names)]
-        if not header or not named or len(named) == len(rows):
-            return unit
-        return dataclasses.replace(unit, text="\n".join([*lead, *header, *named]))
-    if unit.kind != "list" or unit.ordered:
-        return unit
-    intro: list[str] = []
-    items: list[list[str]] = []
-    for line in unit.text.splitlines():
-        if line[:1] in "-*+" and line[1:2] == " ":
-            items.append([line])
-        elif items:
-            items[-1].append(line)  # a nested item or a continuation line belongs to its item
-        else:
-            intro.append(line)
-    kept = [item for item in items if any(textutil.mentions_identifier("\n".join(item), n) for n in names)]
-    if not kept or len(kept) == len(items):
-        return unit
-    text = "\n".join([*intro, *(line for item in kept for line in item)])
-    return dataclasses.replace(unit, text=text)
-
-
-def _units_of(source: SourceReference, wanted: set[str], stop: frozenset[str], language: str) -> list[Unit]:
-    units: list[Unit] = []
-    for position, block in enumerate(textutil.blocks(source.text)):
-        if block.kind in ("paragraph", "quote"):
-            body = "\n".join(line.lstrip("> ").rstrip() for line in block.text.splitlines())
-            flat = textutil.one_line(body)
-            if textutil.word_count(flat) < MIN_SENTENCE_WORDS or flat.strip() == source.title.strip():
-                continue
-            planted = [s for s in textutil.sentences(body) if beyond_capability(s) == "injection"]
-            if planted:  # a paragraph carrying instructions to an assistant: only its other sentences are quotable
-                units.extend(
-                    Unit(source, position * 1000 + i, "paragraph", sentence)
-                    for i, sentence in enumerate(textutil.sentences(body))
-                    if sentence not in planted and textutil.word_count(sentence) >= MIN_SENTENCE_WORDS
-                )
-                continue
-            if len(flat) <= MAX_WHOLE_PARAGRAPH:
-                units.append(Unit(source, position * 1000, "paragraph", flat))
-                continue
-            parts = textutil.sentences(body)
-            for i in range(len(parts)):
-                window = parts[i]
-                for following in parts[i + 1 :]:
-                    if len(window) + len(following) + 1 > MAX_WINDOW_CHARS:
-                        break
-                    window = f"{window} {following}"
-                if textutil.word_count(window) >= MIN_SENTENCE_WORDS:
-                    units.append(Unit(source, position * 1000 + i, "paragraph", window))
-        elif block.kind == "table":
-            intro, header, rows = textutil.table_rows(block.text)
-            if not header:
-                continue
-            matching = [r for r in rows if wanted & textutil.features(r, stop, language)]
-            chosen = (matching if matching and len(matching) < len(rows) else rows)[:MAX_TABLE_ROWS]
-            lead = [line for line in intro if line.strip()]
-            lead = textutil.reflow("\n".join(lead)).splitlines()
-            units.append(Unit(source, position * 1000, "table", "\n".join([*lead, *header, *chosen])))
-        elif block.kind in ("list", "code"):
-            text = textutil.reflow(block.text) if block.kind == "list" else block.text
-            text = "\n".join(line for line in text.splitlines() if line.strip())
-            if len(text) > MAX_WHOLE_BLOCK:
-                text = text[:MAX_WHOLE_BLOCK].rsplit("\n", 1)[0]
-            units.append(Unit(source, position * 1000, block.kind, text, ordered=block.ordered))
-    return units
+def in_context(passage: Passage, source: SourceReference, limit: int = LEAD_CHARS) -> Passage:
+    """A paragraph passage grown to its whole paragraph when that fits in `limit` characters, else with the
+    sentences that follow it (then those before it) up to `limit`; other passages unchanged."""
+    if passage.kind is not PassageKind.PARAGRAPH or len(passage.text) >= limit:
+        return passage
+    blocks = textutil.blocks(source.text)
+    position, first = divmod(passage.block, 1000)
+    if position >= len(blocks) or blocks[position].kind not in ("paragraph", "quote"):
+        return passage
+    body = "\n".join(line.lstrip("> ").rstrip() for line in blocks[position].text.splitlines())
+    said = textutil.sentences(body)
+    if any(beyond_capability(sentence) == "injection" for sentence in said):
+        return passage  # a paragraph carrying instructions to an assistant: only its own clean sentences are quoted
+    if not said or textutil.comparable(said[min(first, len(said) - 1)])[:60] not in textutil.comparable(passage.text):
+        return passage  # not a window of this block (a changed source)
+    start = stop = min(first, len(said) - 1)
+    size = len(said[start])
+    while stop + 1 < len(said) and size + len(said[stop + 1]) + 1 <= limit:
+        stop += 1
+        size += len(said[stop]) + 1
+    while start > 0 and size + len(said[start - 1]) + 1 <= limit:
+        start -= 1
+        size += len(said[start]) + 1
+    return dataclasses.replace(passage, text=" ".join(said[start : stop + 1]))
 
 
 def no_coverage_answer(
@@ -168,7 +95,6 @@ def no_coverage_answer(
     return f"{opening}{words.no_coverage}\n\n{closest_list(language, listed)}"
 
 
-MIN_RELATIVE_SIMILARITY = 0.5
 REDRAFT_MIN_OVERLAP = 0.6  # the quality role's default: a model's redraft must pass the same check
 
 
@@ -180,16 +106,13 @@ class ResponseAgent:
         embedder: Embedder | None = None,
         *,
         max_quotes: int = 3,
-        max_quote_chars: int = 320,
         min_relative: float = 0.6,
-        max_embedded: int = 32,
         llm: Strategy | None = None,
     ) -> None:
-        self._embedder = embedder
+        """`embedder` reads the sources when the payload arrives without a reading (an agent run on its own)."""
+        self._reader = Reader(embedder)
         self._max_quotes = max_quotes
-        self._max_quote_chars = max_quote_chars
         self._min_relative = min_relative
-        self._max_embedded = max_embedded
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
@@ -237,110 +160,76 @@ class ResponseAgent:
             reason = "no_sources" if not sources else "poor_search"
             return AgentResult(payload.evolve(response=answer, docs_insufficient=reason), "documents insufficient")
         question = payload.canonical_question or payload.text
-        ranked = await self._scored(question, payload.language, context.docs_language, sources)
+        reading = payload.reading or await self._reader.read(question, payload.language, context.docs_language, sources)
+        ranked = list(reading.passages)
         if payload.quality_decision is QualityDecision.REGENERATE and payload.response:
-            # a regenerate round: what was quoted did not pass, so the next-best units are quoted instead
+            # a regenerate round: what was quoted did not pass, so the next-best passages are quoted instead
             previous = textutil.comparable(payload.response)
-            ranked = [u for u in ranked if textutil.comparable(u.text)[:120] not in previous]
-        picked = self._pick(ranked, question, payload.language, context.docs_language)
+            ranked = [p for p in ranked if textutil.comparable(p.text)[:120] not in previous]
+        picked = self._pick(ranked, question, payload.language, context.docs_language, sources)
         if not picked:
             answer = no_coverage_answer(
                 payload.language, sources, question=asked, docs_language=context.docs_language
             )
             uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_block")
             return AgentResult(uncovered, "no quotable block")
-        body = "\n\n".join(self._quote(u) for u in picked)
+        by_number = {s.number: s for s in sources}
+        body = "\n\n".join(self._quote(p, by_number[p.source]) for p in picked)
         answer = f"{texts(payload.language).answer_lead_in}\n\n{body}"
         if not is_supported(payload.language):
             answer = f"{UNSUPPORTED_LANGUAGE}\n\n{answer}"
-        cited = sorted({u.source.number for u in picked})
-        kinds = ", ".join(u.kind for u in picked)
-        decision = f"extractive, {len(picked)} blocks ({kinds}) citing {cited}"
-        return AgentResult(payload.evolve(response=answer, docs_insufficient=None), decision)
+        cited = list(dict.fromkeys(p.source for p in picked))
+        kinds = ", ".join(p.kind.value for p in picked)
+        decision = f"extractive, {len(picked)} passages ({kinds}) citing {cited}"
+        return AgentResult(payload.evolve(response=answer, docs_insufficient=None, reading=reading), decision)
 
     @staticmethod
-    def _quote(unit: Unit) -> str:
-        if unit.kind == "paragraph":
-            return f"> {unit.text} [{unit.source.number}]"
-        return f"**{caption(unit.source)}** [{unit.source.number}]\n{unit.text}"
+    def _quote(passage: Passage, source: SourceReference) -> str:
+        if passage.kind is PassageKind.PARAGRAPH:
+            return f"> {passage.text} [{passage.source}]"
+        return f"**{caption(source)}** [{passage.source}]\n{passage.text}"
 
-    async def _scored(
-        self, question: str, language: str | None, docs_language: str, sources: tuple[SourceReference, ...]
-    ) -> list[Unit]:
-        wanted_codes = textutil.codes(question)
-        if wanted_codes and any(wanted_codes & textutil.codes(s.text) for s in sources):
-            # the question names a code the docs have: sources about other codes are not the answer
-            sources = tuple(s for s in sources if wanted_codes & textutil.codes(s.text))
-        stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
-        wanted = textutil.features(question, stop, docs_language)
-        units = [u for s in sources for u in _units_of(s, wanted, stop, docs_language)]
-        names = textutil.identifiers(question)
-        named = [u for u in units if any(textutil.mentions_identifier(u.text, n) for n in names)]
-        if named:
-            units = [_items_naming(u, names) for u in named]  # an exact name the docs have: only what contains it
-        defines = {id(u): any(_defines(u, n) for n in names) for u in units}
-        if not units:
-            return []
-        similarity = await self._similarity(question, language, docs_language, units, stop)
-        top_confidence = max(s.confidence for s in sources) or 1.0
-        best_sim = max(similarity, default=0.0)
-        how_to = question.casefold().startswith(_HOW_TO) or any(f" {w}" in question.casefold() for w in _HOW_TO[1:])
-        scored = []
-        for unit, sim in zip(units, similarity, strict=True):
-            if sim < best_sim * MIN_RELATIVE_SIMILARITY:
-                continue  # far less about the question than the best unit: noise, whatever its source
-            rank_prior = unit.source.confidence / top_confidence
-            bonus = (0.08 if how_to and unit.ordered else 0.0) + (0.15 if defines[id(unit)] else 0.0)
-            score = 0.5 * sim + 0.4 * rank_prior + bonus
-            scored.append(Unit(unit.source, unit.block, unit.kind, unit.text, unit.ordered, score))
-        return sorted(scored, key=lambda u: u.score, reverse=True)
-
-    async def _similarity(
-        self, question: str, language: str | None, docs_language: str, units: list[Unit], stop: frozenset[str]
-    ) -> list[float]:
-        wanted = textutil.features(question, stop, docs_language)
-        lexical = []
-        for unit in units:
-            own = textutil.features(unit.text, stop, docs_language)
-            context = own | textutil.features(" ".join(unit.source.crumbs), stop, docs_language)
-            share = 0.6 * textutil.overlap(wanted, own) + 0.4 * textutil.overlap(wanted, context)
-            lexical.append(share * min(1.0, (LONG_UNIT / max(len(unit.text), 1)) ** 0.35))  # long blocks match by size
-        if self._embedder is None or (language in (None, docs_language) and max(lexical, default=0.0) > 0):
-            return lexical
-        # another language than the docs (or no shared word): embeddings, for the first units only
-        head = [u.text[:600] for u in units[: self._max_embedded]]
-        query = await self._embedder.embed_queries([question])
-        vectors = await self._embedder.embed_passages(head)
-        cosine = vectors @ query[0]
-        spread = float(cosine.max() - cosine.min())
-        # e5 cosines crowd into a narrow band; stretch them so relevance weighs as much as word overlap
-        dense = [float(v) for v in ((cosine - cosine.min()) / spread if spread > 1e-6 else np.ones_like(cosine))]
-        return dense + [0.0] * (len(units) - len(head))
-
-    def _pick(self, ranked: list[Unit], question: str, language: str | None, docs_language: str) -> list[Unit]:
-        """The best unit, then others only when they bring words of the question the ones before lack."""
+    def _pick(
+        self,
+        ranked: list[Passage],
+        question: str,
+        language: str | None,
+        docs_language: str,
+        sources: tuple[SourceReference, ...],
+    ) -> list[Passage]:
+        """The lead passage in its context, then others only when they bring words of the question the ones before
+        lack, or come from another section nearly as good; never a text already quoted (a manual that repeats a
+        section). The lead stays first; the rest follow best first."""
         if not ranked:
             return []
+        by_number = {s.number: s for s in sources}
         stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
         wanted = textutil.features(question, stop, docs_language)
         floor = ranked[0].score * self._min_relative
-        picked: list[Unit] = []
+        picked: list[Passage] = []
+        quoted: list[str] = []
         covered: set[str] = set()
-        used: set[tuple[str, int]] = set()
+        used: set[tuple[int, int]] = set()
         size = 0
-        for unit in ranked:
-            if unit.score < floor or len(picked) == self._max_quotes:
+        for passage in ranked:
+            if passage.score < floor or len(picked) == self._max_quotes:
                 break
-            block_key = (unit.source.chunk_id, unit.block // 1000)
-            if block_key in used or (picked and size + len(unit.text) > MAX_ANSWER_CHARS):
+            block_key = (passage.source, passage.block // 1000)
+            same = textutil.comparable(passage.text)
+            if block_key in used or any(same in q or q in same for q in quoted):
                 continue
-            own = textutil.features(unit.text, stop, docs_language) & wanted
-            other_section = all(unit.source.chunk_id != u.source.chunk_id for u in picked)
-            close = unit.score >= ranked[0].score * SECOND_SOURCE_SHARE
+            if not picked:
+                passage = in_context(passage, by_number[passage.source], LEAD_CHARS)
+            elif size + len(passage.text) > MAX_ANSWER_CHARS:
+                continue
+            own = textutil.features(passage.text, stop, docs_language) & wanted
+            other_section = all(passage.source != p.source for p in picked)
+            close = passage.score >= ranked[0].score * SECOND_SOURCE_SHARE
             if picked and not own - covered and not (other_section and close):
                 continue  # adds nothing the question asked for (a second section only when nearly as good)
-            picked.append(unit)
+            picked.append(passage)
+            quoted.append(textutil.comparable(passage.text))
             used.add(block_key)
             covered |= own
-            size += len(unit.text)
-        return sorted(picked, key=lambda u: (u.source.number, u.block))
+            size += len(passage.text)
+        return picked

@@ -2,7 +2,9 @@
 
 A terse question ("light", "the sound") that several distinct sections match about equally well (within a few
 percent of each other) asks the person which one they mean, with those sections as the choices. A full question is
-answered from the best sections instead: asking back on every close call annoys more than it helps. A poor search
+answered from the best sections instead: asking back on every close call annoys more than it helps; so is any
+question with its question word or a yes/no question, however short ("what is picture mode?", "does it have
+Wi-Fi?"): the best section answers it, the others are cited beside it when nearly as good. A poor search
 does not ask either: nothing in the docs matches well, so the answer says the docs don't cover it (an off-topic
 question gets no menu of unrelated sections). A research round (quality asked for it) searches wider, adding the
 original text.
@@ -15,10 +17,11 @@ from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import content_words, texts
-from pipeline.text import shorten
+from pipeline.locales import asks_yes_no, content_words, lexicon, reports_failure, texts
+from pipeline.text import QUESTION_WORDS, shorten
 from pipeline.types import (
     ActionKind,
+    ContextType,
     QualityDecision,
     Retriever,
     Role,
@@ -81,6 +84,13 @@ def chosen_only(hits: tuple[SearchHit, ...], chosen: str) -> tuple[tuple[SearchH
     return (picked, True) if picked else (hits, False)
 
 
+def full_question(text: str, language: str | None) -> bool:
+    """A question with its question word ("what is picture mode?", "how do I reset?") or a yes/no question ("does it
+    have Wi-Fi?"): the person said what they want to know about their words, unlike a bare "light" or "the sound"."""
+    words = text.strip().lstrip("¿¡").split()
+    return bool(words) and (words[0].lower() in QUESTION_WORDS or asks_yes_no(text, language))
+
+
 class SearchAgent:
     role: ClassVar[Role] = Role.SEARCH
 
@@ -113,6 +123,9 @@ class SearchAgent:
         research = payload.quality_decision is QualityDecision.RESEARCH
         if research and payload.text not in query:
             query = f"{query} {payload.text}"
+        if payload.context_type is ContextType.FOLLOW_UP and reports_failure(payload.text):
+            # "what if that doesn't work?" after an answer: the docs' troubleshooting sections on that topic
+            query = f"{query} {lexicon(context.docs_language).troubleshooting}".rstrip()
         english = payload.language in (None, "en")
         text_eng = query if english else (payload.text_eng if query == payload.text else None)
         request = SearchRequest(
@@ -140,7 +153,9 @@ class SearchAgent:
         strategy = KEYWORD_ONLY if found.keyword_only else "offline"
         if found.keyword_only:
             decision += "; keywords only (vector index unavailable)"
-        terse = len(content_words(query, payload.language)) <= self._terse_words
+        terse = len(content_words(query, payload.language)) <= self._terse_words and not full_question(
+            payload.text, payload.language
+        )
         if found.quality is SearchQuality.GOOD and terse and payload.chosen_action is None and not research:
             floor = max(self._moderate_score, top * self._ambiguity_share)
             options = section_actions(found.hits, floor=floor, limit=self._max_options)

@@ -17,8 +17,21 @@ SUPPORTED: tuple[str, ...] = tuple(_TEXTS)
 DEFAULT = "en"
 
 __all__ = [
-    "DEFAULT", "SUPPORTED", "UNSUPPORTED_LANGUAGE", "Lexicon", "Texts", "all_lexicons", "content_words",
-    "is_supported", "lexicon", "texts", "unsupported_line", "with_unsupported_line",
+    "DEFAULT",
+    "SUPPORTED",
+    "TROUBLESHOOTING",
+    "UNSUPPORTED_LANGUAGE",
+    "Lexicon",
+    "Texts",
+    "all_lexicons",
+    "asks_yes_no",
+    "content_words",
+    "is_supported",
+    "lexicon",
+    "reports_failure",
+    "texts",
+    "unsupported_line",
+    "with_unsupported_line",
 ]  # fmt: skip
 
 
@@ -61,6 +74,27 @@ def lexicon(lang: str | None) -> Lexicon:
 
 def all_lexicons() -> dict[str, Lexicon]:
     return dict(_LEXICONS)
+
+
+# words of a message saying something failed, in every supported language ("still doesn't work", "no funciona")
+FAILURE_WORDS = ("work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行")
+
+
+def reports_failure(text: str) -> bool:
+    """Whether `text` says something does not work (a complaint word in any supported language)."""
+    folded = text.lower()
+    return any(w in folded for w in FAILURE_WORDS)
+
+
+_YES_NO = {lang: re.compile(lex.yes_no, re.IGNORECASE) for lang, lex in _LEXICONS.items() if lex.yes_no}
+
+
+def asks_yes_no(text: str, lang: str | None = None) -> bool:
+    """Whether `text` is a question answered by yes or no ("does it have Wi-Fi?"), by `lang`'s pattern, or any
+    supported language's when `lang` has none (a short question's detected language is often wrong)."""
+    own = _YES_NO.get(_base(lang))
+    patterns = [own] if own is not None and is_supported(lang) and lang is not None else list(_YES_NO.values())
+    return any(p.search(text) for p in patterns)
 
 
 def _any_language_skip() -> frozenset[str]:

@@ -62,6 +62,8 @@ class Lexicon:
     determiners: frozenset[str] = frozenset()  # words that open a noun phrase ("the", "my")
     topic_position: Literal["start", "end"] = "end"  # where a topic goes when no word points back
     stop_phrases: tuple[str, ...] = field(default=())  # for scripts without spaces (Chinese)
+    troubleshooting: str = ""  # what docs in this language call their problem-solving sections, for a search
+    yes_no: str = ""  # regex: a question answered by yes or no ("does it have Wi-Fi?", "есть ли ...?", "...吗？")
 
 
 def words(text: str) -> frozenset[str]:

@@ -45,6 +45,8 @@ TEXTS = Texts(
 )
 
 LEXICON = Lexicon(
+    troubleshooting="troubleshooting problem not working",
+    yes_no=r"^\s*(?:do|does|did|is|are|was|were|can|could|will|would|has|have|had|should|may|might|must)\b",
     stopwords=words(
         """a an the and or but if then so to of in on at by for with about from into over under up down out off
         is are was were be been being am do does did done doing have has had can could will would shall should may
@@ -53,7 +55,7 @@ LEXICON = Lexicon(
         can't won't cannot please thanks thank hi hello hey ok okay just also any some all more most very really
         work works working worked use using used help need want get make thing things something anything problem
         problems issue issues broken tell know explain show anyone somebody stuff way what's it's that's how's
-        where's i'm there's"""
+        where's i'm there's nothing everything again still quick question bot pls plz urgent asap one ones"""
     ),
     deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
     determiners=words("the my your our their a an this that"),

@@ -1,53 +1,97 @@
-"""The ingestor: reads inputs, fills derived fields, and stores only what changed (DB rows, embeddings, index)."""
+"""The ingestor: reads inputs (folders, files, seed files, whole sites), fills derived fields, and stores only what
+changed (DB rows, embeddings, index); a site's pages are stored while it is still being crawled."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-import email.utils
 import hashlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from pipeline.types import Embedder
-from storage.doc_tables import ChunkRow, CorpusVersionRow, DocumentRow, EmbeddingRow, SessionFactory
+from storage.doc_tables import ChunkRow, CorpusVersionRow, DocumentRow, EmbeddingRow, IngestRunRow, SessionFactory
 from storage.errors import EmbeddingUnavailable
 from storage.ingest.errors import IngestError
-from storage.ingest.model import IngestReport, SkippedSource, SourceDoc
+from storage.ingest.model import CrawlReport, IngestProgress, IngestReport, SkippedSource, SourceDoc
 from storage.ingest.readers import (
     SEED_SUFFIXES,
     iter_files,
     pretty,
     read_document_text,
     require_readable,
-    sections_to_doc,
     seed_records,
     seed_to_doc,
+    text_to_doc,
 )
+from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.text import keypoints_of, keywords_of, summary_of
 from storage.vector_index import VectorIndex, VectorRecord
 
 log = logging.getLogger(__name__)
 
-ProgressCallback = Callable[[int, int, str], None]
+ProgressCallback = Callable[[IngestProgress], None]
+RUNS_KEPT = 20  # ingest runs remembered per input (docbot doctor shows the newest)
 
 
 @dataclass(slots=True)
-class _Batch:
-    """Documents read from one input, remembered under that input (`origin`) to find vanished ones later."""
+class FolderReading:
+    """A folder, a file or a seed file as an ingest input: read whole, then handed out; a document not read again
+    is gone."""
 
     origin: str
     docs: list[SourceDoc] = field(default_factory=list)
     skipped: list[SkippedSource] = field(default_factory=list)
+    kind: str = "files"
+
+    async def documents(self) -> AsyncGenerator[SourceDoc, None]:
+        for doc in self.docs:
+            yield doc
+
+    def stored(self, doc_ids: Iterable[str]) -> None:
+        return None
+
+    def not_stored(self, doc_ids: Iterable[str]) -> None:
+        return None
+
+    def vanished(self, known: Iterable[str], kept: set[str]) -> list[str]:
+        return [doc_id for doc_id in known if doc_id not in kept]
+
+    def unchanged_unread(self, kept: set[str]) -> int:
+        return 0
+
+    async def finish(self) -> CrawlReport | None:
+        return None
+
+
+class Reading(Protocol):
+    """One ingest input being read: a folder (`FolderReading`) or a site (`storage.ingest.site.SiteReading`)."""
+
+    origin: str
+    kind: str
+    skipped: list[SkippedSource]
+
+    def documents(self) -> AsyncGenerator[SourceDoc, None]: ...
+
+    def stored(self, doc_ids: Iterable[str]) -> None: ...
+
+    def not_stored(self, doc_ids: Iterable[str]) -> None: ...
+
+    def unchanged_unread(self, kept: set[str]) -> int: ...
+
+    def vanished(self, known: Iterable[str], kept: set[str]) -> list[str]: ...
+
+    async def finish(self) -> CrawlReport | None: ...
 
 
 def document_id(collection: str, key: str) -> str:
@@ -79,36 +123,26 @@ def _fill_all(docs: list[SourceDoc]) -> None:
         fill_derived(doc)
 
 
-def _groups(changed: list[tuple[SourceDoc, str]], chunks: int) -> list[list[tuple[SourceDoc, str]]]:
-    """Consecutive documents with about `chunks` chunks per group (a large document is a group of its own)."""
-    groups: list[list[tuple[SourceDoc, str]]] = []
-    size = 0
-    for item in changed:
-        if not groups or size >= chunks:
-            groups.append([])
-            size = 0
-        groups[-1].append(item)
-        size += len(item[0].chunks)
-    return groups
-
-
-def _http_date(value: str | None) -> datetime | None:
-    """An HTTP date header (RFC 9110 IMF-fixdate) as aware UTC; None when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def _is_url(value: str) -> bool:
     return value.startswith(("http://", "https://"))
 
 
+@dataclass(slots=True)
+class _Tally:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    failed: list[SkippedSource] = field(default_factory=list)
+    skipped: list[SkippedSource] = field(default_factory=list)
+    crawls: list[CrawlReport] = field(default_factory=list)
+
+
 class Ingestor:
-    """Ingests folders, files, seed JSON/JSONL and web pages into a collection, incrementally by content hash."""
+    """Ingests folders, files, seed JSON/JSONL and whole sites (crawled from a URL) into a collection, incrementally:
+    pages by conditional requests, then everything by content hash."""
 
     def __init__(
         self,
@@ -117,13 +151,13 @@ class Ingestor:
         index: VectorIndex,
         *,
         on_change: Callable[[], Awaitable[None]] | None = None,
-        http_timeout_s: float = 20.0,
+        crawl: CrawlLimits | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder
         self._index = index
         self._on_change = on_change
-        self._http_timeout_s = http_timeout_s
+        self._crawl = crawl or CrawlLimits()
         self._model = str(getattr(embedder, "model_name", type(embedder).__name__))
         self._running = asyncio.Lock()  # one ingest at a time in this process (CLI, scheduler and API may overlap)
 
@@ -134,86 +168,68 @@ class Ingestor:
         collection: str = "default",
         base_url: str | None = None,
         on_progress: ProgressCallback | None = None,
+        crawl: CrawlLimits | None = None,
     ) -> IngestReport:
         async with self._running:
-            started = time.perf_counter()
-            batches = [await self._read(item, collection, base_url) for item in paths_or_urls]
-            report = await self._ingest(batches, collection, on_progress, started)
+            report = await self._ingest(paths_or_urls, collection, base_url, on_progress, crawl or self._crawl)
         await self._changed(report)
         return report
 
     async def ingest_documents(self, origin: str, docs: Sequence[SourceDoc], *, collection: str) -> IngestReport:
         """Store documents made elsewhere as the whole content of `origin` (its own namespace, e.g. an approved
         team answer's `answers/<id>`), by the same rules as read ones: unchanged ones cost nothing, and documents
-        stored before under `origin` that are not in `docs` are removed (no `docs`: the origin is emptied)."""
+        stored before under `origin` that are not in `docs` are removed (no `docs`: the origin is emptied). Not
+        remembered as an ingest run (`docbot doctor` lists the inputs people ingest)."""
         async with self._running:
             started = time.perf_counter()
-            copies = [dataclasses.replace(doc) for doc in docs]  # derived fields are filled in on copies
-            report = await self._ingest([_Batch(origin=origin, docs=copies)], collection, None, started)
+            reading = FolderReading(origin=origin, docs=[dataclasses.replace(doc) for doc in docs], kind="documents")
+            tally = _Tally()
+            await self._ingest_one(reading, collection, IngestProgress(), tally, lambda: None, remember=False)
+            report = await self._finish(tally, collection, started)
         await self._changed(report)
         return report
 
     async def _changed(self, report: IngestReport) -> None:
-        """Tell the listener after the ingest let go of its lock: it may ingest in turn (an answer withdrawn
-        because a document it relies on changed)."""
+        """Tell the listener once the ingest let go of its lock: it may ingest in turn (a team answer withdrawn
+        because a section it relies on changed)."""
         if report.changed and self._on_change is not None:
             await self._on_change()
 
     async def _ingest(
         self,
-        batches: list[_Batch],
+        paths_or_urls: Sequence[str],
         collection: str,
+        base_url: str | None,
         on_progress: ProgressCallback | None,
-        started: float,
+        crawl: CrawlLimits,
     ) -> IngestReport:
-        total = sum(len(b.docs) for b in batches)
-        counts = {"added": 0, "updated": 0, "unchanged": 0, "removed": 0, "chunks": 0, "embedded": 0}
-        done = 0
-        failed: list[SkippedSource] = []
-        for batch in batches:
-            known = await self._known_hashes(collection, batch.origin)
-            kept: set[str] = set()
-            changed: list[tuple[SourceDoc, str]] = []
-            for doc in batch.docs:
-                if doc.id in kept:
-                    continue
-                kept.add(doc.id)
-                digest = doc.content_hash()  # of what the source gave: the derived fields are a function of it
-                if known.get(doc.id) == digest:
-                    counts["unchanged"] += 1
-                    done += 1
-                    if on_progress is not None:
-                        on_progress(done, total, doc.title or doc.source)
-                else:
-                    changed.append((doc, digest))
-            if changed:  # derived fields only for the documents that changed, off the event loop
-                await asyncio.to_thread(_fill_all, [doc for doc, _ in changed])
-            for group in _groups(changed, EMBED_GROUP_CHUNKS):
-                try:
-                    stored, embedded = await self._store(group, collection, batch.origin, known)
-                except EmbeddingUnavailable as exc:  # before any write: the group is as it was, tried next time
-                    failed.extend(SkippedSource(doc.title or doc.source, str(exc)) for doc, _ in group)
-                    stored = embedded = 0
-                    group_failed = True
-                else:
-                    group_failed = False
-                counts["chunks"] += stored
-                counts["embedded"] += embedded
-                for doc, _ in group:
-                    if not group_failed:
-                        counts["updated" if doc.id in known else "added"] += 1
-                    done += 1
-                    if on_progress is not None:
-                        on_progress(done, total, doc.title or doc.source)
-            vanished = [doc_id for doc_id in known if doc_id not in kept]
-            if vanished:
-                await self._remove(vanished, collection)
-                counts["removed"] += len(vanished)
+        started = time.perf_counter()
+        progress = IngestProgress()
+        tally = _Tally()
+
+        def tell() -> None:
+            if on_progress is not None:
+                on_progress(progress)
+
+        for item in paths_or_urls:
+            progress.source = item
+            tell()
+            reading = await self._open(item, collection, base_url, progress, crawl)
+            await self._ingest_one(reading, collection, progress, tally, tell)
+        return await self._finish(tally, collection, started)
+
+    async def _finish(self, tally: _Tally, collection: str, started: float) -> IngestReport:
         report = IngestReport(
-            skipped=tuple(s for b in batches for s in b.skipped),
-            failed=tuple(failed),
+            added=tally.added,
+            updated=tally.updated,
+            unchanged=tally.unchanged,
+            removed=tally.removed,
+            skipped=tuple(tally.skipped),
+            failed=tuple(tally.failed),
+            chunks=tally.chunks,
+            embedded=tally.embedded,
             seconds=time.perf_counter() - started,
-            **counts,
+            crawls=tuple(tally.crawls),
         )
         if report.changed:
             await self._bump_version(collection)
@@ -232,18 +248,131 @@ class Ingestor:
         )
         return report
 
+    async def _ingest_one(
+        self,
+        reading: Reading,
+        collection: str,
+        progress: IngestProgress,
+        tally: _Tally,
+        tell: Callable[[], None],
+        *,
+        remember: bool = True,
+    ) -> None:
+        """Store what one input gives, a group of changed documents at a time, while a site is still being crawled;
+        then remove what is gone and remember the run."""
+        started_at = datetime.now(UTC)
+        known = await self._known_hashes(collection, reading.origin)
+        kept: set[str] = set()
+        changed: list[tuple[SourceDoc, str]] = []
+        waiting = 0
+        removed: list[str] = []
+        crawl: CrawlReport | None = None
+
+        async def store(group: list[tuple[SourceDoc, str]]) -> None:
+            await asyncio.to_thread(_fill_all, [doc for doc, _ in group])  # derived fields, off the event loop
+            try:
+                stored, embedded = await self._store(group, collection, reading.origin, known)
+            except EmbeddingUnavailable as exc:  # before any write: the group is as it was, tried next time
+                tally.failed.extend(SkippedSource(doc.title or doc.source, str(exc)) for doc, _ in group)
+                reading.not_stored(doc.id for doc, _ in group)
+                progress.failed += len(group)
+            else:
+                tally.chunks += stored
+                tally.embedded += embedded
+                progress.chunks_embedded += embedded
+                reading.stored(doc.id for doc, _ in group)
+                replaced = sum(doc.id in known for doc, _ in group)
+                tally.updated += replaced
+                tally.added += len(group) - replaced
+                progress.changed += len(group)
+            progress.chunks_waiting -= sum(len(doc.chunks) for doc, _ in group)
+            tell()
+
+        async def take(doc: SourceDoc) -> None:
+            nonlocal changed, waiting
+            if doc.id in kept:
+                return
+            kept.add(doc.id)
+            progress.current = doc.title or doc.source
+            digest = doc.content_hash()  # of what the source gave: the derived fields are a function of it
+            if known.get(doc.id) == digest:
+                tally.unchanged += 1
+                progress.unchanged += 1
+                reading.stored([doc.id])
+            else:
+                changed.append((doc, digest))
+                waiting += len(doc.chunks)
+                progress.chunks_waiting += len(doc.chunks)
+            tell()
+            if waiting >= EMBED_GROUP_CHUNKS:
+                group, changed, waiting = changed, [], 0
+                await store(group)
+
+        try:
+            # closed on the way out, also on an error: a crawl's requests and workers stop with it
+            async with contextlib.aclosing(reading.documents()) as documents:
+                async for doc in documents:
+                    await take(doc)
+            if changed:
+                await store(changed)
+            tally.unchanged += reading.unchanged_unread(kept)
+            removed = reading.vanished(known, kept)
+            if removed:
+                await self._remove(removed, collection)
+                tally.removed += len(removed)
+                progress.removed += len(removed)
+                tell()
+        finally:
+            crawl = await reading.finish()
+        tally.skipped.extend(reading.skipped)
+        if crawl is not None:
+            tally.crawls.append(crawl)
+            log.info(
+                "site crawled",
+                extra={
+                    "site": crawl.site,
+                    "found": crawl.found,
+                    "fetched": crawl.fetched,
+                    "not_modified": crawl.not_modified,
+                    "failed": len(crawl.failed),
+                    "gone": crawl.gone,
+                    "removed": len(removed),
+                    "not_pages": crawl.not_pages,
+                    "skipped": crawl.skipped,
+                    "requests": crawl.requests,
+                    "bytes": crawl.bytes,
+                    "seconds": round(crawl.seconds, 3),
+                    "problem": crawl.problem,
+                },
+            )
+        if remember:
+            await self._remember_run(reading, collection, started_at, progress, crawl, len(removed))
+
     # ---- reading ---------------------------------------------------------------------------------------------
 
-    async def _read(self, item: str, collection: str, base_url: str | None) -> _Batch:
+    async def _open(
+        self, item: str, collection: str, base_url: str | None, progress: IngestProgress, crawl: CrawlLimits
+    ) -> Reading:
         if _is_url(item):
-            return await self._read_url(item, collection)
-        return await asyncio.to_thread(self._read_path, Path(item), collection, base_url)
+            from storage.ingest.site.reading import SiteReading  # HTTP and HTML code load only for a site
 
-    def _read_path(self, path: Path, collection: str, base_url: str | None) -> _Batch:
+            try:
+                return SiteReading(
+                    self._db, collection, item, crawl, progress, lambda url: document_id(collection, url)
+                )
+            except ValueError as exc:
+                raise IngestError(str(exc), source=item, reason="bad url") from exc
+        reading = await asyncio.to_thread(self._read_path, Path(item), collection, base_url)
+        progress.found += len(reading.docs) + len(reading.skipped)
+        progress.fetched += len(reading.docs)
+        progress.skipped += len(reading.skipped)
+        return reading
+
+    def _read_path(self, path: Path, collection: str, base_url: str | None) -> FolderReading:
         root = path.resolve()
         if not root.exists():
             raise IngestError(f"{path} does not exist", source=str(path), reason="missing")
-        batch = _Batch(origin=str(root))
+        batch = FolderReading(origin=str(root))
         base = root if root.is_dir() else root.parent
         files = list(iter_files(root))
         for file in files:
@@ -257,58 +386,79 @@ class Ingestor:
                         doc_id = document_id(collection, f"seed:{key}")
                         batch.docs.append(seed_to_doc(record, doc_id=doc_id, default_source=url))
                     continue
-                title_hint, sections = read_document_text(raw, file.suffix.lower())
-                modified = datetime.fromtimestamp(file.stat().st_mtime, UTC)
+                read = read_document_text(raw, file.suffix.lower())
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 reason = type(exc).__name__ if isinstance(exc, UnicodeDecodeError) else str(exc)
                 log.warning("skipped unreadable file %s: %s", file, reason)
                 batch.skipped.append(SkippedSource(name=str(file), reason=reason))
                 continue
-            if not sections:
+            if read.draft:
+                batch.skipped.append(SkippedSource(name=str(file), reason="a draft (front matter draft: true)"))
+                continue
+            if not read.sections:
                 batch.skipped.append(SkippedSource(name=str(file), reason="empty"))
                 continue
             path_crumbs = tuple(pretty(part) for part in rel.parent.parts)
-            doc = sections_to_doc(
-                sections,
+            doc = text_to_doc(
+                read,
                 doc_id=document_id(collection, url),
                 source=url,
-                fallback_title=title_hint or pretty(file.stem),
+                fallback_title=pretty(file.stem),
                 path_crumbs=path_crumbs,
             )
-            doc.changed_at = modified
+            doc.changed_at = doc.changed_at or datetime.fromtimestamp(file.stat().st_mtime, UTC)
             batch.docs.append(doc)
         require_readable(str(path), batch.docs, len(batch.skipped), len(files))
         return batch
 
-    async def _read_url(self, url: str, collection: str) -> _Batch:
-        import aiohttp  # only for URLs: a process that never fetches a page does not load the HTTP client
-
-        timeout = aiohttp.ClientTimeout(total=self._http_timeout_s)
-        try:
-            async with aiohttp.ClientSession(timeout=timeout) as http, http.get(url) as response:
-                if response.status >= 400:
-                    raise IngestError(f"{url} answered HTTP {response.status}", source=url, reason="http error")
-                raw = await response.read()
-                content_type = response.headers.get("Content-Type", "")
-                modified = _http_date(response.headers.get("Last-Modified"))
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise IngestError(f"cannot fetch {url}: {type(exc).__name__}", source=url, reason="unreachable") from exc
-        suffix = ".md" if "markdown" in content_type else ".txt" if "text/plain" in content_type else ".html"
-        try:
-            title_hint, sections = read_document_text(raw, suffix)
-        except UnicodeDecodeError as exc:
-            raise IngestError(f"{url} is not UTF-8 text", source=url, reason="undecodable") from exc
-        if not sections:
-            raise IngestError(f"{url} has no text", source=url, reason="empty")
-        doc = sections_to_doc(
-            sections,
-            doc_id=document_id(collection, url),
-            source=url,
-            fallback_title=title_hint or url.rstrip("/").rsplit("/", 1)[-1],
-            path_crumbs=(),
-        )
-        doc.changed_at = modified
-        return _Batch(origin=url, docs=[doc])
+    async def _remember_run(
+        self,
+        reading: Reading,
+        collection: str,
+        started_at: datetime,
+        progress: IngestProgress,
+        crawl: CrawlReport | None,
+        removed: int,
+    ) -> None:
+        """One row per input and ingest for `docbot doctor`; the newest `RUNS_KEPT` per input are kept."""
+        async with self._db.session() as session:
+            documents = await session.scalar(
+                select(func.count()).select_from(DocumentRow).where(
+                    DocumentRow.collection == collection, DocumentRow.origin == reading.origin
+                )
+            )
+            failures = [f"{f.name}: {f.reason}" for f in (crawl.failed if crawl is not None else ())]
+            if crawl is not None and crawl.problem:
+                failures.insert(0, f"robots.txt: {crawl.problem}")
+            session.add(
+                IngestRunRow(
+                    collection=collection,
+                    origin=reading.origin,
+                    kind=reading.kind,
+                    started_at=started_at,
+                    finished_at=datetime.now(UTC),
+                    documents=int(documents or 0),
+                    found=crawl.found if crawl is not None else progress.found,
+                    fetched=crawl.fetched if crawl is not None else progress.fetched,
+                    unchanged=crawl.not_modified if crawl is not None else 0,
+                    changed=0,
+                    failed=len(failures),
+                    removed=removed,
+                    skipped=(crawl.skipped + crawl.not_pages) if crawl is not None else len(reading.skipped),
+                    requests=crawl.requests if crawl is not None else 0,
+                    bytes=crawl.bytes if crawl is not None else 0,
+                    errors=failures[:10],
+                )
+            )
+            old = (
+                select(IngestRunRow.id)
+                .where(IngestRunRow.collection == collection, IngestRunRow.origin == reading.origin)
+                .order_by(IngestRunRow.id.desc())
+                .offset(RUNS_KEPT)
+            )
+            stale = list(await session.scalars(old))
+            if stale:
+                await session.execute(delete(IngestRunRow).where(IngestRunRow.id.in_(stale)))
 
     # ---- storing ---------------------------------------------------------------------------------------------
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -23,21 +25,60 @@ if TYPE_CHECKING:  # the parsers load on the first document read, not with every
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
-TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst"})
+RST_SUFFIXES = frozenset({".rst", ".rest"})
+TEXT_SUFFIXES = frozenset({".txt", ".text"})
 SEED_SUFFIXES = frozenset({".json", ".jsonl"})
-DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
+DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES
+# Admonition kinds written as `:::kind` fences (Docusaurus) or `!!! kind` blocks (MkDocs, Python-Markdown).
+ADMONITION_KINDS = ("note", "tip", "info", "warning", "danger", "caution", "important", "success", "secondary")
 
 _EXPLICIT_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
 _INDENT = "\x00"  # a nested list's indent while HTML text is tidied (whitespace there is layout, not structure)
 _STRUCTURED = frozenset(
-    {"table", "ordered_list", "bullet_list", "dl", "fence", "code_block", "blockquote", "html_block"}
+    {"table", "ordered_list", "bullet_list", "dl", "fence", "code_block", "blockquote", "html_block", "admonition"}
 )
 
 
 @cache
 def _markdown() -> MarkdownIt:
-    """CommonMark, GFM tables, definition lists (built on the first document read)."""
-    return markdown_parser()
+    """CommonMark, GFM tables, definition lists, and admonitions in both common forms: MkDocs' `!!! note "Title"`
+    (mdit-py-plugins' admon) and Docusaurus' `:::note[Title]` fences (its container plugin), built on the first
+    document read."""
+    from mdit_py_plugins.admon import admon_plugin
+    from mdit_py_plugins.container import container_plugin
+
+    parser = markdown_parser().use(admon_plugin)
+    for kind in ADMONITION_KINDS:
+        parser = parser.use(container_plugin, name=kind, validate=_container_of(kind))
+    return parser
+
+
+def _container_of(kind: str) -> Callable[..., bool]:
+    def validate(params: str, *_: object) -> bool:  # `note`, `note Title` and `note[Title]` all open one
+        return params.strip().partition(" ")[0].partition("[")[0].lower() == kind
+
+    return validate
+
+
+def _admonition(token: Token, lines: list[str]) -> str:
+    """An admonition block as a bold lead-in and its text: `**Warning: Back up first**` then the content."""
+    assert token.map is not None
+    start, stop = token.map
+    if token.type == "admonition_open":
+        kind = str(token.meta.get("tag", "note"))
+        title = token.content.strip()
+    else:
+        params = token.info.strip()
+        head, bracket, bracketed = params.partition("[")  # `danger[Data loss]` (Docusaurus 3)
+        if bracket:
+            kind, title = head.strip(), bracketed.rpartition("]")[0].strip()
+        else:
+            kind, _, rest = params.partition(" ")  # `danger Data loss` (Docusaurus 2)
+            title = rest.strip()
+    body = [line for line in lines[start + 1 : stop] if line.strip() not in (":::", "::::")]
+    lead = kind.capitalize() + (f": {title}" if title and title.lower() != kind.lower() else "")
+    content = _dedent("\n".join(line.rstrip() for line in body))
+    return f"**{lead}:** {content}" if content and "\n" not in content else f"**{lead}:**\n\n{content}".strip()
 
 
 def _block_kind(token_type: str) -> str:
@@ -83,6 +124,13 @@ def markdown_sections(text: str) -> list[Section]:
             definitions, i = _definition_list(tokens, i)
             if definitions:
                 blocks.append(("dl", definitions))
+            continue
+        if token.type == "admonition_open" or (token.type.startswith("container_") and token.nesting == 1):
+            blocks.append(("admonition", _admonition(token, lines)))
+            closing = token.type.replace("_open", "_close")
+            i = next((k for k in range(i + 1, len(tokens)) if tokens[k].type == closing
+                      and tokens[k].level == token.level), len(tokens))  # fmt: skip
+            i += 1
             continue
         if token.map is not None and token.type != "hr":
             start, stop = token.map
@@ -176,17 +224,37 @@ def _html_definitions(dl: Tag) -> str:
 
 
 def html_to_markdown(html: str) -> tuple[str, str]:
-    """(page title, Markdown) of an HTML page, through BeautifulSoup: headings as `#` lines (ids as `{#id}`),
+    """(page title, Markdown) of an HTML page: its main content without the site's chrome (see
+    `storage.ingest.site.page`), converted by `main_html_to_markdown`."""
+    from storage.ingest.site.page import scan_page
+
+    scan = scan_page(html)
+    return scan.title, main_html_to_markdown(scan.main_html)
+
+
+def _heading_anchor(heading: Tag) -> str:
+    """A heading's id, or that of the section it opens (Sphinx puts the id on `<section>`, not on `<h2>`)."""
+    own = heading.get("id")
+    if isinstance(own, str) and own:
+        return own
+    parent = heading.parent
+    if parent is not None and parent.name in ("section", "div"):
+        first = parent.find(re.compile(r"^h[1-6]$"))
+        ids = parent.get("id")
+        if first is heading and isinstance(ids, str) and ids:
+            return ids
+    return ""
+
+
+def main_html_to_markdown(html: str) -> str:
+    """Markdown of a page's content region, through BeautifulSoup: headings as `#` lines (anchors as `{#id}`),
     tables as pipe tables with their header, ordered and bullet lists as lists, definition lists as `**term**: text`
-    items, `<pre>` as fenced code; page chrome (nav, header, footer, scripts) dropped."""
+    items, `<pre>` as fenced code."""
     from bs4 import BeautifulSoup, Tag
 
     soup = BeautifulSoup(html, "html.parser")
-    for tag in soup(["script", "style", "noscript", "nav", "footer", "header", "svg", "form"]):
+    for tag in soup(["script", "style", "noscript", "svg", "form", "title"]):
         tag.decompose()
-    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    if soup.title:
-        soup.title.decompose()
     for pre in soup.find_all("pre"):
         assert isinstance(pre, Tag)
         pre.replace_with(f"\n\n```\n{pre.get_text().strip(chr(10))}\n```\n\n")
@@ -195,7 +263,8 @@ def html_to_markdown(html: str) -> tuple[str, str]:
         table.replace_with(f"\n\n{_html_table(table)}\n\n")
     for dl in soup.find_all("dl"):
         assert isinstance(dl, Tag)
-        dl.replace_with(f"\n\n{_html_definitions(dl)}\n\n")
+        if dl.parent is not None and dl.find_parent("dl") is None:  # nested lists go with their definition
+            dl.replace_with(f"\n\n{_html_definitions(dl)}\n\n")
     for items in soup.find_all(["ul", "ol"]):
         assert isinstance(items, Tag)
         if items.parent is not None and items.find_parent(["ul", "ol"]) is None:  # nested lists go with their item
@@ -203,13 +272,13 @@ def html_to_markdown(html: str) -> tuple[str, str]:
     for heading in soup.find_all(re.compile(r"^h[1-6]$")):
         assert isinstance(heading, Tag)
         level = int(heading.name[1])
-        anchor = heading.get("id")
-        suffix = f" {{#{anchor}}}" if isinstance(anchor, str) and anchor else ""
+        anchor = _heading_anchor(heading)
+        suffix = f" {{#{anchor}}}" if anchor else ""
         heading.replace_with(f"\n\n{'#' * level} {heading.get_text(' ', strip=True)}{suffix}\n\n")
-    for block in soup.find_all(["p", "div", "br", "blockquote"]):
+    for block in soup.find_all(["p", "div", "br", "blockquote", "section"]):
         assert isinstance(block, Tag)
         block.insert_after("\n\n" if block.name in ("p", "blockquote") else "\n")
-    return page_title, _tidy(soup.get_text())
+    return _tidy(soup.get_text())
 
 
 def _tidy(text: str) -> str:
@@ -231,12 +300,20 @@ def pretty(stem: str) -> str:
 
 
 def sections_to_doc(
-    sections: list[Section], *, doc_id: str, source: str, fallback_title: str, path_crumbs: tuple[str, ...]
+    sections: list[Section],
+    *,
+    doc_id: str,
+    source: str,
+    fallback_title: str,
+    path_crumbs: tuple[str, ...],
+    title: str = "",
 ) -> SourceDoc:
-    """One document: the first level-1 heading (if it opens the text) is its title; the rest become chunks."""
-    title = fallback_title
-    if sections and sections[0].level == 1 and sum(s.level == 1 for s in sections) == 1:
-        title = sections[0].title
+    """One document: `title` if given (front matter), else the first level-1 heading (if it opens the text and is
+    the only one), else `fallback_title`; the rest become chunks."""
+    if not title:
+        title = fallback_title
+        if sections and sections[0].level == 1 and sum(s.level == 1 for s in sections) == 1:
+            title = sections[0].title
     crumbs = (*path_crumbs, title) if not path_crumbs or path_crumbs[-1] != title else path_crumbs
     seen: dict[str, int] = {}
     stack: list[tuple[int, str]] = []
@@ -264,17 +341,72 @@ def sections_to_doc(
     )
 
 
-def read_document_text(raw: bytes, suffix: str) -> tuple[str, list[Section]]:
-    """(title hint, sections) of a Markdown, HTML or text file; raises UnicodeDecodeError on undecodable bytes."""
+@dataclass(frozen=True, slots=True)
+class ReadText:
+    """What a file's text gave: sections, and the page's own metadata where it has some (an HTML title, MkDocs or
+    Docusaurus front matter)."""
+
+    sections: list[Section]
+    title_hint: str = ""  # used when the text has no single top heading
+    title: str = ""  # the front matter's title: wins over the headings
+    description: str = ""
+    keywords: list[str] = field(default_factory=list)
+    draft: bool = False  # front matter `draft: true`: not published, so not ingested
+
+
+def text_to_doc(
+    read: ReadText, *, doc_id: str, source: str, fallback_title: str, path_crumbs: tuple[str, ...]
+) -> SourceDoc:
+    """A document from what a file's text gave, its front matter's title, description and keywords included."""
+    doc = sections_to_doc(
+        read.sections,
+        doc_id=doc_id,
+        source=source,
+        fallback_title=read.title_hint or fallback_title,
+        path_crumbs=path_crumbs,
+        title=read.title,
+    )
+    doc.description = read.description
+    doc.keywords = list(read.keywords)
+    return doc
+
+
+def read_document_text(raw: bytes, suffix: str) -> ReadText:
+    """A Markdown, reStructuredText, HTML or text file's sections; raises UnicodeDecodeError on undecodable bytes
+    and ValueError on front matter that is not valid YAML."""
     if b"\x00" in raw[:4096]:
         raise UnicodeDecodeError("utf-8", raw[:1], 0, 1, "binary content")
     text = raw.decode("utf-8-sig")
     if suffix in HTML_SUFFIXES:
         page_title, markdown = html_to_markdown(text)
-        return page_title, markdown_sections(markdown)
+        return ReadText(markdown_sections(markdown), title_hint=page_title)
     if suffix in MARKDOWN_SUFFIXES:
-        return "", markdown_sections(text)
-    return "", [Section(title="", level=0, text=normalise_space(text))]
+        return _markdown_with_front_matter(text)
+    if suffix in RST_SUFFIXES:
+        from storage.ingest.rst import rst_sections
+
+        return ReadText(rst_sections(text))
+    return ReadText([Section(title="", level=0, text=normalise_space(text))])
+
+
+def _markdown_with_front_matter(text: str) -> ReadText:
+    """Markdown after its front matter (YAML between `---` lines, as MkDocs and Docusaurus write it), read by
+    python-frontmatter: `title`, `description`, `keywords`/`tags` and `draft` are used."""
+    import frontmatter
+    import yaml
+
+    try:
+        meta, body = frontmatter.parse(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"front matter is not valid YAML: {exc}") from exc
+    words = meta.get("keywords") or meta.get("tags") or []
+    return ReadText(
+        markdown_sections(body),
+        title=str(meta.get("title") or ""),
+        description=str(meta.get("description") or ""),
+        keywords=_as_list(words),
+        draft=meta.get("draft") is True,
+    )
 
 
 # ---- seed records ------------------------------------------------------------------------------------------------
@@ -356,6 +488,17 @@ def seed_to_doc(record: Mapping[str, Any], *, doc_id: str, default_source: str) 
     doc.keywords = _as_list(record.get("keywords"))
     doc.changed_at = _as_time(record.get("updated_at") or record.get("last_modified"))
     return doc
+
+
+def http_date(value: str | None) -> datetime | None:
+    """An HTTP date header (`Last-Modified`, RFC 9110) as aware UTC; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _as_time(value: Any) -> datetime | None:

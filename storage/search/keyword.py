@@ -251,6 +251,22 @@ class KeywordLevel:
         start, end = int(matrix["indptr"][token_id]), int(matrix["indptr"][token_id + 1])
         return bool(rows[np.asarray(matrix["indices"][start:end])].any())
 
+    def knows_joined(self, token: str, rows: npt.NDArray[np.bool_]) -> bool:
+        """Whether one of the texts `rows` marks has `token` written as two adjacent tokens ("wifi" where the docs
+        write "Wi-Fi", "soundbar" for "sound bar"); two known words that never stand together ("air" and "play"
+        for "airplay") do not count."""
+        if not len(self.table.ids):
+            return False
+        ids = self.table.ids
+        for cut in range(2, len(token) - 1):
+            left, right = self.table.vocab.get(token[:cut]), self.table.vocab.get(token[cut:])
+            if left is None or right is None:
+                continue
+            at = np.flatnonzero((ids[:-1] == left) & (ids[1:] == right))
+            if at.size and rows[np.searchsorted(self.table.offsets, at, side="right") - 1].any():
+                return True
+        return False
+
     @cached_property
     def known_tokens(self) -> list[str]:
         """Every token some text of this level has (made on first use, then kept: a level never changes)."""

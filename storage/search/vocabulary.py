@@ -4,8 +4,9 @@ A word counts as used when some chunk's text, title path or document summary in 
 its search term (the keyword levels' stemmed tokens; another collection's words are not looked at, so what it
 holds shows nowhere), or when it is one edit away from such a term, a transposition counting as one edit
 (rapidfuzz's optimal string alignment distance, two edits for terms of eight letters or more): "serch" is
-"search" and "subtitels" is "subtitles", misspelt. The terms are stems, so a misspelling the stemmer cuts
-differently ("crete", "creat" for "create") can stay unknown: one such word never decides on its own.
+"search" and "subtitels" is "subtitles", misspelt; a word the docs write as two ("wifi" for "Wi-Fi", "soundbar" for
+"sound bar") is used when those two stand next to each other somewhere. The terms are stems, so a misspelling the
+stemmer cuts differently ("crete", "creat" for "create") can stay unknown: one such word never decides on its own.
 Three-letter terms are only forgiven against English function words ("hpw" is "how"): one letter apart from
 some three-letter term is true of almost any of them. Numbers, mixed tokens, words shorter than three letters and
 the first halves of English contractions ("weren't" is "weren" and "t" to the tokenizer) are not looked up.
@@ -45,7 +46,10 @@ def unknown_terms(levels: Sequence[Level], text: str) -> tuple[str, ...]:
 
 
 def _used(term: str, levels: Sequence[Level]) -> bool:
-    return any(level.knows(term, rows) for level, rows in levels) or _misspelt(term, levels)
+    return (
+        any(level.knows(term, rows) or level.knows_joined(term, rows) for level, rows in levels)
+        or _misspelt(term, levels)
+    )
 
 
 def _misspelt(term: str, levels: Sequence[Level]) -> bool:

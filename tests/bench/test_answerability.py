@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.answerability import Question, Row, curve, docbot_set, point, run_set
+from bot.settings import Settings
 from tests.helpers.emanual import session_embedder
 
-OPERATING_POINT = 0.25  # bot.settings' default, chosen on the tune split (docs/benchmarks.md)
+OPERATING_POINT = Settings.model_fields["answerability_threshold"].default  # the deployed default
 
 
 def row(answerable: bool, kind: str, score: float | None, gold: bool | None = None) -> Row:
@@ -50,3 +53,15 @@ async def test_docbots_docs_do_not_answer_the_twenty_questions() -> None:
     assert len(refused) / len(rows) >= 0.9
     # most of them by the answerability decision, not by the search finding nothing
     assert sum(r.reason == "no_coverage" and r.score is not None for r in refused) >= 10
+
+
+@pytest.mark.unit
+def test_the_deployed_coefficients_are_the_fit_of_the_committed_tune_rows() -> None:
+    """pipeline/agents/answerability.py's COEFFICIENTS come from `--fit` on the committed tune rows: a change to a
+    signal or a feature that moves the fit shows here, and the coefficients are refitted, never edited by hand."""
+    from bench.answerability import fit
+    from pipeline.agents.answerability import COEFFICIENTS, WORDS_ONLY_COEFFICIENTS
+
+    rows = Path(__file__).resolve().parents[2] / "bench" / "results" / "answerability-tune-20261126.json.gz"
+    assert fit([rows]) == COEFFICIENTS
+    assert fit([rows], without=("meaning",)) == WORDS_ONLY_COEFFICIENTS

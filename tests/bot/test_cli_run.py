@@ -82,6 +82,10 @@ async def test_a_question_asked_while_the_docs_are_read_waits_and_is_answered_fr
     asking = asyncio.create_task(chat.ask(QUESTION))
     await wait_for(lambda: "Still reading the documentation" in screen.getvalue())
     assert not asking.done()  # held by the reading, not answered from the index without the new page
+    # how far it got, while the first (and only) group of chunks is still with the embedder (issue 27)
+    still = " ".join(screen.getvalue().split())
+    assert "(1 found, 1 fetched, 0 unchanged, 0 changed, 0 failed, 0 chunks embedded, " in still, still
+    assert " waiting; " in still
     held.release.set()
     reply = await asyncio.wait_for(asking, 60)
 

@@ -309,3 +309,23 @@ async def test_an_elliptical_follow_up_keeps_the_previous_question(app: App) -> 
     assert reply is not None and reply.kind is ReplyKind.ANSWER
     assert "errors.md#e-3307" in reply.citations[0].url
     assert "E-3307" in reply.text and "E-2041" not in reply.text
+
+
+@pytest.mark.parametrize("asked", ["the sound", "it doesn't work"])
+async def test_every_choice_of_a_clarification_is_answered_from_the_chosen_section(app: App, asked: str) -> None:
+    """Each button, pressed in its own thread: the answer quotes the section the person chose, never "the docs don't
+    say" (they said which section they meant)."""
+    first = await app.service.handle_message(inbound(asked))
+    assert first is not None and first.kind is ReplyKind.CLARIFICATION
+    count = len([a for a in first.actions if a.kind is ActionKind.SEARCH])
+    assert count >= 2
+    for position in range(count):
+        question = inbound(asked)  # a thread of its own for each choice
+        reply = await app.service.handle_message(question)
+        assert reply is not None
+        choice = [a for a in reply.actions if a.kind is ActionKind.SEARCH][position]
+        outcome = await app.service.handle_action(inbound("", thread=question.message_id, action_id=choice.id))
+        answer = outcome.reply
+        assert answer is not None and answer.kind is ReplyKind.ANSWER, (choice.label, answer)
+        section = choice.label.rsplit(" › ", 1)[-1]
+        assert answer.citations and answer.citations[0].title == section, (choice.label, answer.citations)

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # what the offline question path never needs: the OpenAI SDK, the HTTP server and client, the scheduler, the
 # platform SDKs, Pinecone, the HTML and Markdown parsers of ingest, the PostgreSQL dialect
 HEAVY = ("openai", "aiohttp", "apscheduler", "slack_bolt", "slack_sdk", "discord", "pinecone", "bs4",
-         "sqlalchemy.dialects.postgresql")  # fmt: skip
+         "selectolax", "docutils", "protego", "frontmatter", "sqlalchemy.dialects.postgresql")  # fmt: skip
 
 
 def test_the_cli_and_the_composition_root_import_nothing_heavy() -> None:

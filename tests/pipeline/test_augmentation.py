@@ -1,30 +1,38 @@
-"""The numbered sources: the best hits above a share of the top score; approved team answers after the docs."""
+"""The numbered sources: in the order of their best passage, approved team answers after the documentation's
+sections (cited below them when both are kept)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline.agents.augmentation import number_sources
-from pipeline.types import TEAM_ANSWER_DOC_PREFIX, SearchHit
+from pipeline.agents.augmentation import lead_first
+from pipeline.types import TEAM_ANSWER_DOC_PREFIX, Passage, PassageKind, Reading, SourceReference
 
 pytestmark = pytest.mark.unit
 
-
-def hit(doc_id: str, score: float) -> SearchHit:
-    return SearchHit(f"{doc_id}-0000", doc_id, "", doc_id, (), f"https://x/{doc_id}", f"text of {doc_id}", score)
+TEAM = f"{TEAM_ANSWER_DOC_PREFIX}1234"
 
 
-def test_a_team_answer_is_numbered_after_the_docs_it_was_kept_with() -> None:
-    team = f"{TEAM_ANSWER_DOC_PREFIX}1234"
-    sources = number_sources((hit("doc-b", 0.6), hit(team, 0.9), hit("doc-a", 0.7), hit("far", 0.2)),
-                             limit=5, min_share=0.5)  # fmt: skip
-    assert [(s.number, s.doc_id) for s in sources] == [(1, "doc-a"), (2, "doc-b"), (3, team)]
-    assert sources[2].confidence == 0.9  # the order moves, the score (which the answer weighs) does not
+def source(number: int, doc_id: str, score: float) -> SourceReference:
+    return SourceReference(number, f"{doc_id}-0000", doc_id, doc_id, (), f"https://x/{doc_id}", "text", score)
 
 
-def test_the_same_floor_and_limit_decide_what_is_kept() -> None:
-    team = f"{TEAM_ANSWER_DOC_PREFIX}1"
-    kept = number_sources((hit(team, 0.9), hit("doc-a", 0.3)), limit=5, min_share=0.5)
-    assert [s.doc_id for s in kept] == [team]  # a doc below the floor is not brought in by the answer's presence
-    only_two = number_sources((hit("doc-a", 0.9), hit("doc-b", 0.8), hit(team, 0.7)), limit=2, min_share=0.1)
-    assert [s.doc_id for s in only_two] == ["doc-a", "doc-b"]
+def passage(number: int, score: float) -> Passage:
+    return Passage(number, 0, PassageKind.PARAGRAPH, f"passage of {number}", score=score)
+
+
+def test_a_team_answer_is_numbered_after_the_docs_even_when_its_passage_leads() -> None:
+    sources = (source(1, TEAM, 0.9), source(2, "doc-a", 0.7), source(3, "doc-b", 0.6))
+    reading = Reading(passages=(passage(1, 0.95), passage(3, 0.8), passage(2, 0.5)))
+    ranked, renumbered = lead_first(sources, reading)
+    assert [(s.number, s.doc_id) for s in ranked] == [(1, "doc-b"), (2, "doc-a"), (3, TEAM)]
+    # the passages follow their sources: the best one (the team answer's) still leads, now as [3]
+    assert [(p.source, p.text) for p in renumbered.passages] == [
+        (3, "passage of 1"), (1, "passage of 3"), (2, "passage of 2")]
+    assert ranked[2].confidence == 0.9  # the order moves, the score (which the answer weighs) does not
+
+
+def test_without_a_team_answer_the_best_passage_leads_as_before() -> None:
+    sources = (source(1, "doc-a", 0.9), source(2, "doc-b", 0.7))
+    ranked, _ = lead_first(sources, Reading(passages=(passage(2, 0.9), passage(1, 0.4))))
+    assert [s.doc_id for s in ranked] == ["doc-b", "doc-a"]

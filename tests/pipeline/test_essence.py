@@ -168,3 +168,20 @@ async def test_and_how_with_a_whole_question_is_not_elliptical() -> None:
         Payload(text="and how do I reset the remote?", language="en"), Context(history=history("How do I pair it?"))
     )
     assert result.payload.canonical_question == "and how do I reset the remote?"
+
+
+@pytest.mark.parametrize("message", ["help, nothing works", "its broken again", "hey quick q about the bot"])
+async def test_a_first_message_with_nothing_to_go_on_asks_what_it_is_about(message: str) -> None:
+    result = await EssenceAgent().run(Payload(text=message, language="en"), Context())
+    assert result.payload.needs_clarification and result.payload.clarification_reason == "vague"
+    asked = await EssenceAgent().run(Payload(text="help, pairing the remote fails", language="en"), Context())
+    assert not asked.payload.needs_clarification  # a topic of its own is searched
+
+
+async def test_a_one_word_question_going_on_from_the_last_is_asked_with_it() -> None:
+    thread = Context(history=history("How do I install apps on the TV?"))
+    result = await EssenceAgent().run(Payload(text="and how do I delete one?", language="en"), thread)
+    assert result.payload.canonical_question == "How do I install apps on the TV? and how do I delete one?"
+    assert result.payload.context_type is ContextType.FOLLOW_UP
+    alone = await EssenceAgent().run(Payload(text="how do I delete one?", language="en"), thread)
+    assert alone.payload.canonical_question == "how do I delete one?"  # no "and": a question of its own

@@ -12,6 +12,7 @@ from pipeline.envelope import Context, Payload
 from pipeline.locales import SUPPORTED, texts
 from pipeline.types import (
     ActionKind,
+    ContextType,
     QualityDecision,
     SearchQuality,
     SearchRequest,
@@ -203,3 +204,27 @@ def test_a_choice_too_long_for_a_button_shortens_its_page_and_keeps_it() -> None
     assert choice.value == f"{page} › {title}"  # what a press searches: the whole key
     assert len(choice.label) <= MAX_LABEL_CHARS and choice.label.endswith(f"… › {title}")
     assert choice.label.startswith("Reliability")
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [("does it have Wi-Fi?", "en"), ("¿Tiene WiFi?", "es"), ("Hat er WLAN?", "de"), ("Есть ли Wi-Fi?", "ru"),
+     ("有WiFi吗？", "zh"), ("Est-ce qu'il a le WiFi ?", "fr")],
+)  # fmt: skip
+async def test_a_short_yes_no_question_is_answered_not_asked_back(question: str, language: str) -> None:
+    # terse enough to be "ambiguous" by its words, but the section that says yes or no answers it
+    result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text=question, language=language), Context())
+    assert not result.payload.needs_clarification
+    bare = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text="wifi", language=language), Context())
+    assert bare.payload.needs_clarification  # the same few words without the question still ask which one
+
+
+async def test_a_follow_up_saying_it_failed_searches_the_troubleshooting_sections() -> None:
+    retriever = ScriptedRetriever(SearchResponse(hits=(hit("A", 0.9),), quality=SearchQuality.EXCELLENT))
+    asked = Payload(text="what if that doesn't work?", language="en", context_type=ContextType.FOLLOW_UP,
+                    canonical_question="what if pairing the remote doesn't work?")  # fmt: skip
+    await SearchAgent(retriever).run(asked, Context())
+    assert "troubleshooting" in retriever.requests[0].text and "pairing the remote" in retriever.requests[0].text
+    fresh = replace(asked, context_type=ContextType.NEW_TOPIC)  # a first question is searched as asked
+    await SearchAgent(retriever).run(fresh, Context())
+    assert "troubleshooting" not in retriever.requests[1].text

@@ -96,3 +96,13 @@ async def test_the_retriever_knows_the_words_of_a_collection_and_forgets_a_remov
         assert retriever.unknown_terms(question, ("a",)) == ("zebra", "menu", "drive", "subwoof")
     finally:
         await drop_database(db)
+
+
+@pytest.mark.unit
+def test_a_word_the_docs_write_as_two_is_known_and_two_known_words_apart_are_not() -> None:
+    level = KeywordLevel([*TEXTS, "Connect to Wi-Fi from the network menu.", "The Play button starts it. Fresh air."])
+    found = unknown_terms([every_row(level)], "Does it have wifi or airplay?")
+    assert found == ("airplay",)  # "wi" and "fi" stand together in the docs; "air" and "play" never do
+    only_first = np.zeros(level.size, dtype=np.bool_)
+    only_first[0] = True
+    assert unknown_terms([(level, only_first)], "wifi") == ("wifi",)  # in a text the question may not see

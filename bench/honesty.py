@@ -1,0 +1,237 @@
+"""Right, or honestly absent (issue 26): labelled questions through the whole bot, offline, at default settings.
+
+    PYTHONPATH=<tree> python bench/honesty.py shoppers --out R.json [--split test] [--langs en,es,de,ru,zh,fr]
+    PYTHONPATH=<tree> python bench/honesty.py emanual  --out R.json [--limit N]     # the 684 expert QA pairs
+    PYTHONPATH=<tree> python bench/honesty.py docbot   --out R.json                 # bench/data/docbot_newcomer.jsonl
+
+Runs on whatever tree is first on PYTHONPATH (a baseline is the same script run against an older checkout), one new
+thread per question (a `thread` record is asked turn by turn), semantic cache off, vectors cached on disk under
+bench/.cache/ so a rerun embeds only what it has not seen.
+
+Each reply is one of:
+- right: an answer citing a gold section (answerable question);
+- honest: a refusal of a question the docs do not answer;
+- wrong: an answer to an unanswerable question, or one citing no gold section: a quote presented as the answer;
+- wrong_refusal: a refusal of an answerable question;
+- clarified: a clarifying question (`gold_offered` when a gold section is among its choices).
+
+Reported per language and overall: honest and useful = (right + honest) / n, confidently wrong = wrong / n, wrong
+refusals = wrong_refusal / answerable, and gold cited first (the answer's first citation is gold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data"
+SHARED = ROOT.parent / "shared" / "data"
+CACHE = Path(os.environ.get("DOCBOT_BENCH_CACHE", ROOT / "bench" / ".cache" / "embeddings"))  # shared by trees
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def golds(value: Any) -> list[str]:
+    """A label's gold sections: a list, or one string with `|` between alternatives."""
+    if isinstance(value, list):
+        return [str(g) for g in value if g]
+    return [g.strip() for g in str(value or "").split("|") if g.strip()]
+
+
+def cites(url: str, gold: list[str]) -> bool:
+    """`url` points at one of `gold`: `page.md#anchor` by its ending, `emanual/section_n` by its path."""
+    for g in gold:
+        if "#" in g:
+            if url.endswith(g) or url.endswith("/" + g):
+                return True
+        elif url.split("#", 1)[0].endswith(g):
+            return True
+    return False
+
+
+def classify(item: dict[str, Any], kind: str, urls: list[str], offered: list[str]) -> str:
+    gold = golds(item.get("gold"))
+    answerable = bool(item.get("answerable", bool(gold)))
+    if kind == "clarification":
+        return "clarified"
+    if kind == "answer":
+        return "right" if answerable and any(cites(u, gold) for u in urls) else "wrong"
+    if kind == "refusal":
+        return "wrong_refusal" if answerable else "honest"
+    return "other"  # a notice (busy, failure): counted, never right
+
+
+def emanual_corpus() -> Path:
+    sys.path.insert(0, str(ROOT))
+    from tests.helpers.emanual import load_corpus
+
+    corpus = load_corpus(SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json")
+    seed = Path(tempfile.mkdtemp(prefix="honesty_emanual_")) / "emanual.json"
+    seed.write_text(json.dumps(corpus), encoding="utf-8")
+    return seed
+
+
+def shoppers_items(split: str, langs: set[str]) -> list[dict[str, Any]]:
+    items = []
+    for row in load_jsonl(DATA / "shoppers_labelled.jsonl"):
+        items.append({**row, "lang": "en"})
+    for path in sorted(DATA.glob("shoppers_translated_*.jsonl")):
+        items.extend(load_jsonl(path))
+    return [i for i in items if (split == "all" or i["split"] == split) and i.get("lang", "en") in langs]
+
+
+def held_out(key: str) -> str:
+    """A stable half of a set by its id (md5, so it does not depend on the order or on Python's hash seed)."""
+    return "test" if hashlib.md5(key.encode()).digest()[0] % 2 else "tune"  # a split, not security
+
+
+def emanual_items() -> list[dict[str, Any]]:
+    sys.path.insert(0, str(ROOT))
+    from tests.helpers.emanual import _gold, load_corpus
+
+    corpus = load_corpus(SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json")
+    items = []
+    for row in load_jsonl(SHARED / "emanual" / "smart_tv_remote_qa.cleaned.jsonl"):
+        gold = _gold({"section_path": row["section_hierarchy"], "answer": row["answer"]}, corpus)
+        if gold:
+            items.append({"id": row["id"], "set": row["qa_set"], "question": row["question"],
+                          "reference": row["answer"], "gold": gold, "answerable": True, "lang": "en",
+                          "split": held_out(row["id"])})  # fmt: skip
+    return items
+
+
+async def ask_all(corpus: Path, items: list[dict[str, Any]], base_url: str | None) -> list[dict[str, Any]]:
+    from bench.answers_eval import recall  # the share of the reference's content words the reply shows
+    from bench.retrieval import DiskCachedEmbedder
+    from bot.app import build_app
+    from bot.settings import load_settings
+    from pipeline.messages import Inbound, InboundKind
+    from storage.embedder import E5Embedder
+
+    data_dir = Path(tempfile.mkdtemp(prefix="honesty_"))
+    settings = load_settings(
+        data_dir=data_dir, cache_similarity=1.0, user_rate_limit="100000/minute", workspace_rate_limit="100000/minute"
+    )
+    app = await build_app(settings, embedder=DiskCachedEmbedder(E5Embedder(), CACHE))
+    rows = []
+    try:
+        await app.ingest([str(corpus)], collection="default", base_url=base_url)
+        token = f"h{time.time_ns()}"
+        for number, item in enumerate(items):
+            thread = f"{token}-t{number}"
+            reply = None
+            turns = [*(item.get("thread") or []), item["question"]]
+            for turn, text in enumerate(turns):
+                inbound = Inbound(
+                    platform="console", workspace_id=f"w{number}", channel_id="eval", thread_id=thread,
+                    message_id=f"{thread}-{turn}", user_id=f"u{number}", user_name="eval", text=text,
+                    ts=datetime.now(UTC),
+                )  # fmt: skip
+                reply = await app.service.handle_message(inbound)
+            pick = item.get("pick")  # a clarification choice to press, by position (the picks set)
+            if pick is not None and reply is not None and reply.kind.value == "clarification":
+                choices = [a for a in reply.actions if a.kind.value == "search"]
+                if pick < len(choices):
+                    press = Inbound(
+                        platform="console", workspace_id=f"w{number}", channel_id="eval", thread_id=thread,
+                        message_id=f"{thread}-press", user_id=f"u{number}", user_name="eval", text="",
+                        ts=datetime.now(UTC), kind=InboundKind.ACTION, action_id=choices[pick].id,
+                    )  # fmt: skip
+                    outcome = await app.service.handle_action(press)
+                    reply = outcome.reply or reply
+            kind = reply.kind.value if reply is not None else "none"
+            urls = [c.url for c in reply.citations] if reply is not None else []
+            offered = [a.label for a in reply.actions] if reply is not None else []
+            text = reply.text if reply is not None else ""
+            rows.append({
+                "id": item.get("id", number), "lang": item.get("lang", "en"), "set": item.get("set", ""),
+                "split": item.get("split", "all"),
+                "answerable": bool(item.get("answerable", bool(golds(item.get("gold"))))),
+                "kind": kind, "reason": getattr(reply, "reason", None),
+                "outcome": classify(item, kind, urls, offered),
+                "first_cited": bool(urls) and cites(urls[0], golds(item.get("gold"))),
+                "recall": recall(item["reference"], text) if item.get("reference") else None,
+                "question": item["question"], "answer": text, "urls": urls, "offered": offered,
+            })  # fmt: skip
+            if number % 25 == 0:
+                print(f"{number}/{len(items)}", file=sys.stderr, flush=True)
+    finally:
+        await app.close()
+    return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    translated = {r["id"] for r in rows if r["lang"] != "en"}
+    for row in rows:
+        split = row.get("split") or "all"
+        groups[f"{split}/{row['lang']}"].append(row)
+        if row["lang"] == "en" and row["id"] in translated:
+            groups[f"{split}/en-twins"].append(row)  # the English originals of the translated questions
+        if row.get("set"):
+            groups[f"{split}/set:{row['set']}"].append(row)
+        groups[f"{split}/ALL"].append(row)
+    out: dict[str, dict[str, Any]] = {}
+    for name, members in sorted(groups.items()):
+        n = len(members)
+        answerable = [r for r in members if r["answerable"]]
+        count: defaultdict[str, int] = defaultdict(int)
+        for r in members:
+            count[r["outcome"]] += 1
+        recalls = [r["recall"] for r in members if r["recall"] is not None]
+        out[name] = {
+            "n": n,
+            "answerable": len(answerable),
+            "honest_useful": round((count["right"] + count["honest"]) / n, 3),
+            "confidently_wrong": round(count["wrong"] / n, 3),
+            "wrong_refusals": round(count["wrong_refusal"] / len(answerable), 3) if answerable else None,
+            "gold_cited": round(count["right"] / len(answerable), 3) if answerable else None,
+            "gold_first": round(sum(r["first_cited"] for r in answerable) / len(answerable), 3) if answerable else None,
+            "clarified": count["clarified"],
+            "recall": round(sum(recalls) / len(recalls), 3) if recalls else None,
+            "outcomes": dict(count),
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("which", choices=["shoppers", "emanual", "docbot"])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--split", default="all", choices=["test", "tune", "all"])
+    parser.add_argument("--langs", default="en,es,de,ru,zh,fr")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--docs", type=Path, default=ROOT / "docs")
+    parser.add_argument("--qa", type=Path, default=DATA / "docbot_newcomer.jsonl")
+    args = parser.parse_args()
+    base_url = None
+    if args.which == "shoppers":
+        corpus, items = emanual_corpus(), shoppers_items(args.split, set(args.langs.split(",")))
+    elif args.which == "emanual":
+        corpus, items = emanual_corpus(), emanual_items()
+    else:
+        corpus = args.docs
+        items = [i for i in load_jsonl(args.qa) if args.split == "all" or i.get("split", "all") in (args.split, "all")]
+    if args.limit:
+        items = items[: args.limit]
+    rows = asyncio.run(ask_all(corpus, items, base_url))
+    result = {"summary": summary(rows), "rows": rows}
+    args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(json.dumps(result["summary"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""pipeline.text: the names a question uses, in any language."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.locales import all_lexicons
+from pipeline.text import names
+
+pytestmark = pytest.mark.unit
+FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().values()))
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "found"),
+    [
+        ("Can I install Peacock and Apple TV+?", "en", ["Peacock", "Apple", "TV+"]),
+        ("Does this samsung tv support hulu live tv?", "en", []),  # lower-case words are not written as names
+        ("Is it VESA compatible? What about the PS5.", "en", ["VESA", "PS5"]),  # each sentence's first word is not
+        ("Поддерживает ли он Roku и Wi-Fi?", "ru", ["Roku", "Wi-Fi"]),  # Latin script in a Cyrillic question
+        ("这台电视有WiFi吗？", "zh", ["WiFi"]),
+        ("Hat der Fernseher WLAN und AirPlay?", "de", ["WLAN", "AirPlay"]),  # German nouns are capitalised
+        ("Does it work with the Xbox? Does it?", "en", ["Xbox"]),
+    ],
+)
+def test_names_are_the_words_written_as_names_in_any_language(question: str, language: str, found: list[str]) -> None:
+    assert names(question, language, FUNCTION_WORDS) == found
