@@ -2,7 +2,7 @@
 maintainer, and (once approved) ingested as a source like a document; plus the review buttons that act on them.
 
 Kept apart from `storage/tables.py` (operational) and `storage/doc_tables.py` (documents); one Alembic history
-covers all three (`alembic/versions/0006_team_answers.py`).
+covers all three (`alembic/versions/0007_team_answers.py`).
 """
 
 from __future__ import annotations

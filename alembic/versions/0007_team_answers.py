@@ -1,7 +1,7 @@
 """team answers: candidates drafted from resolved threads, their review buttons
 
-Revision ID: 0006_team_answers
-Revises: 0005_press_events
+Revision ID: 0007_team_answers
+Revises: 0006_crawl_state
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision = "0006_team_answers"
-down_revision = "0005_press_events"
+revision = "0007_team_answers"
+down_revision = "0006_crawl_state"
 branch_labels = None
 depends_on = None
 
