@@ -144,13 +144,15 @@ async def run(data: Path, distances: list[float]) -> str:
             until = datetime.now(UTC) + timedelta(minutes=1)
             since = started - timedelta(minutes=1)
             for distance in distances:
+                building = time.perf_counter()
                 digest = await build_digest(app.db, app.embedder, app.team.answers.store, since=since, until=until,
                                             max_distance=distance)  # fmt: skip
+                built = time.perf_counter() - building
                 groups = [c for c in digest.clusters if len(c.gaps) > 1]
                 say()
                 say(f"## Cosine distance {distance}: {digest.gaps} unserved questions, {len(groups)} groups of more "
                     f"than one ({sum(len(c.gaps) for c in groups)} questions), "
-                    f"{len(digest.clusters) - len(groups)} alone")  # fmt: skip
+                    f"{len(digest.clusters) - len(groups)} alone; the digest built in {built:.2f} s")  # fmt: skip
                 gold_of = {item["question"]: item["gold"] for item in week}
                 questions = [g.question for c in digest.clusters for g in c.gaps]
                 vectors = await app.embedder.embed_queries([" ".join(q.split()) for q in questions])
