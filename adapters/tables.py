@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 _RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
@@ -24,25 +25,61 @@ def cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(inner)]
 
 
-def rewrite_tables(text: str, render: Callable[[Table], list[str]]) -> str:
-    """`text` with every pipe table (header line, rule line, rows) replaced by `render(table)`'s lines."""
+@dataclass(frozen=True, slots=True)
+class TableSegment:
+    """A pipe table found in the text, with each column's alignment from its rule line (`:--`, `:-:`, `--:`)."""
+
+    table: Table
+    align: tuple[str | None, ...]  # "left" | "center" | "right" | None (not stated) per column
+
+
+def split_tables(text: str) -> list[str | TableSegment]:
+    """`text` as alternating runs of ordinary lines (joined back into one string each) and the pipe tables between
+    them, in order; a text without tables is one string."""
     lines = text.splitlines()
-    out: list[str] = []
+    out: list[str | TableSegment] = []
+    plain: list[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.lstrip().startswith("|") and i + 1 < len(lines) and _RULE.match(lines[i + 1].strip()):
+            align = tuple(_alignment(rule) for rule in cells(lines[i + 1]))
             header = cells(line)
             rows: list[list[str]] = []
             i += 2
             while i < len(lines) and lines[i].lstrip().startswith("|"):
                 rows.append(cells(lines[i]))
                 i += 1
-            out.extend(render((header, rows)))
+            if plain:
+                out.append("\n".join(plain))
+                plain = []
+            out.append(TableSegment((header, rows), align))
             continue
-        out.append(line)
+        plain.append(line)
         i += 1
+    if plain:
+        out.append("\n".join(plain))
+    return out
+
+
+def _alignment(rule: str) -> str | None:
+    left, right = rule.startswith(":"), rule.endswith(":")
+    if left and right:
+        return "center"
+    return "right" if right else "left" if left else None
+
+
+def rewrite_tables(text: str, render: Callable[[Table], list[str]]) -> str:
+    """`text` with every pipe table (header line, rule line, rows) replaced by `render(table)`'s lines."""
+    out: list[str] = []
+    for segment in split_tables(text):
+        out.extend(render(segment.table) if isinstance(segment, TableSegment) else [segment])
     return "\n".join(out)
+
+
+def plain_cell(cell: str) -> str:
+    """A cell without the inline markup a table cell of a chat cannot show (code ticks, bold stars)."""
+    return _plain(cell)
 
 
 def _plain(cell: str) -> str:

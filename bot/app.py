@@ -166,12 +166,14 @@ class App:
         if self.settings.slack_enabled:
             from adapters.slack.app import SlackAdapter
             from adapters.slack.installations import database_oauth_stores
+            from bot.topics import DocsTopics
 
             stores: dict[str, Any] = {}
             if self.settings.slack_client_id is not None:  # multi-workspace OAuth: installations in our database
                 installations, states = await database_oauth_stores(self.db.engine, self.settings.slack_client_id)
                 stores = {"installation_store": installations, "oauth_state_store": states}
             slack = SlackAdapter(self.settings, **stores)
+            slack.topics = DocsTopics(self.db)  # the suggested prompts of the Messages tab: the docs' top sections
             slack.add_routes(web_app)
             adapters["slack"] = slack
         if self.settings.discord_enabled:

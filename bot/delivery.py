@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import inspect
 import logging
 import os
 import socket
@@ -26,6 +27,8 @@ from typing import TypeVar, cast
 
 from pipeline.locales import texts
 from pipeline.messages import (
+    PUBLISH_PREFIX,
+    SOLVED_PREFIX,
     ConversationHandler,
     DeliveryRejected,
     Inbound,
@@ -36,10 +39,14 @@ from pipeline.messages import (
     ReplyAction,
     ReplyKind,
     ReplySink,
+    Step,
+    StopOutcome,
     StreamingConversationHandler,
     StreamingSink,
     ThreadFetcher,
+    ThreadMarker,
     ThreadRef,
+    WorkDisplaySink,
 )
 from pipeline.types import ActionKind
 from storage.db import Database
@@ -79,6 +86,9 @@ class DeliveryConfig:
     # stream answers into the thread while the LLM writes them (needs a handler that takes `stream=`, i.e.
     # `ConversationService`, and sinks with `open_stream`); the final reply replaces the streamed message
     stream_answers: bool = False
+    # show each question's steps while it runs on sinks that can (`WorkDisplaySink`: Slack's task timeline); needs a
+    # handler that takes `progress=` (`ConversationService`). The final reply replaces the shown work.
+    show_work: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +129,7 @@ class Delivery:
         self._in_flight: dict[str, asyncio.Task[None]] = {}
         self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
         self._refs: dict[str, ThreadRef] = {}  # where this attempt showed progress (the apology replaces it)
+        self._running: dict[str, _Run] = {}  # thread key → the question being answered there (for a stop control)
         self._orphans: dict[str, tuple[ThreadRef, ProgressSink]] = {}  # progress the inbox could not record
 
     # -- intake -------------------------------------------------------------------------------------------------
@@ -273,7 +284,9 @@ class Delivery:
             return await self._press(item, inbound, ref, signs)
         # a retried question's thread was read on its first attempt, and its message id is not the platform's
         fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for and not is_retry(inbound) else None
-        if self.config.stream_answers and isinstance(sink, StreamingSink):
+        if self.config.show_work and isinstance(sink, WorkDisplaySink) and _takes_progress(self._handler):
+            reply, ref = await self._worked(item, inbound, ref, fetcher, sink)
+        elif self.config.stream_answers and isinstance(sink, StreamingSink):
             reply, ref = await self._streamed(inbound, ref, fetcher, sink)
         else:
             reply, ref = await self._with_progress(
@@ -311,6 +324,13 @@ class Delivery:
             if queued:
                 self._wake.set()
             return []
+        if action_id.startswith(PUBLISH_PREFIX):
+            return await self._publish(item, inbound, ref, action_id.removeprefix(PUBLISH_PREFIX))
+        if action_id.startswith(SOLVED_PREFIX):
+            sink = self._sinks.get(ref.platform)
+            if not isinstance(sink, ThreadMarker):
+                return []
+            return [OutgoingReply(ref, await sink.mark_solved(ref), item.key)]
         outcome = await self._handler.handle_action(inbound)
         language = (outcome.reply.language if outcome.reply else None) or await self._language(inbound)
         if outcome.accepted and outcome.marks_message and signs is not None:
@@ -323,6 +343,20 @@ class Delivery:
             notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
             return [OutgoingReply(ref, notice, item.key)]
         return []
+
+    async def _publish(
+        self, item: InboxItem, inbound: Inbound, ref: ThreadRef, question_id: str
+    ) -> list[OutgoingReply]:
+        """Post in public the answer only its asker saw: the reply stored with that question (its message id) in the
+        same conversation, through the outbox to `ref` (the sink has prepared where it goes)."""
+        asked = dataclasses.replace(inbound, kind=InboundKind.MESSAGE, action_id=None, message_id=question_id)
+        reply = await self._replay(asked)
+        if reply is None:
+            language = await self._language(inbound)
+            log.info("nothing to publish", extra={"key": item.key})
+            notice = Reply(ReplyKind.NOTICE, texts(language).failure, language, "", reason="action_notice")
+            return [OutgoingReply(ref, notice, item.key)]
+        return [OutgoingReply(ref, reply, item.key)]
 
     async def _with_progress(
         self, work: Awaitable[T], item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
@@ -390,6 +424,86 @@ class Delivery:
             await stream.discard()
             return reply, ref
         return reply, dataclasses.replace(ref, placeholder_id=streamed_id)
+
+    async def _worked(
+        self, item: InboxItem, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, sink: WorkDisplaySink
+    ) -> tuple[Reply | None, ThreadRef]:
+        """Handle a question while its steps are shown in the thread (and its answer text, when streaming is on);
+        the returned ref points the final reply at the shown work, so it replaces it. A question addressed to the bot
+        shows its work at once; a follow-up from its first step (the service may leave it unanswered). The asker
+        may stop it (`stop`): the reply is then a "stopped" notice."""
+        if item.attempts > 1:  # an earlier attempt may have left its work shown: the reply must replace it
+            ref = await self._earlier_progress(item, ref, sink)
+        display = sink.open_work(ref, inbound)
+        handler = cast(StreamingConversationHandler, self._handler)
+        begun = False
+
+        async def progress(step: Step) -> None:
+            nonlocal begun
+            if not begun:
+                begun = True
+                await display.begin()
+            await display.step(step)
+
+        if inbound.mentioned:
+            begun = True
+            await display.begin()
+        stream = display.update if self.config.stream_answers else None
+        work = asyncio.ensure_future(handler.handle_message(inbound, fetcher, stream=stream, progress=progress))
+        run = _Run(work, inbound.user_id)
+        self._running[inbound.thread_key] = run
+        try:
+            reply: Reply | None = await work
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if not run.stopped or (this is not None and this.cancelling()):  # not a stop: shutdown, a lost claim
+                work.cancel()
+                await display.discard()
+                raise
+            log.info("question stopped by its asker", extra={"key": item.key})
+            language = await self._language(inbound)
+            reply = Reply(ReplyKind.NOTICE, texts(language).stopped, language, "", reason="stopped")
+        except Exception:
+            await display.discard()  # the event is retried or apologised for; no half-shown work stays
+            raise
+        finally:
+            if self._running.get(inbound.thread_key) is run:
+                del self._running[inbound.thread_key]
+        shown = await display.finish()
+        if shown is None:
+            return reply, ref
+        if reply is None:
+            await display.discard()
+            return reply, ref
+        return reply, dataclasses.replace(ref, placeholder_id=shown)
+
+    async def _earlier_progress(self, item: InboxItem, ref: ThreadRef, sink: object) -> ThreadRef:
+        """The progress an earlier attempt left in the thread, for this attempt to replace (ProgressUnknown when it
+        cannot be looked up and attempts remain: answering beside it would leave two posts)."""
+        if ref.placeholder_id or not isinstance(sink, ProgressSink):
+            return ref
+        try:
+            return await asyncio.wait_for(sink.find_progress(ref), timeout=self.config.progress_timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if item.attempts < self.inbox.max_attempts:
+                raise ProgressUnknown(type(exc).__name__) from None
+            log.warning("finding progress failed", extra={"worker": self.worker_id, "error": _error_name(exc)})
+            return ref
+
+    async def stop(self, thread_key: str, user_id: str) -> StopOutcome:
+        """Stop the question being answered in `thread_key` (`pipeline.messages.RunControl`), if `user_id` asked it;
+        its event settles with a "stopped" notice in place of the answer. Only runs in this process can be
+        stopped."""
+        run = self._running.get(thread_key)
+        if run is None or run.work.done():
+            return StopOutcome.NOT_RUNNING
+        if user_id != run.asker_id:
+            return StopOutcome.NOT_ALLOWED
+        run.stopped = True
+        run.work.cancel()
+        return StopOutcome.STOPPED
 
     async def _give_up(self, item: InboxItem, error: str) -> bool:
         """Mark the event failed and tell the person, with a button that queues it once more."""
@@ -490,6 +604,24 @@ class Delivery:
             log.warning("delivery step failed", extra={"worker": self.worker_id, "error": type(exc).__name__})
             await asyncio.sleep(self.config.poll_s)
             return None
+
+
+@dataclass
+class _Run:
+    """A question being answered: its handler task, who asked it, and whether they asked to stop it."""
+
+    work: asyncio.Future[Reply | None]
+    asker_id: str
+    stopped: bool = False
+
+
+def _takes_progress(handler: ConversationHandler) -> bool:
+    """Whether the handler's `handle_message` takes `progress=` (`ConversationService` does; simple handlers and test
+    doubles may not)."""
+    try:
+        return "progress" in inspect.signature(handler.handle_message).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _error_name(exc: BaseException) -> str:

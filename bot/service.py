@@ -21,7 +21,7 @@ from bot.settings import Settings
 from bot.thread_locks import ThreadLocks
 from pipeline.agents.clarification import answers_clarification
 from pipeline.codec import envelope_from_json, envelope_to_json
-from pipeline.envelope import Context, Envelope, Hop, Payload, StreamCallback
+from pipeline.envelope import Context, Envelope, Hop, Payload, ProgressCallback, StreamCallback
 from pipeline.locales import texts, with_unsupported_line
 from pipeline.messages import (
     ActionOutcome,
@@ -110,10 +110,14 @@ class ConversationService:
     # -- messages ---------------------------------------------------------------------------------------------
 
     async def handle_message(
-        self, inbound: Inbound, fetcher: ThreadFetcher | None = None, stream: StreamCallback | None = None
+        self,
+        inbound: Inbound,
+        fetcher: ThreadFetcher | None = None,
+        stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
     ) -> Reply | None:
         """The reply to `inbound`, or None. `stream` is shown the answer text while the LLM writes it, when
-        `Settings.llm_streaming` is on (the offline strategy never calls it)."""
+        `Settings.llm_streaming` is on (the offline strategy never calls it); `progress` is told each pipeline step."""
         policy = self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id)
         existing = await self._conversations.find(inbound.thread_key)
         if not inbound.mentioned and (existing is None or policy.follow_mode == "mention"):
@@ -129,9 +133,20 @@ class ConversationService:
             language = await self._language_of(checked.text if readable else "", existing)
             return self._notice(language, checked.problem.value, conversation_id=existing.id if existing else "")
 
+        collections = self._collections(inbound, policy.collections)
         async with self._thread_locks.hold(inbound.thread_key):
             stream = stream if self._settings.llm_streaming else None
-            return await self._answer(inbound, checked.text, policy.collections, fetcher, stream)
+            return await self._answer(inbound, checked.text, collections, fetcher, stream, progress)
+
+    def _collections(self, inbound: Inbound, own: tuple[str, ...]) -> tuple[str, ...]:
+        """The collections a question searches: its channel's, or those configured for the channel the asker was
+        looking at (Slack's agent view context) when a policy names that channel and allows it there."""
+        chosen = self._settings.search_collections(
+            inbound.platform, inbound.workspace_id, inbound.channel_id, inbound.context_channel_id
+        )
+        if chosen != own:
+            log.info("collections of the viewed channel", extra={"channel": inbound.context_channel_id})
+        return chosen
 
     async def _answer(
         self,
@@ -140,6 +155,7 @@ class ConversationService:
         collections: tuple[str, ...],
         fetcher: ThreadFetcher | None,
         stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
     ) -> Reply | None:
         conversation = await self._conversations.get_or_create(
             inbound.thread_key,
@@ -182,6 +198,7 @@ class ConversationService:
             docs_language=self._settings.docs_language,
             deadline=time.monotonic() + self._settings.question_deadline_s,
             stream=stream,
+            progress=progress,
         )
         started = self._now()
         pending = await self._conversations.get_pending(conversation.id)

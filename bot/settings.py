@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     max_regenerate_rounds: int = Field(default=1, ge=0)
     # below this answerability score the bot says "the docs don't say" instead of quoting a nearby section;
     # 0 never refuses on the score (fitted by `python -m bench.answerability`, see docs/benchmarks.md)
-    answerability_threshold: float = Field(default=0.4, ge=0, le=1)
+    answerability_threshold: float = Field(default=0.5, ge=0, le=1)
 
     # LLM (the openai SDK's standard names)
     openai_api_key: SecretStr | None = Field(
@@ -207,6 +207,9 @@ class Settings(BaseSettings):
     )
     discord_support_role_id: int | None = None
     discord_click_policy: ClickPolicy = ClickPolicy.THREAD
+    # forum channels whose every new post docbot answers in the post's thread (ids; comma-separated in the environment)
+    discord_forum_channels: tuple[int, ...] = ()
+    discord_solved_tag: str = "Solved"  # the forum tag the "Solved" button applies (matched case-insensitively)
 
     # Pinecone
     pinecone_api_key: SecretStr | None = Field(
@@ -300,6 +303,17 @@ class Settings(BaseSettings):
         if not matching:
             return ChannelPolicy()
         return max(matching, key=ChannelPolicy.specificity)
+
+    def search_collections(
+        self, platform: str, workspace_id: str, channel_id: str, viewed_channel_id: str | None = None
+    ) -> tuple[str, ...]:
+        """The collections a question asked in `channel_id` searches: that channel's, or, when the asker was looking
+        at another channel (Slack's agent view context) that a policy names and allows, that channel's."""
+        own = self.channel_policy(platform, workspace_id, channel_id).collections
+        if not viewed_channel_id or viewed_channel_id == channel_id:
+            return own
+        viewed = self.channel_policy(platform, workspace_id, viewed_channel_id)
+        return viewed.collections if viewed.channel_id == viewed_channel_id and viewed.allowed else own
 
 
 def load_settings(**overrides: Any) -> Settings:

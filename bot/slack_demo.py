@@ -116,24 +116,28 @@ class SlackScenario:
         return await self._post(body, "application/json")
 
     async def press(self, user: str, message: Message, label: str) -> None:
-        """A person presses the button labelled `label` on one of the bot's messages."""
-        for block in message.blocks:
-            for element in block.get("elements", ()) if block.get("type") == "actions" else ():
-                if element["text"]["text"] == label:
-                    self.lines.append(f"{PEOPLE.get(user, user)} pressed [{label}]")
-                    payload = {
-                        "type": "block_actions", "team": {"id": TEAM}, "user": {"id": user, "username": user},
-                        "api_app_id": "A0001", "trigger_id": f"t{time.time_ns()}",
-                        "container": {"type": "message", "message_ts": message.ts, "channel_id": message.channel,
-                                      "thread_ts": message.thread_ts},
-                        "channel": {"id": message.channel}, "message": message.as_api(),
-                        "actions": [{**element, "block_id": block.get("block_id"), "action_ts": f"{time.time():.6f}"}],
-                    }  # fmt: skip
-                    form = urllib.parse.urlencode({"payload": json.dumps(payload)})
-                    await self._post(form, "application/x-www-form-urlencoded")
-                    await self.settle()
-                    return
+        """A person presses the button labelled `label` (or beside the choice `label`) on one of the bot's messages."""
+        for block_id, shown, action in pressables(message.blocks):
+            if shown != label:
+                continue
+            self.lines.append(f"{PEOPLE.get(user, user)} pressed [{label}]")
+            payload = {
+                "type": "block_actions", "team": {"id": TEAM}, "user": {"id": user, "username": user},
+                "api_app_id": "A0001", "trigger_id": f"t{time.time_ns()}",
+                "container": {"type": "message", "message_ts": message.ts, "channel_id": message.channel,
+                              "thread_ts": message.thread_ts},
+                "channel": {"id": message.channel}, "message": message.as_api(),
+                "actions": [{**action, "block_id": block_id, "action_ts": f"{time.time():.6f}"}],
+            }  # fmt: skip
+            form = urllib.parse.urlencode({"payload": json.dumps(payload)})
+            await self._post(form, "application/x-www-form-urlencoded")
+            await self.settle()
+            return
         raise LookupError(f"no button {label!r} on message {message.ts}")
+
+    def show_work(self, since: int) -> None:
+        """The Web API calls that showed a question's work (from call `since` on), as a person would see them."""
+        self.lines.extend("    " + line for line in work_transcript(self.api.calls[since:]))
 
     def thread(self, root_ts: str, channel: str = "C1") -> list[Message]:
         return self.api.bot_messages(channel, thread_ts=root_ts)
@@ -152,26 +156,88 @@ class SlackScenario:
             return response.status
 
 
+def pressables(blocks: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(block_id, what a person reads as the button, what Slack sends when it is pressed) for every button of ours:
+    in actions blocks, beside a clarification choice (read as the choice), and both feedback buttons."""
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    for block in blocks:
+        block_id = str(block.get("block_id") or "")
+        accessory = block.get("accessory")
+        if block.get("type") == "section" and isinstance(accessory, dict) and "value" in accessory:
+            found.append((block_id, choice_label(block["text"]["text"]), accessory))
+        for element in block.get("elements", ()) if block.get("type") in ("actions", "context_actions") else ():
+            if element.get("type") == "feedback_buttons":
+                for key in ("positive_button", "negative_button"):
+                    button = element[key]
+                    sent = {"type": "feedback_buttons", "action_id": element["action_id"], **button}
+                    found.append((block_id, button["text"]["text"], sent))
+            elif "value" in element:
+                found.append((block_id, element["text"]["text"], element))
+    return found
+
+
+_TASK_MARK = {"in_progress": "…", "complete": "✓", "error": "✗", "pending": "·"}
+
+
+def work_transcript(calls: Sequence[Any]) -> list[str]:
+    """What the calls that show a question's work did, one line each: the agent session (the stop button), the task
+    timeline's tasks as they start and finish, and the answer replacing them."""
+    lines: list[str] = []
+    for call in calls:
+        args = call.args
+        if call.method == "agents.sessions.setStatus":
+            what = "stop button shown" if args["status"] == "processing" else "stop button gone"
+            lines.append(f"[agents.sessions.setStatus {args['status']}] {what}")
+        elif call.method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
+            tasks = [c for c in args.get("chunks") or [] if c.get("type") == "task_update"]
+            shown = "; ".join(f"{_TASK_MARK[c['status']]} {c['title']}" + (f" ({c['output']})" if c.get("output")
+                              else "") for c in tasks)  # fmt: skip
+            extra = f" session {args['session_status']}" if args.get("session_status") else ""
+            chunks = args.get("chunks") or []
+            text = "".join(str(c.get("text") or "") for c in chunks if c.get("type") == "markdown_text")
+            if text:
+                shown = "; ".join(filter(None, [shown, f"the answer so far: “…{text[-40:]}”"]))
+            lines.append(f"[{call.method}{extra}] {shown or '(no change)'}")
+        elif call.method == "chat.update":
+            lines.append(f"[chat.update] the answer replaces the timeline: {str(args.get('text', ''))[:60]}…")
+            break
+    return lines
+
+
+def choice_label(section_text: str) -> str:
+    """A clarification choice's label from its section (`*1.* label`)."""
+    number, _, label = section_text.partition(" ")
+    return label if number.startswith("*") and number.endswith(".*") else section_text
+
+
 def describe(message: Message) -> list[str]:
-    """A bot message as text: its sections, sources line, buttons and the shown choice."""
+    """A bot message as text: its sections, tables, sources, buttons and the shown choice."""
     lines = ["docbot:"]
     for block in message.blocks:
         kind = block.get("type")
         if kind == "section":
             lines.extend("  " + line for line in block["text"]["text"].splitlines() if line.strip())
+            if isinstance(block.get("accessory"), dict):
+                lines[-1] += f"  [{block['accessory']['text']['text']}]"
+        elif kind == "table":
+            lines.extend("  | " + " | ".join(c.get("text", "") for c in row) + " |" for row in block["rows"])
         elif kind == "context":
             lines.append("  · " + " ".join(e.get("text", "") for e in block.get("elements", ())))
-        elif kind == "actions":
-            lines.append("  [" + "] [".join(e["text"]["text"] for e in block.get("elements", ())) + "]")
+        elif kind == "carousel":
+            lines.extend(f"  ▭ {card['title']['text']} — {(card.get('subtitle') or {}).get('text', '')}"
+                         for card in block.get("elements", ()))  # fmt: skip
+        elif kind in ("actions", "context_actions"):
+            links = [f"{e['text']['text']} ↗" for e in block.get("elements", ()) if e.get("url")]
+            lines.append("  [" + "] [".join([*(shown for _, shown, _ in pressables([block])), *links]) + "]")
     return lines
 
 
 def first_choice(message: Message) -> str:
-    """The label of the first button of a clarification (the best-matching section)."""
-    for block in message.blocks:
-        if block.get("type") == "actions" and block.get("elements"):
-            return str(block["elements"][0]["text"]["text"])
-    raise LookupError(f"no buttons on message {message.ts}")
+    """The label of the first choice of a clarification (the best-matching section)."""
+    for block_id, shown, _ in pressables(message.blocks):
+        if block_id.startswith(("docbot_option", "docbot_options")):
+            return shown
+    raise LookupError(f"no choices on message {message.ts}")
 
 
 async def run_demo(data_dir: Path, *, use_e5: bool = True, out: Callable[[str], None] = print) -> SlackScenario:
@@ -187,7 +253,9 @@ async def run_demo(data_dir: Path, *, use_e5: bool = True, out: Callable[[str], 
     try:
         await app.ingest([str(MANUAL)], base_url=DOCS_URL)
         await scenario.start()
+        before = len(api.calls)
         root, _ = await scenario.say("UALICE", "how do I pair the remote with the hub?")
+        scenario.show_work(before)
         scenario.show(scenario.thread(root)[-1])
         await scenario.say("UALICE", "and how do I replace its batteries?", thread_ts=root, mention=False)
         scenario.show(scenario.thread(root)[-1])

@@ -13,10 +13,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from pipeline.envelope import StreamCallback
+from pipeline.envelope import ProgressCallback, Step, StepStatus, StreamCallback
 from pipeline.types import ActionKind, HistoryMessage
 
 __all__ = [
+    "PUBLISH_PREFIX",
+    "SOLVED_PREFIX",
     "ActionOutcome",
     "Citation",
     "ConversationHandler",
@@ -31,12 +33,24 @@ __all__ = [
     "ReplyKind",
     "ReplySink",
     "ReplyStream",
+    "RunControl",
     "RunSummary",
+    "Step",
+    "StepStatus",
+    "StopOutcome",
     "StreamingConversationHandler",
     "StreamingSink",
     "ThreadFetcher",
+    "ThreadMarker",
     "ThreadRef",
+    "WorkDisplay",
+    "WorkDisplaySink",
 ]
+
+
+# Button actions the delivery carries out itself (not stored actions of the service); the rest of the id says on what.
+PUBLISH_PREFIX = "publish:"  # post an answer only its asker saw (the reply stored with that question) in public
+SOLVED_PREFIX = "solved:"  # mark the thread solved on the platform (a Discord forum's solved tag)
 
 
 class DeliveryRejected(Exception):
@@ -67,6 +81,9 @@ class Inbound:
     kind: InboundKind = InboundKind.MESSAGE
     action_id: str | None = None
     mentioned: bool = True  # addressed to the bot (mention, /ask, DM); False for plain thread follow-ups
+    # the channel the asker was looking at when they asked (Slack's agent view context), as the platform reported
+    # it: the service may search that channel's collections instead (the channel's own policy decides)
+    context_channel_id: str | None = None
 
     @property
     def thread_key(self) -> str:
@@ -193,10 +210,15 @@ class ReplayingHandler(Protocol):
 
 class StreamingConversationHandler(ConversationHandler, Protocol):
     """A handler that can show the answer while it is written (`ConversationService`): `stream` receives the
-    answer text so far; it is only called in LLM mode with streaming enabled."""
+    answer text so far (only in LLM mode with streaming enabled); `progress` is told each pipeline step as it starts
+    and ends."""
 
     async def handle_message(
-        self, inbound: Inbound, fetcher: ThreadFetcher | None = None, stream: StreamCallback | None = None
+        self,
+        inbound: Inbound,
+        fetcher: ThreadFetcher | None = None,
+        stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
     ) -> Reply | None: ...
 
 
@@ -242,6 +264,49 @@ class ReplyStream(Protocol):
 
     async def discard(self) -> None:
         """Remove the streamed message (no reply will replace it)."""
+        ...
+
+
+class WorkDisplay(ReplyStream, Protocol):
+    """A question's work shown while it runs (Slack: a task timeline streamed into the thread, or one status message
+    updated in place where streaming fails), then the answer text as it is written. Like a `ReplyStream` it is
+    ephemeral progress: the final reply replaces the message `finish` names."""
+
+    async def begin(self) -> None:
+        """Show that work started (idempotent; never raises)."""
+        ...
+
+    async def step(self, step: Step) -> None:
+        """A pipeline step started or ended; returns at once (the showing is queued) and never raises."""
+        ...
+
+
+@runtime_checkable
+class WorkDisplaySink(Protocol):
+    """A sink that can show a question's steps while it runs (`WorkDisplay`)."""
+
+    def open_work(self, ref: ThreadRef, inbound: Inbound) -> WorkDisplay: ...
+
+
+class StopOutcome(StrEnum):
+    STOPPED = "stopped"  # the run was cancelled; a "stopped" notice replaces its progress in the thread
+    NOT_RUNNING = "not_running"  # nothing runs for that thread here (finished, queued, or on another replica)
+    NOT_ALLOWED = "not_allowed"  # only the person who asked may stop it
+
+
+@runtime_checkable
+class RunControl(Protocol):
+    """Stops a question while it runs (`bot.delivery.Delivery`), for a platform's stop control."""
+
+    async def stop(self, thread_key: str, user_id: str) -> StopOutcome: ...
+
+
+@runtime_checkable
+class ThreadMarker(Protocol):
+    """A sink that can mark a thread solved on the platform (a Discord forum post's solved tag)."""
+
+    async def mark_solved(self, ref: ThreadRef) -> Reply:
+        """Mark it; the note for the person who pressed (done, or why not). Raising is a transient failure."""
         ...
 
 

@@ -19,7 +19,7 @@ import structlog
 
 from pipeline.agents.search import KEYWORD_ONLY
 from pipeline.closest import out_of_scope_refusal
-from pipeline.envelope import Agent, AgentResult, Context, Envelope, EnvelopeError, Hop, Payload
+from pipeline.envelope import Agent, AgentResult, Context, Envelope, EnvelopeError, Hop, Payload, Step, StepStatus
 from pipeline.limits import RoleBusy, RoleLimit, build_limits
 from pipeline.locales import DEFAULT, texts
 from pipeline.locales.base import Texts
@@ -127,6 +127,7 @@ class PipelineRunner:
     async def _drive(self, envelope: Envelope, context: Context) -> PipelineResult:
         started = self._clock.monotonic()
         first_count = envelope.process_count
+        attempts: dict[Role, int] = {}  # runs of each role in this drive, for the progress shown to the person
         try:
             while True:
                 route = await self._route(envelope)
@@ -139,7 +140,8 @@ class PipelineRunner:
                 if route.counts_round is not None:
                     envelope.rounds[route.counts_round] = envelope.rounds.get(route.counts_round, 0) + 1
                 envelope.target_role = route.to
-                await self._step(envelope, route.to, context)
+                attempts[route.to] = attempts.get(route.to, 0) + 1
+                await self._step(envelope, route.to, context, attempts[route.to])
         except _Stop as stop:
             result = stop.result
         log.info(
@@ -185,9 +187,10 @@ class PipelineRunner:
         )
         return route
 
-    async def _step(self, envelope: Envelope, role: Role, context: Context) -> None:
+    async def _step(self, envelope: Envelope, role: Role, context: Context, attempt: int = 1) -> None:
         """Run one agent under its role's slot and timeout, then apply its result to the envelope."""
         agent = self._agents[role]
+        await _report(context, Step(role, StepStatus.STARTED, attempt))
         started_at = self._clock.now()
         begin = self._clock.monotonic()
         entered = begin
@@ -200,17 +203,22 @@ class PipelineRunner:
                 async with asyncio.timeout(timeout):
                     result = await agent.run(envelope.payload, context)
         except RoleBusy as busy:
+            await _report(context, Step(role, StepStatus.FAILED, attempt))
             raise _Stop(self._busy(envelope, busy)) from None
         except TimeoutError:
+            await _report(context, Step(role, StepStatus.FAILED, attempt))
             self._record_failed_hop(envelope, role, started_at, begin, entered, "timeout")
             message = f"{role.value} did not finish within {self._timeout(role, context, entered):.3g}s"
             raise _Stop(self._fail(envelope, role, "timeout", message)) from None
         except _Stop:
+            await _report(context, Step(role, StepStatus.FAILED, attempt))
             raise
         except Exception as exc:  # an agent fault must never reach the caller
+            await _report(context, Step(role, StepStatus.FAILED, attempt))
             self._record_failed_hop(envelope, role, started_at, begin, entered, type(exc).__name__)
             raise _Stop(self._fail(envelope, role, "exception", _describe(exc))) from None
         if not isinstance(result, AgentResult) or not isinstance(result.payload, Payload):
+            await _report(context, Step(role, StepStatus.FAILED, attempt))
             self._record_failed_hop(envelope, role, started_at, begin, entered, "invalid result")
             message = f"{role.value} returned {type(result).__name__}, not an AgentResult with a Payload"
             raise _Stop(self._fail(envelope, role, "invalid_result", message))
@@ -232,6 +240,7 @@ class PipelineRunner:
                 usage=result.usage,
             )
         )
+        await _report(context, _done(role, attempt, result.payload))
 
     def _timeout(self, role: Role, context: Context, now: float) -> float:
         if context.deadline is None:
@@ -332,6 +341,29 @@ class PipelineRunner:
         log.warning("pipeline.failure", conversation_id=envelope.conversation_id, role=role.value, kind=kind)
         notes = (*fallback_notes(envelope), f"{role.value}: {kind}")
         return PipelineResult(ResultKind.FAILURE, text, language, envelope, reason=kind, fallback_notes=notes)
+
+
+async def _report(context: Context, step: Step) -> None:
+    """Tell the progress callback, if any; its failure never touches the run."""
+    if context.progress is None:
+        return
+    try:
+        await context.progress(step)
+    except Exception as exc:
+        log.warning("pipeline.progress_failed", role=step.role.value, error=type(exc).__name__)
+
+
+def _done(role: Role, attempt: int, payload: Payload) -> Step:
+    """The finished step with the facts the person may see (counts and grades, no text)."""
+    if role is Role.LANG:
+        return Step(role, StepStatus.DONE, attempt, language=payload.language)
+    if role is Role.SEARCH:
+        grade = payload.search_quality.value if payload.search_quality else None
+        return Step(role, StepStatus.DONE, attempt, sections=len(payload.search_results), decision=grade)
+    if role is Role.QUALITY:
+        decision = payload.quality_decision.value if payload.quality_decision else None
+        return Step(role, StepStatus.DONE, attempt, decision=decision)
+    return Step(role, StepStatus.DONE, attempt)
 
 
 def stop_text(kind: ResultKind, reason: str | None, language: str | None) -> str:

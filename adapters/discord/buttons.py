@@ -2,7 +2,9 @@
 after a restart (the class is registered in `setup_hook`; no view has to be remembered).
 
 custom_id: `docbot:<tag>:<action id>:<asker id>` (at most 100 characters)
-- tag `a`: an ordinary action; tag `h`: "ask a human" (the adapter then mentions the support role),
+- tag `a`: an ordinary action; tag `h`: "ask a human" (the adapter then mentions the support role); tag `p`:
+  "Publish" a private answer (the action id is `<question interaction id>-<message id it was about>`); tag `s`:
+  "Solved" in a forum post (the action id is the post's thread id, the asker its author),
 - action id: the opaque stored-action id from the service (letters, digits, `_`, `-`),
 - asker id: the Discord user who asked, for the "only the asker may click" policy.
 """
@@ -16,7 +18,8 @@ from typing import Any, Protocol, Self, runtime_checkable
 import discord
 
 CUSTOM_ID_LIMIT = 100
-TEMPLATE = r"docbot:(?P<tag>[ah]):(?P<id>[A-Za-z0-9_-]+):(?P<asker>[0-9]+)"
+TEMPLATE = r"docbot:(?P<tag>[ahps]):(?P<id>[A-Za-z0-9_-]+):(?P<asker>[0-9]+)"
+ACTION, HUMAN, PUBLISH, SOLVED = "a", "h", "p", "s"
 _ACTION_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -27,10 +30,15 @@ class ButtonRef:
     action_id: str
     asker_id: int
     ask_human: bool = False
+    tag: str = ACTION  # ACTION, HUMAN, PUBLISH or SOLVED (HUMAN when `ask_human`)
+
+    @property
+    def kind(self) -> str:
+        return HUMAN if self.ask_human else self.tag
 
     @property
     def custom_id(self) -> str:
-        value = f"docbot:{'h' if self.ask_human else 'a'}:{self.action_id}:{self.asker_id}"
+        value = f"docbot:{self.kind}:{self.action_id}:{self.asker_id}"
         if not _ACTION_ID.fullmatch(self.action_id) or len(value) > CUSTOM_ID_LIMIT:
             raise ValueError(f"stored-action id does not fit a Discord custom_id: {self.action_id!r}")
         return value
@@ -40,7 +48,13 @@ class ButtonRef:
         match = re.fullmatch(TEMPLATE, custom_id)
         if match is None:
             return None
-        return cls(action_id=match["id"], asker_id=int(match["asker"]), ask_human=match["tag"] == "h")
+        return cls._of(match)
+
+    @classmethod
+    def _of(cls, match: re.Match[str]) -> ButtonRef:
+        tag = match["tag"]
+        return cls(action_id=match["id"], asker_id=int(match["asker"]), ask_human=tag == HUMAN,
+                   tag=ACTION if tag == HUMAN else tag)  # fmt: skip
 
 
 @runtime_checkable
@@ -61,7 +75,7 @@ class ActionButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], t
     async def from_custom_id(
         cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> Self:
-        ref = ButtonRef(action_id=match["id"], asker_id=int(match["asker"]), ask_human=match["tag"] == "h")
+        ref = ButtonRef._of(match)
         label = getattr(item, "label", None) or "…"
         return cls(ref, label=label)
 

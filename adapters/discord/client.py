@@ -23,14 +23,23 @@ from discord import app_commands
 
 from adapters.discord import wording
 from adapters.discord.api_url import use_api_url
-from adapters.discord.buttons import ActionButton, ButtonRef
+from adapters.discord.buttons import PUBLISH, SOLVED, ActionButton, ButtonRef
 from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.render import no_mentions
-from adapters.discord.sink import DiscordReplySink, before_thread, discord_thread_ref
+from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
 from bot.input_check import check_question
 from bot.settings import ClickPolicy, Settings
-from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadFetcher, ThreadRef
+from pipeline.messages import (
+    PUBLISH_PREFIX,
+    SOLVED_PREFIX,
+    Inbound,
+    InboundKind,
+    Reply,
+    ReplyKind,
+    ThreadFetcher,
+    ThreadRef,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +60,24 @@ def default_intents() -> discord.Intents:
     return intents
 
 
+# Installable on servers and by people (user install); usable in servers, DMs with the bot and other private channels
 @app_commands.command(name="ask", description=wording.ASK_COMMAND_DESCRIPTION)
 @app_commands.describe(question=wording.ASK_OPTION_DESCRIPTION)
+@app_commands.allowed_installs(guilds=True, users=True)
+@app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
 async def ask_command(interaction: discord.Interaction[Any], question: str) -> None:
     client = interaction.client
     if isinstance(client, DocbotClient):
         await client.on_ask(interaction, question)
+
+
+@app_commands.context_menu(name=wording.ASK_ABOUT_COMMAND)
+@app_commands.allowed_installs(guilds=True, users=True)
+@app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+async def ask_about_command(interaction: discord.Interaction[Any], message: discord.Message) -> None:
+    client = interaction.client
+    if isinstance(client, DocbotClient):
+        await client.on_ask_about(interaction, message)
 
 
 class DocbotClient(discord.Client):
@@ -91,8 +112,12 @@ class DocbotClient(discord.Client):
         self.ack_within_s = ACK_WITHIN_S
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(ask_command)
+        self.tree.add_command(ask_about_command)
         self.tree.error(self._on_command_error)
-        self.sink = DiscordReplySink(self, support_role_id=settings.discord_support_role_id)
+        self.sink = DiscordReplySink(
+            self, support_role_id=settings.discord_support_role_id, solved_tag=settings.discord_solved_tag
+        )
+        self._forums = frozenset(settings.discord_forum_channels)
 
     async def _on_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -145,7 +170,9 @@ class DocbotClient(discord.Client):
         if not self._recent.first_time(f"message:{message.id}"):
             log.info("discord duplicate event dropped", extra={"message_id": message.id})
             return
-        addressed = self._is_addressed(message, me.id)
+        addressed = self._is_addressed(message, me.id) or (
+            self._forum_post(message.channel) is not None and message.id == message.channel.id
+        )
         in_thread = isinstance(message.channel, discord.Thread)
         if not addressed and not in_thread:
             return  # channel chatter
@@ -174,6 +201,9 @@ class DocbotClient(discord.Client):
         workspace_id = str(guild_id) if guild_id is not None else "dm"
         channel_id, thread_id = conversation_ids(message.channel)
         text = strip_bot_mention(message.content, bot_id, role_ids=_bot_role_ids(message, bot_id))
+        post = self._forum_post(message.channel)
+        if post is not None and message.id == post.id:  # a new forum post: its title and first message ask
+            addressed, text = True, "\n\n".join(part for part in (post.name, text) if part.strip())
         new_thread = thread_id is None and self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed
         if new_thread:
             thread_id = str(message.id)  # a thread started on a message has the message's id
@@ -194,9 +224,17 @@ class DocbotClient(discord.Client):
             extra={"message_id": message.id, "thread_id": thread_id, "mentioned": addressed, "chars": len(text)},
         )
         ref = discord_thread_ref(
-            workspace_id, channel_id, thread_id or channel_id, asker_id=author.id, start_thread=new_thread
-        )
+            workspace_id, channel_id, thread_id or channel_id, asker_id=author.id, start_thread=new_thread,
+            forum_id=str(post.parent_id) if post is not None else None,
+            owner_id=str(post.owner_id) if post is not None and post.owner_id else None,
+        )  # fmt: skip
         await self._respond(inbound, ref)
+
+    def _forum_post(self, channel: object) -> discord.Thread | None:
+        """The forum post a message is in, when its forum is one docbot answers (`DOCBOT_DISCORD_FORUM_CHANNELS`)."""
+        if isinstance(channel, discord.Thread) and channel.parent_id in self._forums:
+            return channel
+        return None
 
     def fetcher_for(self, inbound: Inbound, ref: ThreadRef) -> ThreadFetcher | None:
         """Reads the earlier messages of an existing thread or DM; None for a thread the question just started."""
@@ -247,6 +285,14 @@ class DocbotClient(discord.Client):
             await interaction.response.send_message(notice, ephemeral=True)
             return
         user = interaction.user
+        if _cannot_post(interaction):  # user-installed where the bot is not a member: the answer is the asker's alone
+            inbound = self._interaction_question(interaction, checked.text, channel_id, str(interaction.id))
+            ref = discord_thread_ref(workspace_id, channel_id, channel_id, asker_id=user.id, private=True,
+                                     interaction_token=interaction.token)  # fmt: skip
+            log.info("discord /ask, private", extra={"interaction_id": interaction.id})
+            async with self._working():
+                await self._store_then_defer(interaction, self._accept(inbound, ref), t.failure)
+            return
         inbound = Inbound(
             platform=PLATFORM,
             workspace_id=workspace_id,
@@ -266,6 +312,73 @@ class DocbotClient(discord.Client):
         log.info("discord /ask", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         async with self._working():
             await self._store_then_ack(interaction, self._accept(inbound, ref), t.failure)
+
+    async def on_ask_about(self, interaction: discord.Interaction[Any], message: discord.Message) -> None:
+        """The "Ask docbot" message command: that message's text is the question. The answer is the invoker's alone
+        (an ephemeral response) until they post it, with its button, in a thread on that message. Stored first,
+        acknowledged then ("docbot is thinking…", only for them)."""
+        if not self._recent.first_time(f"interaction:{interaction.id}"):
+            return
+        t = wording.texts_for(interaction.locale.value)
+        workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+        channel_id, thread_id = conversation_ids(interaction.channel)
+        if not self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
+            await interaction.response.send_message(t.channel_not_allowed, ephemeral=True)
+            return
+        me = self.user
+        text = strip_bot_mention(message.content, me.id) if me is not None else message.content.strip()
+        checked = check_question(text, max_chars=self._settings.max_question_chars)
+        if not text.strip():
+            await interaction.response.send_message(wording.ASK_ABOUT_EMPTY, ephemeral=True)
+            return
+        if checked.problem is not None:
+            log.info("discord ask-about refused", extra={"reason": checked.problem.value, "chars": len(text)})
+            notice = getattr(t, checked.problem.value).format(limit=self._settings.max_question_chars)
+            await interaction.response.send_message(notice, ephemeral=True)
+            return
+        # the conversation is the thread on that message (a thread's id is its message's), or the thread it is in
+        conversation = thread_id or str(message.id)
+        inbound = self._interaction_question(interaction, checked.text, channel_id, conversation)
+        publish = None if _cannot_post(interaction) or isinstance(interaction.channel, discord.DMChannel) else (
+            f"{interaction.id}-{message.id}")  # fmt: skip
+        ref = discord_thread_ref(workspace_id, channel_id, conversation, asker_id=interaction.user.id, private=True,
+                                 interaction_token=interaction.token, publish=publish)  # fmt: skip
+        log.info("discord ask-about", extra={"interaction_id": interaction.id, "publishable": publish is not None})
+        async with self._working():
+            await self._store_then_defer(interaction, self._accept(inbound, ref), t.failure)
+
+    def _interaction_question(
+        self, interaction: discord.Interaction[Any], text: str, channel_id: str, thread_id: str
+    ) -> Inbound:
+        user = interaction.user
+        return Inbound(
+            platform=PLATFORM, workspace_id=str(interaction.guild_id) if interaction.guild_id else "dm",
+            channel_id=channel_id, thread_id=thread_id, message_id=str(interaction.id), user_id=str(user.id),
+            user_name=user.display_name, text=text, ts=interaction.created_at.astimezone(UTC), mentioned=True,
+        )  # fmt: skip
+
+    async def _store_then_defer(
+        self, interaction: discord.Interaction[Any], store: Awaitable[bool], failure: str
+    ) -> None:
+        """Acknowledge with a private "thinking…" only once `store` succeeded (deferred first when the store is
+        slow): the worker's answer replaces it. A failure gets a private note and nothing else."""
+        task = asyncio.ensure_future(store)
+        done, _ = await asyncio.wait({task}, timeout=self.ack_within_s)
+        deferred = not done
+        if deferred:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            await task
+        except Exception as exc:
+            log.error("discord question not stored", extra={"interaction_id": interaction.id,
+                                                            "error": type(exc).__name__})  # fmt: skip
+            if deferred:
+                await interaction.followup.send(failure, ephemeral=True, allowed_mentions=no_mentions())
+            else:
+                await interaction.response.send_message(failure, ephemeral=True, allowed_mentions=no_mentions())
+            return
+        if not deferred:
+            await interaction.response.defer(ephemeral=True, thinking=True)
 
     async def _accept(self, inbound: Inbound, ref: ThreadRef) -> bool:
         if self.intake is None:
@@ -303,6 +416,12 @@ class DocbotClient(discord.Client):
             await self._press(interaction, ref)
 
     async def _press(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
+        if ref.kind == PUBLISH:
+            await self._publish(interaction, ref)
+            return
+        if ref.kind == SOLVED:
+            await self._solved(interaction, ref)
+            return
         user = interaction.user
         if self._settings.discord_click_policy is ClickPolicy.ASKER and ref.asker_id and user.id != ref.asker_id:
             await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
@@ -327,9 +446,12 @@ class DocbotClient(discord.Client):
             action_id=ref.action_id,
         )
         log.info("discord button", extra={"interaction_id": interaction.id, "thread_id": thread_id})
+        post = self._forum_post(interaction.channel)
         target = discord_thread_ref(
             workspace_id, channel_id, post_in, asker_id=ref.asker_id, mention_support=ref.ask_human,
-            interaction_token=interaction.token,
+            interaction_token=interaction.token, private=bool(message.flags.ephemeral),
+            forum_id=str(post.parent_id) if post is not None else None,
+            owner_id=str(post.owner_id) if post is not None and post.owner_id else None,
         )  # fmt: skip
         try:  # stored first; the worker checks the press and only then shows the choice
             await self._accept(inbound, target)
@@ -339,6 +461,76 @@ class DocbotClient(discord.Client):
             await interaction.response.send_message(failure, ephemeral=True)
             return
         await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
+
+    async def _publish(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
+        """"Post in a thread" under an answer only its asker saw: stored first; the worker posts the stored answer in
+        a thread on the message it was about (or in the thread it was asked in). The private copy's buttons are
+        disabled as the acknowledgement, so it is not posted twice."""
+        user = interaction.user
+        if user.id != ref.asker_id:
+            await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
+            return
+        if not self._recent.first_time(f"interaction:{interaction.id}") or interaction.message is None:
+            return
+        question_id, _, target_id = ref.action_id.partition("-")
+        workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+        channel_id, thread_id = conversation_ids(interaction.channel)
+        inbound = Inbound(
+            platform=PLATFORM, workspace_id=workspace_id, channel_id=channel_id, thread_id=thread_id or target_id,
+            message_id=str(interaction.message.id), user_id=str(user.id), user_name=user.display_name, text="",
+            ts=interaction.created_at.astimezone(UTC), kind=InboundKind.ACTION,
+            action_id=f"{PUBLISH_PREFIX}{question_id}",
+        )  # fmt: skip
+        target = discord_thread_ref(
+            workspace_id, channel_id, thread_id or target_id, asker_id=user.id, start_thread=thread_id is None,
+            thread_on=target_id if thread_id is None else None, interaction_token=interaction.token,
+        )  # fmt: skip
+        log.info("discord publish", extra={"interaction_id": interaction.id})
+        try:
+            await self._accept(inbound, target)
+        except Exception as exc:
+            log.error("discord publish not stored", extra={"error": type(exc).__name__})
+            await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
+                                                    ephemeral=True)  # fmt: skip
+            return
+        shown = chosen_view(interaction.message, ref.action_id)
+        if shown is None:
+            await interaction.response.defer()
+        else:  # UPDATE_MESSAGE: the acknowledgement itself takes the button away
+            await interaction.response.edit_message(view=shown)
+
+    async def _solved(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
+        """"Solved" under an answer in a forum post: its author (or someone who may manage threads) marks the post with
+        the forum's solved tag; stored first, acknowledged without a change, confirmed privately by the worker."""
+        user = interaction.user
+        permissions = interaction.permissions
+        if user.id != ref.asker_id and not permissions.manage_threads:
+            await interaction.response.send_message(wording.ONLY_OWNER_SOLVES, ephemeral=True)
+            return
+        post = self._forum_post(interaction.channel)
+        if not self._recent.first_time(f"interaction:{interaction.id}") or post is None:
+            await interaction.response.defer()
+            return
+        workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+        inbound = Inbound(
+            platform=PLATFORM, workspace_id=workspace_id, channel_id=str(post.parent_id), thread_id=str(post.id),
+            message_id=str(interaction.message.id if interaction.message else interaction.id),
+            user_id=str(user.id), user_name=user.display_name, text="",
+            ts=interaction.created_at.astimezone(UTC), kind=InboundKind.ACTION,
+            action_id=f"{SOLVED_PREFIX}{post.id}",
+        )  # fmt: skip
+        target = discord_thread_ref(workspace_id, str(post.parent_id), str(post.id), asker_id=user.id,
+                                    interaction_token=interaction.token, forum_id=str(post.parent_id),
+                                    owner_id=str(ref.asker_id))  # fmt: skip
+        log.info("discord solved", extra={"interaction_id": interaction.id, "thread_id": post.id})
+        try:
+            await self._accept(inbound, target)
+        except Exception as exc:
+            log.error("discord solved not stored", extra={"error": type(exc).__name__})
+            await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
+                                                    ephemeral=True)  # fmt: skip
+            return
+        await interaction.response.defer()
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -358,6 +550,15 @@ class DocbotClient(discord.Client):
         while quiet < 3:
             await asyncio.sleep(0.01)
             quiet = quiet + 1 if self._busy == 0 else 0
+
+
+def _cannot_post(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the bot cannot post where it was invoked: a user-installed command in a server the bot is not in, or
+    a private channel (a group DM, a DM between two people). Its answer then goes to the invoker alone."""
+    if interaction.context.private_channel:
+        return True
+    installed_by_the_user_only = interaction.is_user_integration() and not interaction.is_guild_integration()
+    return interaction.guild_id is not None and installed_by_the_user_only
 
 
 def _bot_role_ids(message: discord.Message, bot_id: int) -> tuple[int, ...]:

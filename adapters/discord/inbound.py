@@ -28,6 +28,20 @@ def conversation_ids(channel: object) -> tuple[str, str | None]:
     return channel_id, None
 
 
+def shown_text(message: discord.Message) -> str:
+    """What a message says: its content, or, for a Components v2 card (docbot's answers), its first text display (the
+    answer; the sources follow in a second one)."""
+    if message.content:
+        return message.content
+    pending: list[object] = list(message.components)
+    while pending:
+        component = pending.pop(0)
+        if isinstance(component, discord.TextDisplay):
+            return component.content
+        pending[:0] = list(getattr(component, "children", ()))
+    return ""
+
+
 def strip_bot_mention(text: str, bot_id: int, *, role_ids: tuple[int, ...] = ()) -> str:
     """The text without mentions of the bot (as a user, or as its managed role)."""
     text = re.sub(rf"<@!?{bot_id}>", "", text)
@@ -55,7 +69,7 @@ class DiscordThreadFetcher:
         history: list[HistoryMessage] = []
         before = discord.Object(id=self._before)
         async for message in self._channel.history(limit=self._limit, before=before, oldest_first=True):
-            text = strip_bot_mention(message.content, self._bot_id)
+            text = strip_bot_mention(shown_text(message), self._bot_id)
             if not text:
                 continue
             history.append(

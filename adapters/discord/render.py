@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import discord
 
@@ -36,12 +37,17 @@ def support_role_mentions(role_id: int) -> discord.AllowedMentions:
 
 @dataclass(frozen=True)
 class OutgoingMessage:
-    """One Discord message to send."""
+    """One Discord message to send: classic (`content`, `embed`, `view`) or a Components v2 card (`layout` alone)."""
 
     content: str
     embed: discord.Embed | None = None
     view: discord.ui.View | None = None
     allowed_mentions: discord.AllowedMentions = field(default_factory=no_mentions)
+    layout: discord.ui.LayoutView | None = None
+
+    @property
+    def shown_view(self) -> discord.ui.View | discord.ui.LayoutView | None:
+        return self.layout or self.view
 
 
 def split_text(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
@@ -102,16 +108,33 @@ def citation_label(citation: Citation) -> str:
     return " › ".join([citation.title, *(c for c in citation.crumbs if c and c != citation.title)])
 
 
+def source_line(citation: Citation, updated: str = "{date}") -> str:
+    """`**[n]** [title › crumbs](url)`, then `· ` and `updated` (a template of {date}) for a dated source."""
+    label = discord.utils.escape_markdown(citation_label(citation)).replace("]", "\\]")
+    number = f"**[{citation.number}]**"
+    line = f"{number} [{label}]({citation.url})" if citation.url else f"{number} {label}"
+    return f"{line} · {updated.format(date=citation.changed_on)}" if citation.changed_on else line
+
+
+def sources_lines(citations: tuple[Citation, ...], heading: str, limit: int, updated: str = "{date}") -> str:
+    """`**heading**` and one `source_line` per source, as many as fit in `limit`."""
+    if not citations:
+        return ""
+    lines = [f"**{heading}**"]
+    for citation in sorted(citations, key=lambda c: c.number):
+        line = source_line(citation, updated)
+        if sum(len(x) + 1 for x in lines) + len(line) > limit:
+            break
+        lines.append(line)
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
 def sources_embed(citations: tuple[Citation, ...], heading: str, updated: str = "{date}") -> discord.Embed | None:
-    """The sources, one line each: number, linked label, and `updated` (a template of {date}) for a dated one."""
     if not citations:
         return None
     lines: list[str] = []
     for citation in sorted(citations, key=lambda c: c.number):
-        label = discord.utils.escape_markdown(citation_label(citation)).replace("]", "\\]")
-        number = f"**[{citation.number}]**"
-        line = f"{number} [{label}]({citation.url})" if citation.url else f"{number} {label}"
-        line += f" · {updated.format(date=citation.changed_on)}" if citation.changed_on else ""
+        line = source_line(citation, updated)
         if sum(len(x) + 1 for x in lines) + len(line) > EMBED_DESCRIPTION_LIMIT:
             break
         lines.append(line)
@@ -124,27 +147,40 @@ def button_style(kind: ActionKind) -> discord.ButtonStyle:
     return discord.ButtonStyle.secondary
 
 
-def action_view(
+def action_items(
     actions: tuple[ReplyAction, ...], asker_id: int, links: tuple[Citation, ...] = ()
-) -> discord.ui.View | None:
-    """Persistent buttons (no timeout): one per action, in order; their custom_id holds the stored-action id. Then
-    one link button per section in `links` (the closest sections under a refusal), which opens it."""
+) -> list[discord.ui.Item[Any]]:
+    """Persistent buttons (their custom_id holds the stored-action id), one per action in order, then one link button
+    per section in `links` (the closest sections under a refusal), which opens it."""
     links = tuple(c for c in links if c.url.startswith(("https://", "http://")))[: MAX_BUTTONS - len(actions)]
-    if not actions and not links:
-        return None
-    view = discord.ui.View(timeout=None)
+    items: list[discord.ui.Item[Any]] = []
     for action in actions[:MAX_BUTTONS]:
         ref = ButtonRef(action_id=action.id, asker_id=asker_id, ask_human=action.kind is ActionKind.HUMAN)
         label = shorten(action.label, BUTTON_LABEL_LIMIT)
-        view.add_item(ActionButton(ref, label=label, style=button_style(action.kind)))
+        items.append(ActionButton(ref, label=label, style=button_style(action.kind)))
     for citation in links:
         label = shorten(section_label(citation), BUTTON_LABEL_LIMIT)
-        view.add_item(discord.ui.Button(style=discord.ButtonStyle.link, label=label, url=citation.url))
+        items.append(discord.ui.Button(style=discord.ButtonStyle.link, label=label, url=citation.url))
+    return items
+
+
+def action_view(
+    actions: tuple[ReplyAction, ...], asker_id: int, links: tuple[Citation, ...] = (),
+    extra: tuple[discord.ui.Item[Any], ...] = (),
+) -> discord.ui.View | None:
+    """The buttons of `action_items` (and `extra`: Publish, Solved) as a persistent view (no timeout)."""
+    items = [*action_items(actions, asker_id, links), *extra][:MAX_BUTTONS]
+    if not items:
+        return None
+    view = discord.ui.View(timeout=None)
+    for item in items:
+        view.add_item(item)
     return view
 
 
 def render_reply(
-    reply: Reply, *, asker_id: int, sources_heading: str, mention_role_id: int | None = None
+    reply: Reply, *, asker_id: int, sources_heading: str, mention_role_id: int | None = None,
+    extra: tuple[discord.ui.Item[Any], ...] = (),
 ) -> list[OutgoingMessage]:
     """The messages for `reply`, in order. The sources embed and the buttons go on the last message.
 
@@ -162,7 +198,7 @@ def render_reply(
     messages[-1] = OutgoingMessage(
         content=last.content,
         embed=sources_embed(reply.citations, sources_heading, texts(reply.language).source_updated),
-        view=action_view(reply.actions, asker_id, reply.citations if reply.kind is ReplyKind.REFUSAL else ()),
+        view=action_view(reply.actions, asker_id, reply.citations if reply.kind is ReplyKind.REFUSAL else (), extra),
         allowed_mentions=last.allowed_mentions,
     )
     return messages

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import discord
 
 from adapters.discord import wording
-from adapters.discord.buttons import ButtonRef
+from adapters.discord.buttons import PUBLISH, SOLVED, ActionButton, ButtonRef
 from adapters.discord.inbound import thread_name
+from adapters.discord.layout import render_card
 from adapters.discord.render import OutgoingMessage, no_mentions, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
-from pipeline.messages import DeliveryRejected, Inbound, Reply, ThreadRef
+from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
 
 if TYPE_CHECKING:
     from discord.types.webhook import Webhook as WebhookPayload
@@ -24,7 +25,12 @@ ASKER_KEY = "asker"  # ThreadRef.extra: the Discord user id of the person who as
 SUPPORT_KEY = "mention_support"  # ThreadRef.extra: "1" to mention the support role (after "ask a human")
 ASK_KEY = "ask_locale"  # ThreadRef.extra: an /ask whose question the worker still has to post (the asker's locale)
 START_THREAD_KEY = "start_thread"  # ThreadRef.extra: "1" when the worker still has to start the event's thread
+THREAD_ON_KEY = "thread_on"  # ThreadRef.extra: the message to start that thread on, when not the event's own
 INTERACTION_KEY = "interaction"  # ThreadRef.extra: a button press's interaction token (valid 15 min): private notes
+PRIVATE_KEY = "private"  # ThreadRef.extra: "1" when the reply is only for the asker (ephemeral, by the interaction)
+PUBLISH_KEY = "publish"  # ThreadRef.extra: "<question id>-<message id>": a private answer offers "Publish"
+FORUM_KEY = "forum"  # ThreadRef.extra: the forum channel id of a forum post (answers offer "Solved")
+OWNER_KEY = "owner"  # ThreadRef.extra: the forum post's author (who may mark it solved)
 PRIVATE_REASONS = frozenset({"action_notice"})  # replies only the presser needs to see (a refused press, thanks)
 THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
 THREAD_ALREADY_CREATED = 160004  # Discord's JSON error code for a second thread on one message
@@ -41,13 +47,25 @@ def discord_thread_ref(
     ask_locale: str | None = None,
     start_thread: bool = False,
     interaction_token: str | None = None,
+    private: bool = False,
+    publish: str | None = None,
+    forum_id: str | None = None,
+    owner_id: str | None = None,
+    thread_on: str | None = None,
 ) -> ThreadRef:
     """Where a Discord reply goes: `thread_id` is the thread (or DM / channel) to post in. `start_thread`: the
-    thread does not exist yet (the worker starts it on the message, or on the /ask question it posts)."""
+    thread does not exist yet (the worker starts it on the message, or on the /ask question it posts). `private`:
+    only the asker sees the reply (through `interaction_token`); `publish` offers them to post it in public.
+    `forum_id`/`owner_id`: a post in a forum docbot answers (its replies offer "Solved" to the post's author)."""
     extra = ((ASKER_KEY, str(asker_id)),) + (((SUPPORT_KEY, "1"),) if mention_support else ())
     extra += ((ASK_KEY, ask_locale),) if ask_locale is not None else ()
     extra += ((START_THREAD_KEY, "1"),) if start_thread else ()
     extra += ((INTERACTION_KEY, interaction_token),) if interaction_token else ()
+    extra += ((PRIVATE_KEY, "1"),) if private else ()
+    extra += ((PUBLISH_KEY, publish),) if publish else ()
+    extra += ((FORUM_KEY, forum_id),) if forum_id else ()
+    extra += ((OWNER_KEY, owner_id),) if owner_id else ()
+    extra += ((THREAD_ON_KEY, thread_on),) if thread_on else ()
     return ThreadRef("discord", workspace_id, channel_id, thread_id, extra=extra)
 
 
@@ -60,12 +78,15 @@ async def send_all(channel: discord.abc.Messageable, messages: list[OutgoingMess
     """Send `messages` in order; returns the id of the last one (the one carrying the buttons)."""
     last_id = ""
     for message in messages:
-        sent = await channel.send(
-            content=message.content,
-            embed=message.embed,  # type: ignore[arg-type]  # None is accepted at run time
-            view=message.view,  # type: ignore[arg-type]
-            allowed_mentions=message.allowed_mentions,
-        )
+        if message.layout is not None:  # Components v2: no content, no embed
+            sent = await channel.send(view=message.layout, allowed_mentions=message.allowed_mentions)
+        else:
+            sent = await channel.send(
+                content=message.content,
+                embed=message.embed,  # type: ignore[arg-type]  # None is accepted at run time
+                view=message.view,  # type: ignore[arg-type]
+                allowed_mentions=message.allowed_mentions,
+            )
         last_id = str(sent.id)
     return last_id
 
@@ -75,11 +96,13 @@ class DiscordReplySink:
     (403, 404); other errors are transient for the outbox. 429s are waited out and retried by discord.py."""
 
     def __init__(
-        self, client: discord.Client, *, support_role_id: int | None = None, stream_interval_s: float = MIN_INTERVAL_S
+        self, client: discord.Client, *, support_role_id: int | None = None, stream_interval_s: float = MIN_INTERVAL_S,
+        solved_tag: str = "Solved",
     ) -> None:
         self._client = client
         self._support_role_id = support_role_id
         self._stream_interval_s = stream_interval_s
+        self._solved_tag = solved_tag
 
     def open_stream(self, ref: ThreadRef) -> DiscordAnswerStream:
         """A stream of the answer into the thread by edits at most once per `stream_interval_s`; `finish()` gives
@@ -97,7 +120,7 @@ class DiscordReplySink:
         start = extra.pop(START_THREAD_KEY, None) == "1"
         if locale is None and not start:
             return inbound, ref
-        anchor = inbound.message_id
+        anchor = extra.pop(THREAD_ON_KEY, None) or inbound.message_id
         if locale is not None:  # /ask: the question in the channel (or thread), by the bot, after it was stored
             asked = texts_for(locale).user_asked.format(user=f"<@{inbound.user_id}>")
             quoted = "\n".join(f"> {line}" for line in inbound.text.splitlines()) or ">"
@@ -114,11 +137,7 @@ class DiscordReplySink:
     async def _private(self, token: str, reply: Reply) -> str:
         """A note only the person who pressed sees: an ephemeral follow-up to their press's interaction (Discord
         keeps its token valid for 15 minutes; after that the note is dropped, it would come too late anyway)."""
-        application_id = self._client.application_id
-        if application_id is None:
-            raise DeliveryRejected("discord application id unknown: no private note")
-        payload: WebhookPayload = {"id": application_id, "type": 3, "token": token}
-        followup = discord.Webhook.from_state(data=payload, state=self._client._connection)
+        followup = self._webhook(token)
         try:
             sent = await followup.send(
                 content=reply.text[:2000], ephemeral=True, wait=True, allowed_mentions=no_mentions()
@@ -130,7 +149,13 @@ class DiscordReplySink:
     async def _start_thread(self, channel_id: int, message_id: int, inbound: Inbound, *, retry: bool) -> str | None:
         """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission.
         `retry`: a transient failure (5xx) raises, so the event is retried (starting a thread is idempotent)."""
-        name = thread_name(inbound.text, inbound.user_name)
+        text = inbound.text
+        if not text.strip():  # a published answer: the thread is named after the message it is about
+            try:
+                text = (await self._client.get_partial_messageable(channel_id).fetch_message(message_id)).content
+            except discord.HTTPException as exc:
+                log.info("naming the thread after its message failed", extra={"status": exc.status})
+        name = thread_name(text, inbound.user_name)
         try:
             thread = await self._client.http.start_thread_with_message(
                 channel_id, message_id, name=name, auto_archive_duration=THREAD_ARCHIVE_MINUTES
@@ -145,8 +170,9 @@ class DiscordReplySink:
         return str(thread["id"])
 
     async def show_progress(self, ref: ThreadRef, language: str | None) -> ThreadRef:
-        """The typing indicator (Discord shows it for about 10 s)."""
-        await self._client.http.send_typing(int(ref.thread_id))
+        """The typing indicator (Discord shows it for about 10 s); none for a private answer ("thinking" shows)."""
+        if dict(ref.extra).get(PRIVATE_KEY) != "1":
+            await self._client.http.send_typing(int(ref.thread_id))
         return ref
 
     async def clear_progress(self, ref: ThreadRef) -> None:
@@ -158,18 +184,34 @@ class DiscordReplySink:
     async def show_choice(
         self, ref: ThreadRef, message_id: str, action_id: str, chosen_label: str, language: str | None
     ) -> bool:
-        """Disable the buttons of the message carrying `action_id` and mark that one; False when the message Discord
-        holds carries no such button (a forged or misrouted press changes nothing)."""
+        """Disable the buttons of the message carrying `action_id` and mark that one; False when it carries none (a
+        forged or misrouted press changes nothing). A private answer's message is the asker's alone: it is left."""
+        if dict(ref.extra).get(PRIVATE_KEY) == "1":
+            return False
         channel = self._client.get_partial_messageable(int(ref.thread_id))
         message = await channel.fetch_message(int(message_id))
-        for row in message.components:
-            for component in getattr(row, "children", ()):
-                custom_id = component.custom_id if isinstance(component, discord.Button) else None
-                parsed = ButtonRef.parse(custom_id) if custom_id else None
-                if parsed is not None and parsed.action_id == action_id:
-                    await message.edit(view=chosen_view(message, parsed.custom_id))
-                    return True
-        return False
+        view = chosen_view(message, action_id)
+        if view is None:
+            return False
+        await message.edit(view=view)
+        return True
+
+    async def mark_solved(self, ref: ThreadRef) -> Reply:
+        """Apply the forum's solved tag to the post (`pipeline.messages.ThreadMarker`); the note for the presser."""
+        extra = dict(ref.extra)
+        forum = await self._client.fetch_channel(int(extra.get(FORUM_KEY) or 0))
+        tags = getattr(forum, "available_tags", [])
+        wanted = self._solved_tag.casefold()
+        tag = next((t for t in tags if t.name.casefold() == wanted), None)
+        if tag is None:
+            log.warning("discord forum has no solved tag", extra={"forum": extra.get(FORUM_KEY)})
+            return _note(wording.NO_SOLVED_TAG.format(tag=self._solved_tag))
+        thread = await self._client.fetch_channel(int(ref.thread_id))
+        applied = [t.id for t in getattr(thread, "applied_tags", [])]
+        if tag.id in applied:
+            return _note(wording.SOLVED)
+        await self._client.http.edit_channel(int(ref.thread_id), applied_tags=[str(i) for i in [*applied, tag.id][-5:]])
+        return _note(wording.SOLVED)
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         extra = dict(ref.extra)
@@ -177,21 +219,68 @@ class DiscordReplySink:
         if reply.reason in PRIVATE_REASONS and token:
             return await self._private(token, reply)
         mention = self._support_role_id if extra.get(SUPPORT_KEY) == "1" else None
-        messages = render_reply(
-            reply,
-            asker_id=int(extra.get(ASKER_KEY, "0")),
-            sources_heading=texts_for(reply.language).sources_heading,
-            mention_role_id=mention,
-        )
+        heading = texts_for(reply.language).sources_heading
+        asker = int(extra.get(ASKER_KEY, "0"))
+        buttons = self._extra_buttons(ref, reply)
+        if extra.get(PRIVATE_KEY) == "1" and token:
+            cards = render_card(reply, asker_id=asker, sources_heading=heading, extra=buttons)
+            return await self._private_answer(token, cards)
         channel = self._client.get_partial_messageable(int(ref.thread_id))
         try:
-            if ref.placeholder_id and messages:
-                first_id = await _replace(channel, int(ref.placeholder_id), messages[0])
+            if ref.placeholder_id:  # a streamed answer (sent without Components v2): edited with the classic form
+                messages = render_reply(reply, asker_id=asker, sources_heading=heading, mention_role_id=mention,
+                                        extra=tuple(buttons))  # fmt: skip
+                first_id = await _replace(channel, int(ref.placeholder_id), messages[0]) if messages else None
                 if first_id is not None:
                     return await send_all(channel, messages[1:]) if len(messages) > 1 else first_id
-            return await send_all(channel, messages)
+            cards = render_card(reply, asker_id=asker, sources_heading=heading, mention_role_id=mention,
+                                extra=buttons)  # fmt: skip
+            return await send_all(channel, cards)
         except (discord.Forbidden, discord.NotFound) as exc:  # missing access, deleted thread: retrying won't help
             raise DeliveryRejected(f"discord {exc.status} {exc.code}") from exc
+
+    def _extra_buttons(self, ref: ThreadRef, reply: Reply) -> list[discord.ui.Item[Any]]:
+        """Publish under a private answer that may be posted in public, Solved under answers in a forum post."""
+        extra = dict(ref.extra)
+        if reply.kind is ReplyKind.NOTICE:
+            return []
+        asker = int(extra.get(ASKER_KEY, "0"))
+        if extra.get(PRIVATE_KEY) == "1" and extra.get(PUBLISH_KEY):
+            publish = ButtonRef(action_id=str(extra[PUBLISH_KEY]), asker_id=asker, tag=PUBLISH)
+            return [ActionButton(publish, label=wording.PUBLISH, style=discord.ButtonStyle.primary)]
+        if extra.get(FORUM_KEY):
+            owner = int(extra.get(OWNER_KEY) or asker)
+            solved = ButtonRef(action_id=ref.thread_id, asker_id=owner, tag=SOLVED)
+            return [ActionButton(solved, label=wording.SOLVED_LABEL, style=discord.ButtonStyle.success)]
+        return []
+
+    async def _private_answer(self, token: str, cards: list[OutgoingMessage]) -> str:
+        """An answer only the asker sees: the deferred "thinking" response becomes its first card, the rest follow
+        as ephemeral follow-ups (the interaction's token is valid for 15 minutes)."""
+        followup = self._webhook(token)
+        try:
+            first = cards[0]
+            assert first.layout is not None
+            original: Any = "@original"  # Discord's name for an interaction's first response (typed as an id)
+            edited = await followup.edit_message(
+                original, attachments=[], view=first.layout, allowed_mentions=first.allowed_mentions
+            )
+            last_id = str(edited.id)
+            for card in cards[1:]:
+                assert card.layout is not None
+                sent = await followup.send(view=card.layout, ephemeral=True, wait=True,
+                                           allowed_mentions=card.allowed_mentions)  # fmt: skip
+                last_id = str(sent.id)
+        except (discord.NotFound, discord.Forbidden) as exc:  # the interaction expired: nothing reaches the asker
+            raise DeliveryRejected(f"discord interaction {exc.status} {exc.code}") from exc
+        return last_id
+
+    def _webhook(self, token: str) -> discord.Webhook:
+        application_id = self._client.application_id
+        if application_id is None:
+            raise DeliveryRejected("discord application id unknown: no private answer")
+        payload: WebhookPayload = {"id": application_id, "type": 3, "token": token}
+        return discord.Webhook.from_state(data=payload, state=self._client._connection)
 
 
 async def _replace(channel: discord.PartialMessageable, message_id: int, message: OutgoingMessage) -> str | None:
@@ -208,22 +297,29 @@ async def _replace(channel: discord.PartialMessageable, message_id: int, message
     return str(message_id)
 
 
-def chosen_view(message: discord.Message, chosen_custom_id: str) -> discord.ui.View:
-    """The message's buttons, all disabled, the pressed one marked."""
-    view = discord.ui.View(timeout=None)
-    for row_index, row in enumerate(message.components):
-        for component in getattr(row, "children", ()):
-            if not isinstance(component, discord.Button):
-                continue
-            chosen = component.custom_id == chosen_custom_id
-            label = component.label or ""
-            view.add_item(
-                discord.ui.Button(
-                    label=f"{wording.CHOSEN_MARK}{label}" if chosen else label,
-                    style=discord.ButtonStyle.success if chosen else discord.ButtonStyle.secondary,
-                    custom_id=component.custom_id,
-                    disabled=True,
-                    row=min(row_index, 4),
-                )
-            )
+def chosen_view(message: discord.Message, action_id: str) -> discord.ui.View | discord.ui.LayoutView | None:
+    """The message's components, every docbot button disabled and the one carrying `action_id` marked; None when no
+    button carries it. Works on classic messages and Components v2 cards alike (discord.py's `from_message`)."""
+    if message.flags.components_v2:
+        view: discord.ui.View | discord.ui.LayoutView = discord.ui.LayoutView.from_message(message, timeout=None)
+    else:
+        view = discord.ui.View.from_message(message, timeout=None)
+    buttons = [item for item in view.walk_children() if isinstance(item, discord.ui.Button) and item.custom_id]
+    chosen = next((b for b in buttons if (ref := ButtonRef.parse(b.custom_id or "")) and ref.action_id == action_id),
+                  None)  # fmt: skip
+    if chosen is None:
+        return None
+    for button in buttons:
+        if ButtonRef.parse(button.custom_id or "") is None:
+            continue
+        button.disabled = True
+        if button is chosen:
+            button.label = f"{wording.CHOSEN_MARK}{button.label or ''}"
+            button.style = discord.ButtonStyle.success
+        else:
+            button.style = discord.ButtonStyle.secondary
     return view
+
+
+def _note(text: str) -> Reply:
+    return Reply(ReplyKind.NOTICE, text, "en", "", reason="action_notice")

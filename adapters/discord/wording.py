@@ -15,6 +15,14 @@ CHOSEN_MARK = "✓ "
 ASK_COMMAND_DESCRIPTION = "Ask the documentation a question"
 ASK_OPTION_DESCRIPTION = "Your question"
 ASK_RECEIVED = "Got your question. The answer follows in the thread."  # /ask's private acknowledgement
+ASK_ABOUT_COMMAND = "Ask docbot"  # the message context menu command (right-click a message → Apps)
+ASK_ABOUT_EMPTY = "That message has no text to ask about."
+PUBLISH = "Post in a thread"  # under an answer only its asker sees: post it in public
+PUBLISHING = "Posting it in the thread…"
+SOLVED_LABEL = "Solved"  # under answers in a forum post
+SOLVED = "Marked as solved. Thanks!"
+NO_SOLVED_TAG = "This forum has no “{tag}” tag to mark the post with; a moderator can add one."
+ONLY_OWNER_SOLVES = "Only the person who posted this (or a moderator) can mark it solved."
 
 
 def texts_for(language: str | None) -> Texts:

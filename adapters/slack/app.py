@@ -24,14 +24,14 @@ from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, slack_error, web_client
-from adapters.slack.events import team_of
+from adapters.slack.agent import AgentSurface, Topics, ViewContexts
+from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, web_client
 from adapters.slack.fetcher import SlackThreadFetcher
 from adapters.slack.inbound import PLATFORM
 from adapters.slack.middleware import StoreThenAck
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
+from adapters.slack.stream import MIN_INTERVAL_S
 from adapters.slack.unhandled import acknowledge_the_rest
-from adapters.slack.wording import wording
 from bot.settings import Settings
 from pipeline.messages import Inbound, Intake, ThreadFetcher, ThreadRef
 from pipeline.types import HistoryMessage
@@ -50,6 +50,18 @@ BOT_SCOPES = (
     "mpim:history",
     "users:read",
 )
+# The agent messaging experience's events (docs.slack.dev/ai/migrating-to-agent-messaging) plus messages and mentions;
+# apps still on `assistant_view` also send assistant_thread_started/_context_changed, which are handled too.
+BOT_EVENTS = (
+    "app_mention",
+    "message.channels",
+    "message.groups",
+    "message.im",
+    "message.mpim",
+    "app_home_opened",
+    "app_context_changed",
+    "agent_session_stopped",
+)
 
 
 class SlackAdapter:
@@ -62,8 +74,10 @@ class SlackAdapter:
         *,
         installation_store: AsyncInstallationStore | None = None,
         oauth_state_store: AsyncOAuthStateStore | None = None,
+        stream_interval_s: float = MIN_INTERVAL_S,
     ) -> None:
-        """`intake` may also be assigned later (`adapter.intake = delivery`); until then events are refused (503)."""
+        """`intake` may also be assigned later (`adapter.intake = delivery`); until then events are refused (503).
+        `stream_interval_s`: the least time between two stream appends (or status updates) of one question."""
         self._settings = settings
         self.intake = intake
         self._base_url = settings.slack_api_url
@@ -99,11 +113,26 @@ class SlackAdapter:
         self.sink = SlackReplySink(
             self.client_for, support_mention=settings.slack_support_mention, users=self.users,
             progress_allowed=lambda ref: settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed,
+            stream_interval_s=stream_interval_s,
         )  # fmt: skip
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket: AsyncSocketModeHandler | None = None
-        self.bolt.use(StoreThenAck(settings, lambda: self.intake))
+        self.contexts = ViewContexts()
+        self.agent = AgentSurface(
+            self.client_for, self.users, lambda team, channel, viewed: settings.search_collections(
+                PLATFORM, team, channel, viewed), lambda: self.intake, self.contexts,
+        )  # fmt: skip
+        self.bolt.use(StoreThenAck(settings, lambda: self.intake, self.contexts))
         self._register_listeners()
+
+    @property
+    def topics(self) -> Topics | None:
+        """The docs' top sections for suggested prompts (`bot.topics.DocsTopics`); default prompts without."""
+        return self.agent.topics
+
+    @topics.setter
+    def topics(self, topics: Topics | None) -> None:
+        self.agent.topics = topics
 
     # -- wiring -----------------------------------------------------------------------------------------------
 
@@ -181,16 +210,27 @@ class SlackAdapter:
     # -- listeners (plain functions: bolt injects arguments by parameter name) --------------------------------
 
     def _register_listeners(self) -> None:
-        """Only what `StoreThenAck` passes on arrives here: assistant threads (prompt suggestions, best effort)."""
+        """Only what `StoreThenAck` passes on arrives here: the agent experience's events (`adapters.slack.agent`),
+        acknowledged at once and handled in the background, best effort."""
+        agent = self.agent
+
+        async def on_home_opened(body: dict[str, Any]) -> None:
+            self._spawn(agent.messages_tab_opened(body))
+
+        async def on_context(body: dict[str, Any]) -> None:
+            agent.context_changed(body)
+
+        async def on_stopped(body: dict[str, Any]) -> None:
+            self._spawn(agent.session_stopped(body))
 
         async def on_assistant_thread_started(body: dict[str, Any]) -> None:
-            self._spawn(self._suggest_prompts(body))
+            self._spawn(agent.assistant_thread_started(body))
 
-        async def ignore() -> None:
-            return None
-
+        self.bolt.event("app_home_opened")(on_home_opened)
+        self.bolt.event("app_context_changed")(on_context)
+        self.bolt.event("agent_session_stopped")(on_stopped)
         self.bolt.event("assistant_thread_started")(on_assistant_thread_started)
-        self.bolt.event("assistant_thread_context_changed")(ignore)
+        self.bolt.event("assistant_thread_context_changed")(on_context)
         acknowledge_the_rest(self.bolt)  # last: everything else is acknowledged and dropped, not answered 404
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -204,23 +244,6 @@ class SlackAdapter:
         if inbound.thread_id is None or inbound.thread_id == inbound.message_id:
             return None
         return LazyThreadFetcher(self, inbound, ref)
-
-    async def _suggest_prompts(self, body: dict[str, Any]) -> None:
-        thread = (body.get("event") or {}).get("assistant_thread") or {}
-        team = team_of(body)
-        try:
-            user = await self.users.get(team, str(thread.get("user_id") or ""))
-            words = wording(user.locale)
-            client = await self.client_for(team)
-            await client.assistant_threads_setSuggestedPrompts(
-                channel_id=str(thread.get("channel_id")),
-                thread_ts=str(thread.get("thread_ts")),
-                title=words.suggested_prompts_title,
-                prompts=[{"title": p, "message": p} for p in words.suggested_prompts],
-            )
-        except Exception as exc:
-            log.warning("suggested prompts failed", extra={"error": slack_error(exc)})
-
 
 def _static_authorize(token: str) -> Callable[..., Awaitable[AuthorizeResult]]:
     """Bolt's authorization for one workspace without a Web API call (bolt's default calls auth.test lazily, on

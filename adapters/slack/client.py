@@ -38,6 +38,25 @@ def web_client(token: str | None, base_url: str) -> AsyncWebClient:
     )
 
 
+def creating_client(client: AsyncWebClient) -> AsyncWebClient:
+    """The same workspace's client without retries after a 5xx or a dropped connection, for calls that create
+    something (a stream, a status message): Slack may have created it before failing, and a retry would make a second
+    one. A 429 is still retried (Slack did nothing then). The caller looks for what may have been created instead."""
+    return AsyncWebClient(
+        token=client.token, base_url=client.base_url, timeout=client.timeout,
+        team_id=client.default_params.get("team_id"),
+        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=3)],
+    )  # fmt: skip
+
+
+def certain_failure(exc: BaseException) -> bool:
+    """Whether a failed Web API call certainly did nothing: Slack answered it with `ok:false` (HTTP 200) or a 429.
+    After a 5xx, a timeout or a dropped connection the call may have taken effect."""
+    if not isinstance(exc, SlackApiError):
+        return False
+    return getattr(exc.response, "status_code", 0) in (200, 429)
+
+
 def slack_error(exc: BaseException) -> str:
     """A short, safe name for a failed Web API call: Slack's error code, `http_<status>` when the body was not
     Slack's JSON (a proxy's HTML error page), or the exception's type. Never the token or the message text."""

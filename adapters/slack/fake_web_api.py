@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
+TASK_STATUSES = frozenset({"pending", "in_progress", "complete", "error"})
+SESSION_STATUSES = frozenset({"active", "processing", "suspended", "closed"})
 BOT_USER = "UBOT0001"
 BOT_ID = "BBOT0001"
 TEAM = "T0001"
@@ -37,14 +39,15 @@ class Call:
 @dataclass
 class Failure:
     """A scripted failure: `status` with a JSON error, or `html` (a proxy's error page, not JSON), or `mode`
-    "hang" (never answers) / "reset" (drops the connection)."""
+    "hang" (never answers) / "reset" (drops the connection) / "after" (Slack did the work, then the answer failed:
+    what a 5xx leaves uncertain)."""
 
     status: int = 429
     error: str = "ratelimited"
     retry_after: int | None = 0
     times: int = 1
     html: bool = False
-    mode: str = "answer"  # "answer" | "hang" | "reset"
+    mode: str = "answer"  # "answer" | "hang" | "reset" | "after"
 
 
 @dataclass
@@ -58,6 +61,7 @@ class Message:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     ephemeral_to: str | None = None
     streaming: bool = False  # between chat.startStream and chat.stopStream
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # a stream's task cards, by task id (latest state)
 
     def as_api(self) -> dict[str, Any]:
         raw: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
@@ -83,6 +87,9 @@ class FakeSlackAPI:
         self.page_size = page_size  # small, so that pagination is exercised
         self.socket_url: str | None = None
         self.failures: dict[str, list[Failure]] = defaultdict(list)
+        self.sessions: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, thread_ts) → agent session
+        self.prompts: dict[tuple[str, str | None], dict[str, Any]] = {}  # (channel, thread_ts) → suggested prompts
+        self.streaming_allowed = True  # False: chat.startStream answers ok:false (a plan or workspace without it)
         self._clock = itertools.count(1)
         self._released = asyncio.Event()
         self.chaos: Callable[[str], Failure | None] | None = None  # a fault for any call, chosen by the test
@@ -138,6 +145,17 @@ class FakeSlackAPI:
                     found.append(m)
         return found
 
+    def press_stop(self, channel: str, thread_ts: str) -> list[str]:
+        """A person presses the stop button of the agent session in this thread: Slack stops the app's streams there
+        (returned, for the `agent_session_stopped` event's streaming_message_ts). The session's status is left as it
+        was: the app is responsible for moving it away from processing."""
+        stopped = []
+        for message in self.messages[channel]:
+            if message.streaming and message.thread_ts == thread_ts:
+                message.streaming = False
+                stopped.append(message.ts)
+        return stopped
+
     def ephemerals(self) -> list[Message]:
         return [m for ms in self.messages.values() for m in ms if m.ephemeral_to is not None]
 
@@ -162,6 +180,10 @@ class FakeSlackAPI:
                 scripted.pop(0)
         elif self.chaos is not None:
             failure = self.chaos(method)
+        if failure is not None and failure.mode == "after":
+            handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+            if handler is not None and token:
+                handler(args)
         if failure is not None:
             self.calls.append(Call(method, args, token, failure.status))
             if failure.mode == "hang":
@@ -192,6 +214,25 @@ class FakeSlackAPI:
         blocks = args.get("blocks") or []
         return json.loads(blocks) if isinstance(blocks, str) else list(blocks)
 
+    @staticmethod
+    def _apply_chunks(message: Message, args: dict[str, Any]) -> str | None:
+        """A stream call's `markdown_text` and `chunks` applied to the message; an error code for a bad chunk."""
+        message.text += str(args.get("markdown_text") or "")
+        chunks = args.get("chunks") or []
+        for chunk in json.loads(chunks) if isinstance(chunks, str) else chunks:
+            kind = chunk.get("type")
+            if kind == "markdown_text":
+                message.text += str(chunk.get("text") or "")
+            elif kind == "task_update":
+                if not chunk.get("id") or not chunk.get("title") or chunk.get("status") not in TASK_STATUSES:
+                    return "invalid_chunks"
+                message.tasks[str(chunk["id"])] = {**message.tasks.get(str(chunk["id"]), {}), **chunk}
+            elif kind == "blocks":
+                message.blocks.extend(chunk.get("blocks") or [])
+            elif kind != "plan_update":
+                return "invalid_chunks"
+        return None
+
     def _m_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": "https://fake.slack.test/", "team": "Fake", "user": "docbot", "team_id": TEAM,
                 "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
@@ -216,11 +257,18 @@ class FakeSlackAPI:
 
     def _m_chat_startStream(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = str(args["channel"])
+        if not self.streaming_allowed:
+            return {"ok": False, "error": "not_allowed_token_type"}
         if not args.get("thread_ts"):
             return {"ok": False, "error": "invalid_arguments"}
+        if args.get("task_display_mode") not in (None, "timeline", "plan"):
+            return {"ok": False, "error": "invalid_arguments"}
         ts = self.next_ts()
-        message = Message(ts, channel, str(args.get("markdown_text") or ""), user=BOT_USER, bot_id=BOT_ID,
-                          thread_ts=str(args["thread_ts"]), streaming=True)
+        message = Message(ts, channel, "", user=BOT_USER, bot_id=BOT_ID, thread_ts=str(args["thread_ts"]),
+                          streaming=True)
+        error = self._apply_chunks(message, args)
+        if error:
+            return {"ok": False, "error": error}
         self.messages[channel].append(message)
         return {"ok": True, "channel": channel, "ts": ts}
 
@@ -230,7 +278,9 @@ class FakeSlackAPI:
             return {"ok": False, "error": "message_not_found"}
         if not message.streaming:
             return {"ok": False, "error": "message_not_in_streaming_state"}
-        message.text += str(args.get("markdown_text") or "")
+        error = self._apply_chunks(message, args)
+        if error:
+            return {"ok": False, "error": error}
         return {"ok": True, "channel": message.channel, "ts": message.ts}
 
     def _m_chat_stopStream(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -239,10 +289,19 @@ class FakeSlackAPI:
             return {"ok": False, "error": "message_not_found"}
         if not message.streaming:
             return {"ok": False, "error": "message_not_in_streaming_state"}
-        message.text += str(args.get("markdown_text") or "")
+        error = self._apply_chunks(message, args)
+        if error:
+            return {"ok": False, "error": error}
         message.streaming = False
         if "blocks" in args:
-            message.blocks = self._blocks(args)
+            message.blocks = message.blocks + self._blocks(args)
+        status = args.get("session_status")
+        if status is not None:
+            if status not in SESSION_STATUSES:
+                return {"ok": False, "error": "invalid_arguments"}
+            session = self.sessions.get((message.channel, message.thread_ts or ""))
+            if session is not None:
+                session["status"] = status
         return {"ok": True, "channel": message.channel, "ts": message.ts, "message": message.as_api()}
 
     def _m_chat_delete(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -288,7 +347,32 @@ class FakeSlackAPI:
         return {"ok": True}
 
     def _m_assistant_threads_setSuggestedPrompts(self, args: dict[str, Any]) -> dict[str, Any]:
+        prompts = args.get("prompts")
+        prompts = json.loads(prompts) if isinstance(prompts, str) else prompts
+        if not isinstance(prompts, list) or not 0 < len(prompts) <= 4:  # "up to four suggested prompts"
+            return {"ok": False, "error": "invalid_arguments"}
+        if any(not p.get("title") or not p.get("message") for p in prompts):
+            return {"ok": False, "error": "invalid_arguments"}
+        self.prompts[(str(args["channel_id"]), args.get("thread_ts"))] = {"title": args.get("title"),
+                                                                          "prompts": prompts}
         return {"ok": True}
+
+    def _m_agents_sessions_setStatus(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args.get("status") not in SESSION_STATUSES:
+            return {"ok": False, "error": "invalid_arguments"}
+        key = (str(args.get("channel_id") or ""), str(args.get("thread_ts") or ""))
+        created = {"title": args.get("title"), "initiator": args.get("initiator_user_id")}
+        session = self.sessions.setdefault(key, created)
+        session["status"] = args["status"]
+        return {"ok": True, "status": args["status"], "title": session.get("title")}
+
+    def _m_conversations_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The channel's top-level messages (thread replies are not in history), newest first."""
+        channel = str(args["channel"])
+        top = [m for m in self.messages[channel] if m.ephemeral_to is None and m.thread_ts in (None, m.ts)]
+        top.sort(key=lambda m: float(m.ts), reverse=True)
+        limit = int(args.get("limit") or 100)
+        return {"ok": True, "messages": [m.as_api() for m in top[:limit]], "has_more": len(top) > limit}
 
     def _m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
         if self.socket_url is None:

@@ -8,6 +8,7 @@ No Slack Web API call happens on this path: the worker that claims the event sho
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -17,6 +18,7 @@ from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
+from adapters.slack.agent import ViewContexts
 from adapters.slack.blocks import ACTION_PREFIX
 from adapters.slack.events import ignorable
 from adapters.slack.inbound import Refusal, action_inbound, command_inbound, message_inbound
@@ -28,15 +30,23 @@ from pipeline.messages import Inbound, Intake, ThreadRef
 
 log = logging.getLogger(__name__)
 
-PASS_ON_EVENTS = frozenset({"assistant_thread_started", "assistant_thread_context_changed"})  # bolt listeners
+# the agent experience's events, for bolt listeners (adapters.slack.agent): nothing to store, nothing to answer
+PASS_ON_EVENTS = frozenset({
+    "app_home_opened", "app_context_changed", "agent_session_stopped",
+    "assistant_thread_started", "assistant_thread_context_changed",
+})  # fmt: skip
 
 
 class StoreThenAck(AsyncMiddleware):
     """Acknowledges only what is stored (or what is not for the bot at all); bolt has verified the signature."""
 
-    def __init__(self, settings: Settings, intake: Callable[[], Intake | None]) -> None:
+    def __init__(
+        self, settings: Settings, intake: Callable[[], Intake | None], contexts: ViewContexts | None = None
+    ) -> None:
+        """`contexts`: where the people are looking (app_context_changed); a DM question carries its asker's."""
         self._settings = settings
         self._intake = intake
+        self._contexts = contexts
 
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
@@ -50,7 +60,9 @@ class StoreThenAck(AsyncMiddleware):
             if event.get("type") in PASS_ON_EVENTS:
                 return await next()
             parsed = message_inbound(body, bot_user)
-            return await self._store(parsed, kind="message") if parsed is not None else _ok()
+            if parsed is None:
+                return _ok()
+            return await self._store(self._with_context(parsed, event), kind="message")
         if body.get("type") == "block_actions":
             action = (body.get("actions") or [{}])[0]
             if not str(action.get("action_id") or "").startswith(ACTION_PREFIX):
@@ -59,6 +71,14 @@ class StoreThenAck(AsyncMiddleware):
         if body.get("command") == self._settings.slack_ask_command:
             return await self._ask(body, bot_user)
         return await next()
+
+    def _with_context(self, parsed: tuple[Inbound, ThreadRef], event: dict[str, Any]) -> tuple[Inbound, ThreadRef]:
+        """A DM question carries the channel its asker was looking at (the service decides what it narrows)."""
+        inbound, ref = parsed
+        if self._contexts is None or event.get("channel_type") != "im":
+            return parsed
+        viewed = self._contexts.get(inbound.workspace_id, inbound.user_id)
+        return (dataclasses.replace(inbound, context_channel_id=viewed), ref) if viewed else parsed
 
     async def _ask(self, body: dict[str, Any], bot_user: str | None) -> BoltResponse:
         """/ask: refuse what cannot be asked right away, privately, before anything is posted in the channel."""

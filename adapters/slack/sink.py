@@ -8,15 +8,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import (
-    ACTION_PREFIX,
+    PROGRESS_BLOCK,
     SlackMessage,
+    Style,
+    block_with_button,
     render_chosen,
     render_placeholder,
     render_reply,
@@ -27,6 +29,7 @@ from adapters.slack.events import to_datetime
 from adapters.slack.mrkdwn import inert
 from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
+from adapters.slack.work import SlackWork
 from pipeline.locales import texts
 from pipeline.messages import DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
 
@@ -39,10 +42,12 @@ HANDOVER_REASON = "human_requested"
 ASKER = "asker"  # ThreadRef.extra: the Slack user id replies concern (ephemerals, hand-over mentions)
 ASSISTANT = "assistant"  # ThreadRef.extra: "1" in an assistant thread (progress is the thread status)
 BOT_USER = "bot_user"  # ThreadRef.extra: the bot's own user id in that workspace (for reading threads)
-PROGRESS_BLOCK = "docbot_progress"  # the block id that marks our placeholder in a thread
 NAME_TIMEOUT_S = 3.0  # users.info for the asker's display name, before handling without it
 ASK_COMMAND = "ask_command"  # ThreadRef.extra: "1" for a stored /ask whose question is not posted yet
 
+# Slack's answers to blocks it does not take (a newer block an older workspace or client API refuses, a table over its
+# limits): the reply is rendered again in the classic style, which only uses sections, context and actions blocks.
+REFUSED_BLOCKS = frozenset({"invalid_blocks", "invalid_blocks_format", "invalid_attachments"})
 # Slack errors that no retry will fix: the outbox stops trying (DeliveryRejected).
 PERMANENT_ERRORS = frozenset({
     "channel_not_found", "not_in_channel", "is_archived", "account_inactive", "invalid_auth", "token_revoked",
@@ -95,6 +100,7 @@ class SlackReplySink:
         self._stream_interval_s = stream_interval_s
         self._users = users or UserDirectory(client_for)
         self._progress_allowed = progress_allowed
+        self._classic: set[str] = set()  # workspaces that refused today's blocks: their replies use the classic style
 
     async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
         """Before a claimed event is handled: post a /ask question in the channel (its thread is where the answer
@@ -124,6 +130,16 @@ class SlackReplySink:
             self._client_for, ref, asker_id=ref_extra(ref, ASKER), min_interval_s=self._stream_interval_s
         )
 
+    def open_work(self, ref: ThreadRef, inbound: Inbound) -> SlackWork:
+        """The question's steps as a task timeline streamed into the thread (or one status message updated in place
+        where streaming fails), with the stop button of an agent session; `finish()` gives the ts that `post` then
+        updates into the final reply. Nothing is shown in a channel the bot does not answer in."""
+        return SlackWork(
+            self._client_for, ref, inbound, asker_id=ref_extra(ref, ASKER), users=self._users,
+            allowed=self._progress_allowed(ref), min_interval_s=self._stream_interval_s,
+            status_interval_s=max(self._stream_interval_s, 0.0) * 1.5, find_marked=self.find_progress,
+        )  # fmt: skip
+
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         """Post `reply` in the thread (turning the placeholder into it); returns the ts of its first message.
 
@@ -143,7 +159,20 @@ class SlackReplySink:
         if reply.kind is ReplyKind.NOTICE and reply.reason in EPHEMERAL_REASONS:
             await self.clear_progress(ref)
             return await self._ephemeral(client, ref, inert(reply.text))
-        messages = render_reply(reply)
+        style = Style.CLASSIC if ref.workspace_id in self._classic else Style.CURRENT
+        try:
+            return await self._post_reply(client, ref, reply, style)
+        except _BlocksRefused as refused:
+            if style is Style.CLASSIC:
+                raise refused.error from None
+            log.warning("slack refused the blocks; replying with classic blocks",
+                        extra={"error": slack_error(refused.error), "team": ref.workspace_id})  # fmt: skip
+            self._classic.add(ref.workspace_id)
+            return await self._post_reply(client, ref, reply, Style.CLASSIC)
+
+    async def _post_reply(self, client: AsyncWebClient, ref: ThreadRef, reply: Reply, style: Style) -> str:
+        """Post the rendered reply; `_BlocksRefused` when Slack refuses the first message's blocks (nothing posted)."""
+        messages = render_reply(reply, style)
         if reply.reason == HANDOVER_REASON and self._support:
             asker = ref_extra(ref, ASKER)
             handover = wording(reply.language).handover.format(
@@ -151,7 +180,12 @@ class SlackReplySink:
             )
             last = messages[-1]
             messages[-1] = SlackMessage(last.text, [*last.blocks, _section(handover)])
-        first_ts = await self._first(client, ref, messages[0])
+        try:
+            first_ts = await self._first(client, ref, messages[0])
+        except SlackApiError as exc:
+            if slack_error(exc) in REFUSED_BLOCKS:
+                raise _BlocksRefused(exc) from exc
+            raise
         for message in messages[1:]:
             await self._post(client, ref, message)
         return first_ts
@@ -165,7 +199,7 @@ class SlackReplySink:
         `action_id`; otherwise (a forged message ts, another thread's message) nothing is changed (False)."""
         client = await self._client_for(ref.workspace_id)
         blocks = await self._blocks_of(client, ref, message_id)
-        block_id = _block_with_button(blocks, action_id)
+        block_id = block_with_button(blocks, action_id)
         if block_id is None:
             log.warning("choice not shown: the message does not carry that button", extra={"channel": ref.channel_id})
             return False
@@ -233,6 +267,8 @@ class SlackReplySink:
                 return ref.placeholder_id
             except SlackApiError as exc:  # the placeholder was deleted meanwhile: post instead
                 error = slack_error(exc)
+                if error in REFUSED_BLOCKS:
+                    raise  # the blocks, not the placeholder: posting them instead would be refused too
                 if not error.startswith("http_") and error not in ("ratelimited",):
                     log.info("placeholder update failed", extra={"error": error})
                 else:
@@ -269,16 +305,10 @@ class SlackReplySink:
         return []
 
 
-def _block_with_button(blocks: Sequence[dict[str, Any]], action_id: str) -> str | None:
-    """The block id of the actions block holding our button whose value is `action_id`, if any."""
-    for block in blocks:
-        if block.get("type") != "actions":
-            continue
-        for element in block.get("elements") or []:
-            ours = str(element.get("action_id") or "").startswith(ACTION_PREFIX)
-            if ours and element.get("value") == action_id:
-                return str(block.get("block_id") or "")
-    return None
+class _BlocksRefused(Exception):
+    def __init__(self, error: SlackApiError) -> None:
+        super().__init__(slack_error(error))
+        self.error = error
 
 
 def _section(mrkdwn: str) -> dict[str, Any]:

@@ -35,8 +35,8 @@ from pipeline.types import (
 )
 
 MAX_ANSWER_CHARS = 2600
-LEAD_CHARS = 1200  # a paragraph that leads is quoted whole up to this length, else around its answering sentences
-SECOND_SOURCE_SHARE = 0.8  # another section is quoted too when its best passage scores this share of the lead's
+LEAD_CHARS = 800  # a paragraph that leads is quoted whole up to this length, else around its answering sentences
+SECOND_SOURCE_SHARE = 0.7  # another section is quoted too when its best passage scores this share of the lead's
 
 
 def caption(source: SourceReference) -> str:

@@ -17,6 +17,7 @@ class Texts:
     offline_note: str
     busy: str
     failure: str
+    stopped: str  # the person pressed stop while the answer was being made
     timeout: str
     refusal: dict[str, str]  # out_of_scope, capability
     clarify: dict[str, str]  # vague, ambiguous, unverified, no_coverage, rephrase, generic

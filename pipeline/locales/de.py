@@ -15,6 +15,7 @@ TEXTS = Texts(
         "verfügbar, die Treffer können ungenauer sein."
     ),
     busy="Ich beantworte gerade viele andere Fragen. Bitte versuch es in einer Minute noch einmal.",
+    stopped="Angehalten, wie gewünscht. Frag gern jederzeit noch einmal.",
     failure="Beim Antworten ist etwas schiefgelaufen. Bitte versuch es noch einmal; wenn es wieder passiert, "
     "frag einen Menschen.",
     timeout="Die Antwort hat zu lange gedauert. Bitte versuch es gleich noch einmal.",

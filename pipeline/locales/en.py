@@ -10,6 +10,7 @@ TEXTS = Texts(
     closest_sections="The closest sections I found:",
     offline_note="Answered without the language model, which was unavailable.",
     busy="I'm busy with other questions right now. Please try again in a minute.",
+    stopped="Stopped, as you asked. Ask again whenever you like.",
     failure="Something went wrong while I was answering. Please try again; if it keeps happening, ask a human.",
     timeout="Answering took too long. Please try again in a moment.",
     refusal={

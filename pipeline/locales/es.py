@@ -15,6 +15,7 @@ TEXTS = Texts(
         "disponible, así que los resultados pueden ser menos precisos."
     ),
     busy="Ahora mismo estoy atendiendo otras preguntas. Inténtalo de nuevo en un minuto.",
+    stopped="Detenido, como pediste. Vuelve a preguntar cuando quieras.",
     failure="Algo salió mal mientras respondía. Inténtalo de nuevo; si sigue pasando, pide ayuda a una persona.",
     timeout="La respuesta tardó demasiado. Inténtalo de nuevo en un momento.",
     refusal={

@@ -15,6 +15,7 @@ TEXTS = Texts(
         "indisponible, les résultats peuvent être moins précis."
     ),
     busy="Je traite beaucoup d'autres questions en ce moment. Réessayez dans une minute.",
+    stopped="Arrêté, comme demandé. Reposez la question quand vous voulez.",
     failure="Un problème est survenu pendant ma réponse. Réessayez ; si cela se reproduit, demandez à une personne.",
     timeout="La réponse a pris trop de temps. Réessayez dans un instant.",
     refusal={

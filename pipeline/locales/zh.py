@@ -12,6 +12,7 @@ TEXTS = Texts(
     retry_label="重试",
     keyword_only_note="仅通过关键词搜索找到：语义索引暂时不可用，结果可能不够准确。",
     busy="我正在处理其他问题，请一分钟后再试。",
+    stopped="已按你的要求停止。随时可以再问。",
     failure="回答时出了点问题。请再试一次；如果仍然出错，请联系工作人员。",
     timeout="回答耗时过长，请稍后再试。",
     refusal={

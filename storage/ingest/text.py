@@ -8,10 +8,9 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from storage.search.tokenize import sentences, tokenize
+from storage.search.tokenize import CHUNK_OVERLAP_CHARS, overlap_tail, sentences, tokenize
 
 MAX_CHUNK_CHARS = 1200
-CHUNK_OVERLAP_CHARS = 150
 
 _SPACES = re.compile(r"[ \t]+")
 
@@ -134,32 +133,32 @@ def pack_blocks(blocks: tuple[str, ...] | list[str], *, max_chars: int = MAX_CHU
 
 
 def split_long(text: str, *, max_chars: int = MAX_CHUNK_CHARS, overlap: int = CHUNK_OVERLAP_CHARS) -> list[str]:
-    """Pieces of at most `max_chars`, cut at paragraph or sentence ends, each repeating a little of the previous."""
+    """Pieces of at most `max_chars`, cut at paragraph or sentence ends, each repeating a little of the previous;
+    the sentences of one paragraph stay one paragraph (a space between them, a blank line between paragraphs)."""
     if len(text) <= max_chars:
         return [text]
-    units: list[str] = []
+    units: list[tuple[str, bool]] = []  # (text, opens a paragraph)
     for paragraph in text.split("\n\n"):
         if len(paragraph) <= max_chars:
-            units.append(paragraph)
+            units.append((paragraph, True))
         else:
-            units.extend(sentences(paragraph) or [paragraph])
+            said = sentences(paragraph) or [paragraph]
+            units.extend((sentence, i == 0) for i, sentence in enumerate(said))
     pieces: list[str] = []
     current = ""
-    for unit in units:
+    for unit, opens in units:
         while len(unit) > max_chars:  # one enormous sentence: hard cut
             units_head, unit = unit[:max_chars], unit[max_chars:]
             if current:
                 pieces.append(current)
                 current = ""
             pieces.append(units_head)
-        candidate = f"{current}\n\n{unit}" if current else unit
+        candidate = f"{current}{chr(10) * 2 if opens else ' '}{unit}" if current else unit
         if len(candidate) <= max_chars:
             current = candidate
             continue
         pieces.append(current)
-        tail = current[-overlap:]
-        cut = tail.find(" ")
-        tail = tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail
+        tail = overlap_tail(current, overlap)
         current = f"{tail} {unit}" if len(tail) + len(unit) + 1 <= max_chars else unit
     if current:
         pieces.append(current)

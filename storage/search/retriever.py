@@ -38,7 +38,7 @@ from storage.search.fusion import (
     with_units,
 )
 from storage.search.quality import FITTED, QualityThresholds, grade
-from storage.search.tokenize import stopword_share, tokenize
+from storage.search.tokenize import overlap_tail, stopword_share, tokenize
 from storage.search.units import text_units
 from storage.search.vocabulary import unknown_terms
 from storage.vector_index import VectorIndex, VectorIndexUnavailable, VectorRecord
@@ -565,6 +565,40 @@ class _Timer:
         return self.timings
 
 
+SECTION_CHARS = 2000  # a hit carries its whole section up to this length, else its best chunk with the chunks around
+
+
+def _section_text(corpus: SearchCorpus, row: int, limit: int = SECTION_CHARS) -> str:
+    """The text of `row`'s section: its chunk with the chunks of the same section next to it (rows of a document
+    are in chunk order), the following first, while the whole stays within `limit`; the overlap the chunker repeats
+    at the start of a chunk is dropped."""
+    info = corpus.chunks[row]
+
+    def same(other: int) -> bool:
+        if not 0 <= other < len(corpus.chunks):
+            return False
+        neighbour = corpus.chunks[other]
+        return neighbour.doc_id == info.doc_id and neighbour.section == info.section
+
+    text, start, stop = corpus.text(row), row, row
+    grew = True
+    while grew:
+        grew = False
+        if same(stop + 1) and len(joined := _joined(text, corpus.text(stop + 1))) <= limit:
+            stop, text, grew = stop + 1, joined, True
+        if same(start - 1) and len(joined := _joined(corpus.text(start - 1), text)) <= limit:
+            start, text, grew = start - 1, joined, True
+    return text
+
+
+def _joined(first: str, second: str) -> str:
+    """Two consecutive chunks as one text, without the tail of `first` that `second` opens with."""
+    tail = overlap_tail(first)
+    if tail and second.startswith(tail):  # a long paragraph cut at a sentence: it goes on after the overlap
+        return f"{first}\n\n{second[len(tail):].strip()}"
+    return f"{first}\n\n{second}"  # cut between blocks
+
+
 def _one_per_section(
     corpus: SearchCorpus,
     candidates: npt.NDArray[np.int64],
@@ -573,7 +607,8 @@ def _one_per_section(
     levels: dict[str, npt.NDArray[np.float32]],
     top_k: int,
 ) -> tuple[SearchHit, ...]:
-    """The best chunk of each section, best first; ties (e.g. all zero) fall back on the embedding."""
+    """The best chunk of each section, best first, with the rest of its section (`_section_text`); ties (e.g. all
+    zero) fall back on the embedding."""
     hits: list[SearchHit] = []
     seen: set[tuple[str, str]] = set()
     for i in np.lexsort((-cosine, -fused)):
@@ -590,7 +625,7 @@ def _one_per_section(
                 title=info.title,
                 crumbs=info.crumbs,
                 url=info.url,
-                text=corpus.text(row),
+                text=_section_text(corpus, row),
                 score=float(fused[i]),
                 collection=info.collection,
                 level_scores={

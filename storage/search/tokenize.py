@@ -70,3 +70,14 @@ def sentences(text: str) -> list[str]:
     (`#`) and fragments of two characters or fewer dropped."""
     parts = (" ".join(p.split()) for p in _SENTENCE_END.split(text))
     return [p for p in parts if len(p) > 2 and not p.startswith("#")]
+
+
+CHUNK_OVERLAP_CHARS = 150  # what a chunk repeats of the previous one (storage.ingest.text.split_long)
+
+
+def overlap_tail(piece: str, overlap: int = CHUNK_OVERLAP_CHARS) -> str:
+    """The end of `piece` that `split_long` repeats at the start of the next piece (from a word start on); search
+    takes it off again when it puts a section's pieces back together."""
+    tail = piece[-overlap:]
+    cut = tail.find(" ")
+    return tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail

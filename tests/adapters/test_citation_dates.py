@@ -3,11 +3,13 @@ citation names who gave it instead (its title), with no second date."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from adapters.console import render_reply as console_reply
+from adapters.discord.layout import render_card
 from adapters.discord.render import render_reply as discord_reply
 from adapters.slack.blocks import render_reply as slack_reply
 from pipeline.messages import Citation, Reply, ReplyKind
@@ -23,14 +25,17 @@ def reply(language: str) -> Reply:
     return Reply(ReplyKind.ANSWER, "Hold Home [1]; or ask [2].", language, "c", citations=(DOC, TEAM, UNDATED))
 
 
-def test_slack_shows_the_date_after_the_source() -> None:
+def test_slack_shows_the_date_after_the_source_on_its_card_and_in_the_compact_list() -> None:
     [message] = slack_reply(reply("en"))
-    context = json.dumps(message.blocks, ensure_ascii=False)
-    assert "[1] <https://docs.test/remote#pair|Pairing> › Remote · updated 2025-03-02" in context
+    (carousel,) = [b for b in message.blocks if b["type"] == "carousel"]
+    cards = {card["title"]["text"]: card.get("subtitle", {}).get("text") for card in carousel["elements"]}
+    assert cards == {"[1] Pairing": "Remote · updated 2025-03-02",
+                     "[2] answered by @alice in #help on 2026-11-20": None, "[3] Old reply": None}  # fmt: skip
+    [compact] = slack_reply(dataclasses.replace(reply("de"), kind=ReplyKind.REFUSAL))
+    context = json.dumps(compact.blocks, ensure_ascii=False)
+    assert "[1] <https://docs.test/remote#pair|Pairing> › Remote · aktualisiert am 2025-03-02" in context
     assert "[2] <https://team.slack.com/archives/C1/p1|answered by @alice in #help on 2026-11-20>\"" in context
     assert "[3] <https://docs.test/old|Old reply>\"" in context
-    [german] = slack_reply(reply("de"))
-    assert "· aktualisiert am 2025-03-02" in json.dumps(german.blocks, ensure_ascii=False)
 
 
 def test_discord_shows_the_date_after_the_source() -> None:
@@ -41,6 +46,14 @@ def test_discord_shows_the_date_after_the_source() -> None:
     assert lines[0] == "**[1]** [Pairing › Remote](https://docs.test/remote#pair) · actualizado el 2025-03-02"
     assert lines[1] == "**[2]** [answered by @alice in #help on 2026-11-20](https://team.slack.com/archives/C1/p1)"
     assert lines[2] == "**[3]** [Old reply](https://docs.test/old)"
+
+
+def test_a_discord_answer_card_shows_the_date_after_the_source() -> None:
+    [card] = render_card(reply("fr"), asker_id=7, sources_heading="Sources")
+    assert card.layout is not None
+    shown = json.dumps(card.layout.to_components(), ensure_ascii=False)
+    assert "[Pairing › Remote](https://docs.test/remote#pair) · mis à jour le 2025-03-02" in shown
+    assert shown.count("mis à jour") == 1  # the team answer and the undated source carry no date
 
 
 def test_the_terminal_shows_the_date_after_the_source() -> None:

@@ -24,6 +24,7 @@ from bot.app import App
 from bot.settings import Settings
 from pipeline.locales import texts
 from pipeline.messages import Reply, ReplyKind
+from tests.adapters.slack.block_limits import problems
 from tests.bot.conftest import inbound
 from tests.helpers.app_template import AppTemplate, make_template
 
@@ -74,6 +75,16 @@ def slack(reply: Reply) -> str:
     return "\n".join(block["text"]["text"] for block in blocks if block["type"] == "section")
 
 
+def slack_table_rows(reply: Reply) -> list[list[str]]:
+    """The rows of the reply's table blocks (Slack shows a docs table as a table block), each checked with Slack's
+    block limits."""
+    messages = slack_render(reply)
+    for message in messages:
+        assert problems(message.text, message.blocks) == []
+    return [[cell["text"] for cell in row] for m in messages for b in m.blocks if b["type"] == "table"
+            for row in b["rows"]]  # fmt: skip
+
+
 def discord(reply: Reply) -> str:
     return "\n".join(m.content for m in discord_render(reply, asker_id=1, sources_heading="Sources"))
 
@@ -116,7 +127,9 @@ async def test_a_named_setting_gets_the_table_header_and_its_row_in_every_chat(a
     assert "| setting | default | what it does |" in reply.text and "KETTLE_KEEP_WARM" in reply.text
     assert "KETTLE_CHILD_LOCK" not in reply.text  # only the row asked about
     assert "keeps the water warm for thirty minutes" in terminal(reply) and "setting" in terminal(reply)
-    assert "what it does: keeps the water warm for thirty minutes" in slack(reply)  # one bullet naming each column
+    rows = slack_table_rows(reply)  # a table block: the header row, then the row asked about
+    assert rows[0] == ["setting", "default", "what it does"]
+    assert any(row[0] == "KETTLE_KEEP_WARM" and "keeps the water warm for thirty minutes" in row[2] for row in rows)
     assert "keeps the water warm for thirty minutes" in discord(reply) and "|---" not in discord(reply)
 
 

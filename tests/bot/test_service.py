@@ -311,6 +311,25 @@ async def test_an_elliptical_follow_up_keeps_the_previous_question(app: App) -> 
     assert "E-3307" in reply.text and "E-2041" not in reply.text
 
 
+async def test_a_dm_asked_while_viewing_a_channel_searches_that_channels_collections(
+    make_app: Callable[..., Any],
+) -> None:
+    """Slack's agent view context: a DM question from someone looking at #hr searches #hr's collections (here one
+    without the manual), a question without a viewed channel the DM's own; a viewed channel without a policy of its
+    own, or one refused there, changes nothing."""
+    app = await make_app(channel_policies=(ChannelPolicy(channel_id="C-hr", collections=("hr",)),
+                                           ChannelPolicy(channel_id="C-closed", collections=("hr",), allowed=False)))
+    question = "What does error E-2041 mean?"
+    viewing_hr = await app.service.handle_message(
+        dataclasses.replace(inbound(question, channel="D1"), context_channel_id="C-hr")
+    )
+    assert viewing_hr is not None and viewing_hr.kind is not ReplyKind.ANSWER and not viewing_hr.citations
+    for viewed in (None, "C-general", "C-closed"):
+        asked = dataclasses.replace(inbound(question, channel="D1"), context_channel_id=viewed)
+        reply = await app.service.handle_message(asked)
+        assert reply is not None and reply.kind is ReplyKind.ANSWER and reply.citations, viewed
+
+
 @pytest.mark.parametrize("asked", ["the sound", "it doesn't work"])
 async def test_every_choice_of_a_clarification_is_answered_from_the_chosen_section(app: App, asked: str) -> None:
     """Each button, pressed in its own thread: the answer quotes the section the person chose, never "the docs don't

@@ -288,3 +288,74 @@ def _interaction_base(
     else:
         data["user"] = actor
     return data
+
+
+COMPONENT_TEXT_DISPLAY = 10
+FLAG_EPHEMERAL = 1 << 6
+FLAG_COMPONENTS_V2 = 1 << 15
+
+
+def components_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every component of a message (or a message body), nested ones included (action rows, containers, sections),
+    in order."""
+    found: list[dict[str, Any]] = []
+
+    def walk(items: list[dict[str, Any]]) -> None:
+        for item in items:
+            found.append(item)
+            walk(item.get("components") or [])
+            if isinstance(item.get("accessory"), dict):
+                walk([item["accessory"]])
+
+    walk(message.get("components") or [])
+    return found
+
+
+def buttons_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in components_of(message) if c.get("type") == COMPONENT_BUTTON]
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """What a person reads: the content, or, for a Components v2 message, its text displays."""
+    if message.get("content"):
+        return str(message["content"])
+    return "\n".join(str(c.get("content")) for c in components_of(message) if c.get("type") == COMPONENT_TEXT_DISPLAY)
+
+
+FORUM_CHANNEL = 15
+INTERACTION_MESSAGE_COMMAND = 3  # the data.type of a message context menu command
+
+
+def forum_channel(channel_id: str, guild_id: str, tags: list[tuple[str, str]], name: str = "help-forum") -> dict[str,
+                                                                                                                Any]:
+    """A forum channel (discord.com/developers/docs/resources/channel#channel-object: type 15) with its tags."""
+    return {**text_channel(channel_id, guild_id, name), "type": FORUM_CHANNEL, "flags": 0,
+            "available_tags": [{"id": tag_id, "name": tag_name, "moderated": False, "emoji_id": None,
+                                "emoji_name": None} for tag_id, tag_name in tags],
+            "default_reaction_emoji": None, "default_sort_order": None, "default_forum_layout": 0}  # fmt: skip
+
+
+def forum_post(thread_id: str, forum_id: str, guild_id: str, owner_id: str, title: str) -> dict[str, Any]:
+    """A post of a forum: a public thread in it, shaped like the docs' thread example (docs__thread_channel.json),
+    with the post's `applied_tags`."""
+    return {**thread_channel(thread_id, forum_id, guild_id, owner_id, name=title), "applied_tags": [],
+            "message_count": 0, "total_message_sent": 0}  # fmt: skip
+
+
+def message_command_interaction(
+    *, app_id: str, command_id: str, name: str, invoker: dict[str, Any], target: dict[str, Any],
+    guild_id: str | None, channel: dict[str, Any],
+) -> dict[str, Any]:
+    """INTERACTION_CREATE for a message context menu command on `target`, shaped like the docs' example
+    (docs__interaction_message_command.json: data.type 3, target_id, resolved.messages)."""
+    data = _interaction_base(app_id, invoker, guild_id, channel, INTERACTION_APPLICATION_COMMAND)
+    data["data"] = {"id": command_id, "name": name, "type": INTERACTION_MESSAGE_COMMAND, "target_id": target["id"],
+                    "resolved": {"messages": {target["id"]: target}}}  # fmt: skip
+    return data
+
+
+def installed_by_the_user(interaction: dict[str, Any], user_id: str) -> dict[str, Any]:
+    """The interaction as Discord sends it for an app the user installed, used in a server that did not install it
+    (`authorizing_integration_owners` names only the user, under "1"; `app_permissions` of a user app)."""
+    return {**interaction, "authorizing_integration_owners": {"1": user_id}, "context": 0,
+            "app_permissions": str((1 << 11) | (1 << 14))}  # fmt: skip

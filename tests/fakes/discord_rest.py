@@ -48,7 +48,10 @@ class FakeDiscordREST:
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> message payload
     channels: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> channel payload
     command_id: str = field(default_factory=p.snowflake)
+    command_ids: dict[str, str] = field(default_factory=dict)  # name → id, for commands other than /ask
+    commands: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → the command as last synced
     interaction_channels: dict[str, str] = field(default_factory=dict)  # interaction token -> channel id
+    originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # interaction token -> its first response
     _failures: list[_Failure] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     port: int = 0
@@ -129,6 +132,12 @@ class FakeDiscordREST:
             case "GET", ["channels", channel_id]:
                 channel = self.channels.get(channel_id)
                 return (200, channel) if channel else (404, {"message": "Unknown Channel", "code": 10003})
+            case "PATCH", ["channels", channel_id]:
+                channel = self.channels.get(channel_id)
+                if channel is None:
+                    return 404, {"message": "Unknown Channel", "code": 10003}
+                channel.update({k: v for k, v in (body or {}).items() if k in ("applied_tags", "name", "archived")})
+                return 200, channel
             case "POST", ["channels", channel_id, "messages", message_id, "threads"]:
                 if message_id in self.channels:
                     return 400, {"message": "A thread has already been created for this message", "code": 160004}
@@ -154,24 +163,35 @@ class FakeDiscordREST:
             case "POST", ["webhooks", _app, token]:
                 return 200, self._store_message(self.interaction_channels.get(token, "0"), body)
             case "PATCH", ["webhooks", _app, token, "messages", message_id]:
-                if message_id == "@original":
+                if message_id == "@original":  # the deferred response, as the person who asked sees it
                     channel_id = self.interaction_channels.get(token, "0")
-                    return 200, p.message(channel_id, self.bot_user, (body or {}).get("content") or "")
+                    original = self.originals.setdefault(token, {**p.message(channel_id, self.bot_user, ""),
+                                                                 "flags": p.FLAG_EPHEMERAL})  # fmt: skip
+                    original.update({k: v for k, v in (body or {}).items() if k in ("content", "components")})
+                    original["flags"] = p.FLAG_EPHEMERAL | int((body or {}).get("flags") or 0)
+                    return 200, original
                 return self._edit_message(message_id, body)
         return 404, {"message": f"fake has no route for {method} {path}", "code": 0}
 
     def expect_interaction(self, interaction: dict[str, Any]) -> None:
         """Follow-ups to this interaction land in its channel (Discord knows it from the interaction token)."""
-        self.interaction_channels[interaction["token"]] = interaction["channel_id"]
+        channel = interaction.get("channel_id") or (interaction.get("channel") or {}).get("id")
+        self.interaction_channels[interaction["token"]] = str(channel)
 
     def _command(self, command: dict[str, Any]) -> dict[str, Any]:
+        """The command as Discord answers a bulk overwrite: its own id (`command_id` for /ask), `description` always
+        present ("" for context menu commands), `type` 1 unless given."""
+        name = str(command.get("name"))
+        command_id = self.command_id if name == "ask" else self.command_ids.setdefault(name, p.snowflake())
+        self.commands[name] = command
         return {
-            "id": self.command_id,
+            "id": command_id,
             "application_id": self.app_id,
             "version": p.snowflake(),
             "default_member_permissions": None,
             "type": 1,
             "nsfw": False,
+            "description": "",
             **command,
         }
 
@@ -194,7 +214,8 @@ class FakeDiscordREST:
             embeds=body.get("embeds"),
         )
         message.pop("member", None)
-        if not body.get("flags", 0) & 64:  # ephemeral messages are seen by one person only, not the channel
+        message["flags"] = int(body.get("flags") or 0)  # Components v2 (1 << 15) stays with the message, as on Discord
+        if not message["flags"] & p.FLAG_EPHEMERAL:  # ephemeral messages are seen by one person only, not the channel
             self.messages[message["id"]] = message
         return message
 
@@ -202,19 +223,19 @@ class FakeDiscordREST:
         message = self.messages.get(message_id)
         if message is None:
             return 404, {"message": "Unknown Message", "code": 10008}
-        message.update({k: v for k, v in body.items() if k in ("content", "embeds", "components")})
+        message.update({k: v for k, v in body.items() if k in ("content", "embeds", "components", "flags")})
         message["edited_timestamp"] = p.iso_now()
         return 200, message
 
     def _callback(self, interaction_id: str, body: dict[str, Any]) -> dict[str, Any]:
         kind = body["type"]
+        if kind == 7:  # UPDATE_MESSAGE on an ephemeral message (only its person sees it): the stored first response
+            for original in self.originals.values():
+                if any(c.get("custom_id") in _custom_ids(body["data"]) for c in p.buttons_of(original)):
+                    original.update({k: v for k, v in body["data"].items() if k in ("content", "components")})
         if kind == 7:  # UPDATE_MESSAGE: apply the edit to the message the button sits on
             for message in self.messages.values():
-                if any(
-                    c.get("custom_id") in _custom_ids(body["data"])
-                    for row in message.get("components", [])
-                    for c in row.get("components", [])
-                ):
+                if any(c.get("custom_id") in _custom_ids(body["data"]) for c in p.buttons_of(message)):
                     message.update({k: v for k, v in body["data"].items() if k in ("content", "components")})
         return {"interaction": {"id": interaction_id, "type": 2}, "resource": {"type": kind}}
 
@@ -226,4 +247,4 @@ def _json_response(payload: Any, status: int, headers: dict[str, str] | None = N
 
 
 def _custom_ids(data: dict[str, Any]) -> set[str]:
-    return {c.get("custom_id", "") for row in data.get("components", []) for c in row.get("components", [])}
+    return {c.get("custom_id", "") for c in p.buttons_of(data)}

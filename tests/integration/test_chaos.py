@@ -304,8 +304,9 @@ async def test_chaos(cluster: Cluster, api: FakeSlackAPI, tmp_path: Path) -> Non
             pressing = []
             for i, (root, question) in enumerate(sorted(asked.items())):
                 [message] = answer_of(api, root, question)
-                [block] = [b for b in message.blocks if b.get("type") == "actions"]
-                helpful = next(e for e in block["elements"] if ":helpful:" in e["action_id"])
+                [block] = [b for b in message.blocks if b.get("type") == "context_actions"]  # the feedback buttons
+                [thumbs] = block["elements"]  # a press sends the pressed button's value under the element's action_id
+                helpful = {"type": "feedback_buttons", "action_id": thumbs["action_id"], **thumbs["positive_button"]}
                 for voter in VOTERS:
                     pressing.append(slack.press(message, helpful, block["block_id"], voter, i))
                     presses += 1

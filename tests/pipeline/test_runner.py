@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bot.settings import DEFAULT_ROLE_LIMITS
-from pipeline.envelope import AgentResult, Context, Envelope, Payload
+from pipeline.envelope import AgentResult, Context, Envelope, Payload, StepStatus
+from pipeline.envelope import Step as StepEvent
 from pipeline.locales import texts
 from pipeline.result import ResultKind
 from pipeline.runner import AGENT_ROLES, PipelineRunner
@@ -386,3 +387,60 @@ async def test_a_fallback_marks_the_result_degraded() -> None:
     assert result.fallback_notes == ("response: llm->offline",)
     clean, _ = make_runner()
     assert not (await run(clean)).degraded
+
+
+# -- progress: the steps a person may see while the question runs -----------------------------------------------------
+
+
+class Seen:
+    """A progress callback that records the steps it is told."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.steps: list[StepEvent] = []
+        self.fail = fail
+
+    async def __call__(self, step: StepEvent) -> None:
+        self.steps.append(step)
+        if self.fail:
+            raise RuntimeError("the platform is down")
+
+
+async def test_every_step_is_reported_as_it_starts_and_ends_with_its_facts() -> None:
+    seen = Seen()
+    result = await run(make_runner()[0], progress=seen)
+    assert result.kind is ResultKind.ANSWER
+    roles = [Role.LANG, Role.TRANSLATION, Role.ESSENCE, Role.GUARDRAILS, Role.SEARCH, Role.GUARDRAILS,
+             Role.AUGMENTATION, Role.RESPONSE, Role.QUALITY]  # fmt: skip
+    assert [(s.role, s.status) for s in seen.steps] == [(r, status) for r in roles
+                                                        for status in (StepStatus.STARTED, StepStatus.DONE)]
+    done = {s.role: s for s in seen.steps if s.status is StepStatus.DONE}
+    assert done[Role.LANG].language == "en"
+    assert (done[Role.SEARCH].sections, done[Role.SEARCH].decision) == (1, "good")
+    assert done[Role.QUALITY].decision == "approve"
+    assert [s.attempt for s in seen.steps if s.role is Role.GUARDRAILS] == [1, 1, 2, 2]
+
+
+async def test_a_search_again_asked_by_the_quality_role_is_a_second_attempt() -> None:
+    decisions = iter([QualityDecision.RESEARCH, QualityDecision.APPROVE])
+
+    async def quality(payload: Payload, context: Context) -> AgentResult:
+        return AgentResult(payload.evolve(quality_decision=next(decisions)), "checked")
+
+    seen = Seen()
+    result = await run(make_runner({Role.QUALITY: quality})[0], progress=seen)
+    assert result.kind is ResultKind.ANSWER
+    done = [(s.role, s.attempt, s.decision) for s in seen.steps if s.status is StepStatus.DONE]
+    assert (Role.QUALITY, 1, "research") in done and (Role.QUALITY, 2, "approve") in done
+    assert [a for r, a, _ in done if r is Role.SEARCH] == [1, 2]
+
+
+async def test_a_failing_step_is_reported_failed_and_a_broken_callback_changes_nothing() -> None:
+    async def broken(payload: Payload, context: Context) -> AgentResult:
+        raise ValueError("search index unreadable")
+
+    seen = Seen(fail=True)
+    result = await run(make_runner({Role.SEARCH: broken})[0], progress=seen)
+    assert result.kind is ResultKind.FAILURE and result.reason == "exception"
+    assert (seen.steps[-1].role, seen.steps[-1].status) == (Role.SEARCH, StepStatus.FAILED)
+    quiet = await run(make_runner()[0], progress=Seen(fail=True))
+    assert quiet.kind is ResultKind.ANSWER  # every report raised; the run did not notice

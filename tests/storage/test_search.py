@@ -166,3 +166,36 @@ async def test_collections_are_strict(tmp_path: Path) -> None:
         assert nothing.hits == () and nothing.quality is SearchQuality.POOR
     finally:
         await drop_database(db)
+
+
+@pytest.mark.integration
+async def test_a_hit_carries_its_whole_section_without_the_repeated_overlap_and_no_other_section(
+    tmp_path: Path,
+) -> None:
+    """A section the chunker cut in two comes back whole (the chunks' repeated overlap once), up to SECTION_CHARS;
+    the next section of the same page is not part of it, and a section too long for the limit comes back as its
+    best chunk with the chunks around it."""
+    from storage.search.retriever import SECTION_CHARS
+
+    db = await make_database("sqlite", tmp_path)
+    try:
+        embedder, index = HashingEmbedder(64), LocalVectorIndex(64)
+        retriever = HybridRetriever(db, embedder, index)
+        ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
+        sentences = [f"Step {i} of the long pairing story says the remote blinks {i} times." for i in range(25)]
+        long = " ".join(sentences)  # about 1,650 characters: two chunks of at most 1,200
+        page = tmp_path / "remote.md"
+        page.write_text(f"# Remote\n\n## Pairing\n\n{long}\n\n## Batteries\n\nThe remote takes two AAA cells.\n")
+        await ingestor.ingest([str(page)])
+        found = await retriever.search(SearchRequest(text="remote blinks 24 times pairing story", top_k=3))
+        pairing = next(h for h in found.hits if h.title == "Pairing")
+        assert len(long) <= SECTION_CHARS and " ".join(pairing.text.split()) == long  # whole, every sentence once
+        assert "AAA" not in pairing.text
+        huge = " ".join(sentences * 3)
+        page.write_text(f"# Remote\n\n## Pairing\n\n{huge}\n")
+        await ingestor.ingest([str(page)])
+        found = await retriever.search(SearchRequest(text="remote blinks 24 times pairing story", top_k=3))
+        pairing = next(h for h in found.hits if h.title == "Pairing")
+        assert SECTION_CHARS - 1200 < len(pairing.text) <= SECTION_CHARS and " ".join(pairing.text.split()) in huge
+    finally:
+        await drop_database(db)

@@ -9,6 +9,7 @@ import pytest
 
 from adapters.discord.buttons import ButtonRef
 from adapters.discord.client import DocbotClient
+from adapters.discord.layout import CARD_TEXT_LIMIT
 from adapters.discord.sink import discord_thread_ref
 from pipeline.messages import ActionOutcome, Citation, DeliveryRejected, InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
@@ -66,9 +67,10 @@ async def test_mention_creates_thread_and_answers_in_it_with_buttons(world: Disc
     assert inbound.text == "how do I pair the remote?" and inbound.mentioned and inbound.workspace_id == world.guild_id
     assert world.rest.find("POST", f"/channels/{thread_id}/typing")
     [post] = posts(world, thread_id)
-    assert post.body["content"].startswith("Hold **Home**")
-    assert post.body["embeds"][0]["description"].startswith("**[1]** [Pairing the remote › Remote](https://docs.test")
-    custom_ids = [c["custom_id"] for row in post.body["components"] for c in row["components"]]
+    assert p.text_of(post.body).startswith("Hold **Home**")
+    assert post.body["flags"] == p.FLAG_COMPONENTS_V2  # the answer card: one container
+    assert "**Sources**\n**[1]** [Pairing the remote › Remote](https://docs.test" in p.text_of(post.body)
+    custom_ids = [c["custom_id"] for c in p.buttons_of(post.body)]
     asker = world.alice["id"]
     assert custom_ids == [f"docbot:a:helpful-1:{asker}", f"docbot:a:not-helpful-1:{asker}", f"docbot:h:human-1:{asker}"]
     assert all(len(c) <= 100 for c in custom_ids)
@@ -94,12 +96,12 @@ async def test_vague_question_clarifies_then_click_resumes_the_answer(world: Dis
     [callback] = world.rest.find("POST", r"/interactions/\d+/[^/]+/callback")
     assert callback.body["type"] == 6  # DEFERRED_UPDATE_MESSAGE: stored, nothing changed before the check
     [edit] = world.rest.find("PATCH", rf"/channels/{thread_id}/messages/{clarifying['id']}")  # after the check
-    buttons = [c for row in edit.body["components"] for c in row["components"]]
+    buttons = p.buttons_of(edit.body)
     assert all(b["disabled"] for b in buttons)
     assert [b["label"] for b in buttons] == ["✓ Voice remote", "Basic remote"]
     assert [b["custom_id"] for b in buttons] == [voice, basic]
     resumed = posts(world, thread_id)[-1]
-    assert resumed.body["content"].startswith("Hold **Home**")
+    assert p.text_of(resumed.body).startswith("Hold **Home**")
 
 
 async def test_click_after_a_restart_still_works(world: DiscordWorld) -> None:
@@ -140,12 +142,13 @@ async def test_long_answer_is_split_on_paragraphs_with_buttons_on_the_last_part(
     question = await world.say(client, world.alice, f"{world.mention()} full setup?")
 
     sent = posts(world, question["id"])
-    assert len(sent) == 3
-    assert all(len(c.body["content"]) <= 2000 for c in sent)
-    assert "\n\n".join(c.body["content"] for c in sent) == text.strip()
-    assert all(c.body["content"].startswith("Step ") for c in sent)  # each part starts at a paragraph
-    assert [bool(c.body.get("components")) for c in sent] == [False, False, True]
-    assert [bool(c.body.get("embeds")) for c in sent] == [False, False, True]
+    assert len(sent) == 2  # two answer cards
+    assert all(len(p.text_of(c.body)) <= CARD_TEXT_LIMIT for c in sent)
+    answer_parts = [next(c["content"] for c in p.components_of(s.body) if c["type"] == 10) for s in sent]
+    assert "\n\n".join(answer_parts) == text.strip()
+    assert all(part.startswith("Step ") for part in answer_parts)  # each part starts at a paragraph
+    assert [bool(p.buttons_of(c.body)) for c in sent] == [False, True]  # buttons and sources on the last
+    assert ["**Sources**" in p.text_of(c.body) for c in sent] == [False, True]
 
 
 async def test_doc_text_with_everyone_and_role_mentions_pings_nobody(world: DiscordWorld) -> None:
@@ -154,7 +157,7 @@ async def test_doc_text_with_everyone_and_role_mentions_pings_nobody(world: Disc
     question = await world.say(client, world.alice, f"{world.mention()} how do I announce?")
 
     [post] = posts(world, question["id"])
-    assert "@everyone" in post.body["content"]
+    assert "@everyone" in p.text_of(post.body)
     assert post.body["allowed_mentions"] == {"parse": []}  # no @everyone/@here, no roles, no users
 
 
@@ -171,7 +174,7 @@ async def test_ask_a_human_mentions_only_the_support_role(world: DiscordWorld) -
     await world.press(client, answered["id"], world.custom_ids(answered)[2], world.bob)
 
     post = posts(world, question["id"])[-1]
-    assert post.body["content"].startswith(f"<@&{world.support_role_id}> ")
+    assert p.text_of(post.body).startswith(f"<@&{world.support_role_id}> ")
     assert post.body["allowed_mentions"] == {"parse": [], "roles": [int(world.support_role_id)]}
 
 
@@ -205,7 +208,7 @@ async def test_refused_press_explains_privately(world: DiscordWorld) -> None:
     await world.press(client, clarifying["id"], world.custom_ids(clarifying)[0], world.alice)
 
     [followup] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")
-    assert followup.body["content"] == USED and followup.body["flags"] == 64
+    assert p.text_of(followup.body) == USED and followup.body["flags"] == 64
     assert len(world.bot_messages(question["id"])) == 1
 
 
@@ -263,7 +266,7 @@ async def test_ask_command_acknowledges_privately_then_posts_the_question_and_an
     [ack] = world.rest.find("POST", rf"/interactions/{command['id']}/[^/]+/callback")
     assert ack.body["type"] == 4 and ack.body["data"]["flags"] == 64  # CHANNEL_MESSAGE_WITH_SOURCE, ephemeral
     [echo] = posts(world, world.channel_id)  # the question, posted by the bot, not through the interaction
-    assert echo.body["content"] == f"<@{world.alice['id']}> asked:\n> How do I pair the remote?"
+    assert p.text_of(echo.body) == f"<@{world.alice['id']}> asked:\n> How do I pair the remote?"
     echo_id = world.rest.channel_messages(world.channel_id)[-1]["id"]
     [thread] = world.rest.find("POST", f"/channels/{world.channel_id}/messages/{echo_id}/threads")
     [inbound] = handler.messages
@@ -329,7 +332,7 @@ async def test_refused_channel_gets_the_notice_in_place_without_a_thread(world: 
 
     assert world.rest.find("POST", r"/channels/\d+/messages/\d+/threads") == []
     assert handler.messages[0].thread_id is None
-    assert [c.body["content"] for c in posts(world, world.channel_id)] == [notice.text]
+    assert [p.text_of(c.body) for c in posts(world, world.channel_id)] == [notice.text]
 
 
 async def test_a_failing_service_still_gets_a_reply(world: DiscordWorld) -> None:
@@ -341,8 +344,8 @@ async def test_a_failing_service_still_gets_a_reply(world: DiscordWorld) -> None
     question = await world.say(client, world.alice, f"{world.mention()} pairing?")
 
     [post] = posts(world, question["id"])
-    assert post.body["content"].startswith("Something went wrong")
-    assert [b["label"] for row in post.body["components"] for b in row["components"]] == ["Try again"]
+    assert p.text_of(post.body).startswith("Something went wrong")
+    assert [b["label"] for b in p.buttons_of(post.body)] == ["Try again"]
 
 
 class RecordingIntake:
@@ -404,9 +407,9 @@ async def test_ask_command_inside_a_thread_answers_in_that_thread(world: Discord
     assert follow_up.thread_key == handler.messages[0].thread_key
     assert "Hold **Home**" in " ".join(h.text for h in handler.histories[-1])
     _, echo, answer_post = posts(world, thread_id)  # the first answer, the /ask question the bot posted, its answer
-    assert echo.body["content"] == f"<@{world.bob['id']}> asked:\n> and the voice remote?"
+    assert p.text_of(echo.body) == f"<@{world.bob['id']}> asked:\n> and the voice remote?"
     assert follow_up.message_id == world.rest.channel_messages(thread_id)[-2]["id"]  # the posted question
-    assert answer_post.body["content"]
+    assert p.text_of(answer_post.body)
 
 
 async def test_ask_in_a_refused_channel_answers_privately_without_the_service(world: DiscordWorld) -> None:

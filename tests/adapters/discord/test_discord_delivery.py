@@ -44,7 +44,7 @@ async def test_events_go_through_the_inbox_and_replies_through_the_outbox(world:
     assert await delivery.process_once() == 1
     await delivery.sweep()
     [posted] = world.bot_messages(question["id"])
-    assert posted["content"] == "answer to: pairing?"
+    assert p.text_of(posted) == "answer to: pairing?"
 
     # a restarted process receives the same event again: the inbox refuses it
     client2, delivery2 = await logged_in(world, handler, db)
@@ -105,13 +105,13 @@ async def test_a_press_is_stored_then_deferred_and_only_an_accepted_one_changes_
     await delivery.sweep()
     assert world.rest.find("PATCH", rf"/channels/\d+/messages/{clarifying['id']}") == []
     [note] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")  # only the presser sees why
-    assert note.body["content"] == "expired" and note.body["flags"] == 64
+    assert p.text_of(note.body) == "expired" and note.body["flags"] == 64
     assert world.bot_messages(question["id"]) == [clarifying]  # nothing new in the thread
 
     await world.press(client, clarifying["id"], voice, world.alice)  # accepted
     await delivery.process_once()
     [edit] = world.rest.find("PATCH", rf"/channels/\d+/messages/{clarifying['id']}")
-    buttons = [c for row in edit.body["components"] for c in row["components"]]
+    buttons = p.buttons_of(edit.body)
     assert all(b["disabled"] for b in buttons) and buttons[0]["label"].endswith("Voice remote")
 
 
@@ -159,10 +159,10 @@ async def test_ask_is_stored_before_anything_is_shown_and_acknowledged_privately
 
     assert await delivery.process_once() == 1  # the worker posts the question, starts the thread, answers in it
     await delivery.sweep()
-    [question] = [m for m in world.bot_messages(world.channel_id) if "asked:" in m["content"]]
-    assert question["content"] == f"<@{world.alice['id']}> asked:\n> How do I pair the remote?"
+    [question] = [m for m in world.bot_messages(world.channel_id) if "asked:" in p.text_of(m)]
+    assert p.text_of(question) == f"<@{world.alice['id']}> asked:\n> How do I pair the remote?"
     [answer] = world.bot_messages(question["id"])
-    assert answer["content"] == "answer to: How do I pair the remote?"
+    assert p.text_of(answer) == "answer to: How do I pair the remote?"
     assert await delivery.process_once() == 0 and len(world.bot_messages(question["id"])) == 1
 
 
@@ -208,7 +208,7 @@ async def test_ask_with_the_database_down_gets_a_private_failure_and_asking_agai
     await delivery.process_once()
     await delivery.sweep()
     assert await delivery.process_once() == 0
-    answers = [m for m in world.rest.messages.values() if m["content"] == "answer to: How do I pair the remote?"]
+    answers = [m for m in world.rest.messages.values() if p.text_of(m) == "answer to: How do I pair the remote?"]
     assert len(answers) == 1 and len(handler.messages) == 1
 
 
@@ -226,7 +226,7 @@ async def test_ask_whose_store_is_slow_is_deferred_privately_then_acknowledged_b
     [deferred] = callbacks(world, command)
     assert deferred.body == {"type": 5, "data": {"flags": 64}}  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE, ephemeral
     [follow_up] = world.rest.find("POST", rf"/webhooks/{world.app_id}/{command['token']}")
-    assert follow_up.body["content"] == wording.ASK_RECEIVED
+    assert p.text_of(follow_up.body) == wording.ASK_RECEIVED
     assert world.rest.calls.index(deferred) < world.rest.calls.index(follow_up)
     assert await delivery.inbox.counts() == {"pending": 1} and public_posts(world) == []
 
@@ -243,7 +243,7 @@ async def test_a_mention_is_stored_before_its_thread_is_started(world: DiscordWo
     await delivery.sweep()
     assert world.rest.find("POST", rf"/channels/{world.channel_id}/messages/{question['id']}/threads")
     [answer] = world.bot_messages(question["id"])
-    assert answer["content"] == "answer to: pairing?"
+    assert p.text_of(answer) == "answer to: pairing?"
 
 
 async def test_a_mention_with_the_database_down_gets_a_short_notice_without_its_text(
@@ -262,7 +262,7 @@ async def test_a_mention_with_the_database_down_gets_a_short_notice_without_its_
 
     [notice] = public_posts(world)
     assert notice.path.endswith(f"/channels/{world.channel_id}/messages")
-    assert notice.body["content"] == texts("en").failure and "QX-SECRET" not in str(notice.body)
+    assert p.text_of(notice.body) == texts("en").failure and "QX-SECRET" not in str(notice.body)
     assert await delivery.process_once() == 0 and handler.messages == []
 
 
@@ -297,5 +297,5 @@ async def test_a_retried_mention_whose_thread_exists_answers_in_that_thread(worl
     await delivery.sweep()
 
     [answer] = world.bot_messages(question["id"])
-    assert answer["content"] == "answer to: pairing?" and handler.messages[0].thread_id == question["id"]
+    assert p.text_of(answer) == "answer to: pairing?" and handler.messages[0].thread_id == question["id"]
     assert world.bot_messages(world.channel_id) == []  # not answered in the channel

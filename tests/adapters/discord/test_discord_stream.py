@@ -67,7 +67,7 @@ async def test_edits_are_throttled_and_the_final_edit_carries_sources_and_button
     posted = await client.sink.post(dataclasses.replace(ref, placeholder_id=streamed_id), final_answer())
     assert posted == streamed_id
     [message] = world.bot_messages(world.channel_id)
-    assert message["content"].startswith("Hold the pair button for 3 s") and WRITING_MARK not in message["content"]
+    assert p.text_of(message).startswith("Hold the pair button for 3 s") and WRITING_MARK not in p.text_of(message)
     assert message["embeds"] and world.custom_ids(message)
     assert len(world.rest.find("POST", MESSAGES)) == 1  # no second message in the thread
 
@@ -120,7 +120,7 @@ async def test_the_outbox_reply_replaces_the_streamed_message(world: DiscordWorl
 
     thread = question["id"]  # the bot opened a thread on the question
     [message] = world.bot_messages(thread)
-    assert message["content"].startswith("Hold the pair button") and message["embeds"] and world.custom_ids(message)
+    assert p.text_of(message).startswith("Hold the pair button") and message["embeds"] and world.custom_ids(message)
     streamed = edits(world)
     assert 1 <= len(streamed) - 1 <= 4  # ~0.34 s of writing at one edit per 0.1 s, then the final edit
     assert "components" in streamed[-1] and all("components" not in body for body in streamed[:-1])

@@ -12,6 +12,7 @@ import pytest
 
 from bot.app import App, build_app
 from tests.adapters.discord.world import DiscordWorld
+from tests.fakes import discord_payloads as p
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -40,10 +41,10 @@ def transcript(world: DiscordWorld) -> str:
             parts.append(f"callback type {body['type']}")
         if body.get("name"):
             parts.append(f"thread {body['name']!r}")
-        content = body.get("content") or data.get("content")
+        content = p.text_of(body) or p.text_of(data)
         if content:
             parts.append(repr(content[:70] + ("…" if len(content) > 70 else "")))
-        buttons = [c for row in body.get("components") or data.get("components") or [] for c in row["components"]]
+        buttons = p.buttons_of(body) or p.buttons_of(data)
         if buttons:
             labels = (f"{b['label']}{' (off)' if b.get('disabled') else ''}" for b in buttons)
             parts.append("buttons " + ", ".join(labels))
@@ -60,7 +61,7 @@ async def until(condition: Any, timeout: float = 60.0) -> None:
 
 
 def button(world: DiscordWorld, message: dict[str, Any], label: str) -> str:
-    [custom_id] = [c["custom_id"] for row in message["components"] for c in row["components"] if c["label"] == label]
+    [custom_id] = [c["custom_id"] for c in p.buttons_of(message) if c["label"] == label]
     return custom_id
 
 
@@ -72,19 +73,19 @@ async def test_discord_conversation_end_to_end(world: DiscordWorld, app: App, tm
     thread_id = question["id"]
     await until(lambda: world.bot_messages(thread_id))
     [answered] = world.bot_messages(thread_id)
-    assert "Home and Back" in answered["content"]
-    sources = answered["embeds"][0]["description"]
+    assert "Home and Back" in p.text_of(answered)
+    sources = p.text_of(answered)
     assert "Pairing the remote with the hub" in sources
     assert f"{DOCS_URL}getting-started/remote.md#pairing-the-remote-with-the-hub" in sources
-    assert [c["label"] for row in answered["components"] for c in row["components"]] == [
+    assert [c["label"] for c in p.buttons_of(answered)] == [
         "Helpful", "Not helpful", "Ask a human"
     ]
     client._connection.parse_thread_create(world.rest.channels[thread_id])  # type: ignore[arg-type]
 
     # feedback: one vote per person, the buttons stay for everyone, the thanks is private
     await world.press(client, answered["id"], button(world, answered, "Helpful"), world.alice)
-    assert next(c["label"] for row in answered["components"] for c in row["components"]) == "Helpful"
-    assert not any(c.get("disabled") for row in answered["components"] for c in row["components"])
+    assert next(c["label"] for c in p.buttons_of(answered)) == "Helpful"
+    assert not any(c.get("disabled") for c in p.buttons_of(answered))
     [thanks] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")
     assert thanks.body["flags"] == 64
 
@@ -92,7 +93,7 @@ async def test_discord_conversation_end_to_end(world: DiscordWorld, app: App, tm
     follow_up = "and how do I replace its batteries?"
     await world.say(client, world.alice, follow_up, channel_id=thread_id, mentions_bot=False)
     await until(lambda: len(world.bot_messages(thread_id)) == 2)
-    assert "AAA" in world.bot_messages(thread_id)[1]["content"]
+    assert "AAA" in p.text_of(world.bot_messages(thread_id)[1])
 
     # a vague question: a clarifying question with buttons
     vague = await world.say(client, world.bob, f"{world.mention()} it doesn't work")
@@ -105,7 +106,7 @@ async def test_discord_conversation_end_to_end(world: DiscordWorld, app: App, tm
     await world.press(client, clarifying["id"], button(world, clarifying, "Ask a human"), world.bob)
     await until(lambda: len(world.bot_messages(vague["id"])) == 2)
     handoff = world.bot_messages(vague["id"])[1]
-    assert handoff["content"].startswith(f"<@&{world.support_role_id}> ")
+    assert p.text_of(handoff).startswith(f"<@&{world.support_role_id}> ")
     handoff_call = world.rest.find("POST", f"/channels/{vague['id']}/messages")[-1]
     assert handoff_call.body["allowed_mentions"] == {"parse": [], "roles": [int(world.support_role_id)]}
 

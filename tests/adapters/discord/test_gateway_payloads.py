@@ -192,6 +192,16 @@ async def _interact(world: DiscordWorld, client: DocbotClient, payload: dict[str
     await world.settle(client)
 
 
+def bot_cannot_post(interaction: dict[str, Any]) -> bool:
+    """What the payload says about where the bot is (discord.com/developers/docs/interactions/receiving-and-responding:
+    `context` 2 is a private channel; `authorizing_integration_owners` names the server under "0" when the server
+    installed the app, the user under "1" when they did)."""
+    owners = interaction.get("authorizing_integration_owners") or {}
+    user = ((interaction.get("member") or {}).get("user") or interaction.get("user") or {}).get("id")
+    user_only = owners.get("1") == user and owners.get("0") != interaction.get("guild_id")
+    return interaction.get("context") == 2 or (interaction.get("guild_id") is not None and user_only)
+
+
 async def test_interaction_payloads(world: DiscordWorld, caplog: pytest.LogCaptureFixture) -> None:
     handler = FakeHandler(
         on_message=replies,
@@ -219,11 +229,18 @@ async def test_interaction_payloads(world: DiscordWorld, caplog: pytest.LogCaptu
             asked = {**payload, "id": p.snowflake(), "token": f"tok-{p.snowflake()}", "data": {
                 "id": world.rest.command_id, "name": "ask", "type": 1,
                 "options": [{"name": "question", "type": 3, "value": "How do I pair the remote?"}]}}  # fmt: skip
+            world.rest.expect_interaction(asked)
             await _interact(world, client, asked)
             [ack] = world.rest.find("POST", rf"/interactions/{asked['id']}/[^/]+/callback")
-            assert (ack.body["type"], ack.body["data"]["flags"]) == (4, 64), name  # stored, then a private ack
             inbound = handler.messages[-1]
             assert (inbound.text, inbound.mentioned) == ("How do I pair the remote?", True), name
+            if bot_cannot_post(asked):  # a private channel, or a server that installed only the user's app
+                assert (ack.body["type"], ack.body["data"]["flags"]) == (5, 64), name  # stored, "thinking" privately
+                [answer] = world.rest.find("PATCH", rf"/webhooks/{world.app_id}/{asked['token']}/messages/@original")
+                assert p.text_of(answer.body).startswith("Hold"), name  # the answer replaces it, for the asker only
+                tally["type 2 as /ask where the bot cannot post: stored, answered privately"] += 1
+                continue
+            assert (ack.body["type"], ack.body["data"]["flags"]) == (4, 64), name  # stored, then a private ack
             echo = world.rest.messages[inbound.message_id]
             assert echo["author"]["id"] == world.bot["id"], name  # the question, posted by the bot ...
             assert echo["content"].endswith(":\n> How do I pair the remote?"), name  # ... in the asker's locale
@@ -244,6 +261,7 @@ async def test_interaction_payloads(world: DiscordWorld, caplog: pytest.LogCaptu
             assert world.rest.find("POST", rf"/interactions/{pressed['id']}/.+"), name
             tally["type 3 as docbot's button: pressed"] += 1
     print(f"\nINTERACTION_CREATE: {dict(tally)}")
-    assert tally["type 2 as /ask: stored, acknowledged and asked"] >= 2
+    asked = tally["type 2 as /ask: stored, acknowledged and asked"]
+    assert asked >= 1 and asked + tally["type 2 as /ask where the bot cannot post: stored, answered privately"] >= 2
     assert tally["type 3 as docbot's button: pressed"] >= 1
     assert not no_errors(caplog), no_errors(caplog)

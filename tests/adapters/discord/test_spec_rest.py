@@ -39,6 +39,9 @@ LIBRARY_FIELDS: dict[tuple[str, str, str], str] = {
     ("PATCH", "/channels/{channel_id}/messages/{message_id}", "tts"):
         "discord.py's http.handle_message_parameters() puts tts (false) into every message payload, edits included; "
         "MessageEditRequestPartial has no tts (Discord ignores unknown fields on edit)",
+    ("PATCH", "/webhooks/{webhook_id}/{webhook_token}/messages/@original", "tts"):
+        "the same handle_message_parameters() adds tts (false) when the interaction's first response is edited "
+        "(a private answer replacing \"thinking…\"); IncomingWebhookUpdateRequestPartial has no tts",
     ("PUT", "/applications/{application_id}/commands", "nsfw"):
         "discord.py's app_commands serialise Command.nsfw (false); Discord documents nsfw on application commands "
         "(https://discord.com/developers/docs/interactions/application-commands#application-command-object, "

@@ -99,10 +99,11 @@ class DiscordWorld:
         await client.login("fake-token")
         members = [p.member(self.alice), p.member(self.bob), p.member(self.bot)]
         threads = [c for c in self.rest.channels.values() if c["type"] == p.PUBLIC_THREAD]
+        channels = [c for c in self.rest.channels.values() if c["type"] in (p.TEXT_CHANNEL, p.FORUM_CHANNEL)]
         client._connection.parse_guild_create(
             p.guild_create(
                 self.guild_id,
-                [self.rest.channels[self.channel_id]],
+                channels,
                 members,
                 threads=threads,
                 extra_roles=[p.role(self.support_role_id, "support")],
@@ -190,8 +191,52 @@ class DiscordWorld:
         await self.settle(client)
         return payload
 
+    def forum(self, tags: list[tuple[str, str]]) -> str:
+        """A forum channel in the guild (known to clients created after this)."""
+        forum_id = p.snowflake()
+        self.rest.channels[forum_id] = p.forum_channel(forum_id, self.guild_id, tags)
+        return forum_id
+
+    async def post_in_forum(self, client: DocbotClient, forum_id: str, author: dict[str, Any], title: str,
+                            text: str) -> str:
+        """A new forum post, as Discord announces it: THREAD_CREATE for the post, then MESSAGE_CREATE for its first
+        message (whose id is the thread's); the post's thread id."""
+        thread_id = p.snowflake()
+        post = p.forum_post(thread_id, forum_id, self.guild_id, author["id"], title)
+        self.rest.channels[thread_id] = post
+        client._connection.parse_thread_create({**post, "newly_created": True})  # type: ignore[arg-type]
+        starter = p.message(thread_id, author, text, guild_id=self.guild_id, message_id=thread_id)
+        await self.deliver_message(client, starter)
+        return thread_id
+
+    async def ask_about(self, client: DocbotClient, invoker: dict[str, Any], target: dict[str, Any], *,
+                        user_install: bool = False) -> dict[str, Any]:
+        """INTERACTION_CREATE for "Ask docbot" on `target` (a message in the world's channel)."""
+        payload = p.message_command_interaction(
+            app_id=self.app_id, command_id=self.rest.command_ids.get("Ask docbot", p.snowflake()), name="Ask docbot",
+            invoker=invoker, target=target, guild_id=self.guild_id, channel=self.rest.channels[self.channel_id],
+        )  # fmt: skip
+        if user_install:
+            payload = p.installed_by_the_user(payload, invoker["id"])
+        return await self.interact(client, payload)
+
+    async def interact(self, client: DocbotClient, payload: dict[str, Any]) -> dict[str, Any]:
+        self.rest.expect_interaction(payload)
+        client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
+        await client.wait_idle()
+        await self.settle(client)
+        return payload
+
+    async def press_private(self, client: DocbotClient, token: str, custom_id: str,
+                            clicker: dict[str, Any]) -> dict[str, Any]:
+        """A press on a button of an answer only `clicker` sees (the first response of the interaction `token`)."""
+        ephemeral = self.rest.originals[token]
+        payload = p.button_interaction(app_id=self.app_id, clicker=clicker, custom_id=custom_id, bot_message=ephemeral,
+                                       guild_id=self.guild_id, channel=self.rest.channels[ephemeral["channel_id"]])
+        return await self.interact(client, payload)
+
     def custom_ids(self, message: dict[str, Any]) -> list[str]:
-        return [c["custom_id"] for row in message.get("components", []) for c in row["components"]]
+        return [c["custom_id"] for c in p.buttons_of(message) if c.get("custom_id")]
 
     def bot_messages(self, channel_id: str) -> list[dict[str, Any]]:
         return [m for m in self.rest.channel_messages(channel_id) if m["author"]["id"] == self.bot["id"]]

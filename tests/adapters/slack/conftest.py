@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import itertools
@@ -21,13 +22,25 @@ from adapters.slack.app import SlackAdapter
 from adapters.slack.fake_web_api import TEAM, FakeSlackAPI
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
-from pipeline.messages import ActionOutcome, Citation, Inbound, Reply, ReplyAction, ReplyKind, ThreadFetcher
-from pipeline.types import ActionKind, HistoryMessage
+from pipeline.envelope import ProgressCallback, StreamCallback
+from pipeline.messages import (
+    ActionOutcome,
+    Citation,
+    Inbound,
+    Reply,
+    ReplyAction,
+    ReplyKind,
+    Step,
+    StepStatus,
+    ThreadFetcher,
+)
+from pipeline.types import ActionKind, HistoryMessage, Role
 from storage.db import Database
 from tests.adapters.slack.contract import assert_calls_valid, load_spec
 from tests.conftest import SHARED_DATA
 
 SECRET = "test-signing-secret-0123"
+STREAM_INTERVAL_S = 0.05  # between two stream appends of one question (production: 1 s)
 USERS = {
     "UALICE": {"name": "alice", "profile": {"display_name": "Alice"}, "locale": "en-US"},
     "UBOB": {"name": "bob", "profile": {"display_name": "Bob"}, "locale": "de-DE"},
@@ -62,8 +75,11 @@ class FakeHandler:
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None:
-        import asyncio
+        return await self._handle(inbound, fetcher, None)
 
+    async def _handle(
+        self, inbound: Inbound, fetcher: ThreadFetcher | None, progress: ProgressCallback | None
+    ) -> Reply | None:
         self.messages.append(inbound)
         if inbound.dedup_key in self.seen:
             return None
@@ -77,12 +93,17 @@ class FakeHandler:
             self.fetched.append(await fetcher.fetch_thread())
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
+        if progress is not None:
+            await self._steps(progress)
         self.engaged.add(inbound.thread_key)
         reply = self.script(inbound) if self.script else answer(inbound.thread_key)
         if reply is not None:
             for action in reply.actions:
                 self.stored_actions[action.id] = (inbound.thread_key, action.label)
         return reply
+
+    async def _steps(self, progress: ProgressCallback) -> None:
+        return None
 
     def clarification(self, inbound: Inbound, options: tuple[str, ...] = ("Remote", "TV")) -> Reply:
         n = next(self._ids)
@@ -103,6 +124,41 @@ class FakeHandler:
         del self.stored_actions[inbound.action_id or ""]
         self.resumes.append(label)
         return ActionOutcome(accepted=True, chosen_label=label, reply=answer(thread_key, f"About the {label}: ok."))
+
+
+@dataclass
+class SteppingHandler(FakeHandler):
+    """A `FakeHandler` that also reports a typical run's pipeline steps, as `ConversationService` does when the
+    delivery passes `progress` (so the delivery shows the work: Slack's task timeline). `gate`, when given, holds the
+    run after the search until it is set (to press stop meanwhile); `reached` is set when the run waits there."""
+
+    gate: asyncio.Event | None = None
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+    sections: int = 3
+    quality: str = "approve"
+
+    async def handle_message(
+        self,
+        inbound: Inbound,
+        fetcher: ThreadFetcher | None = None,
+        stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> Reply | None:
+        return await self._handle(inbound, fetcher, progress)
+
+    async def _steps(self, progress: ProgressCallback) -> None:
+        await progress(Step(Role.LANG, StepStatus.STARTED))
+        await progress(Step(Role.LANG, StepStatus.DONE, language="en"))
+        await progress(Step(Role.ESSENCE, StepStatus.STARTED))
+        await progress(Step(Role.SEARCH, StepStatus.STARTED))
+        await progress(Step(Role.SEARCH, StepStatus.DONE, sections=self.sections, decision="good"))
+        await progress(Step(Role.RESPONSE, StepStatus.STARTED))
+        if self.gate is not None:
+            self.reached.set()
+            await self.gate.wait()
+        await progress(Step(Role.RESPONSE, StepStatus.DONE))
+        await progress(Step(Role.QUALITY, StepStatus.STARTED))
+        await progress(Step(Role.QUALITY, StepStatus.DONE, decision=self.quality))
 
 
 def signed_headers(body: str, secret: str = SECRET, timestamp: int | None = None,
@@ -141,6 +197,43 @@ def message_event(ts: str, text: str, user: str = "UALICE", channel: str = "C1",
     return event_body(event)
 
 
+def pressables(blocks: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(block_id, what a press sends) for every button a person can press in `blocks`: buttons in actions blocks,
+    a button beside a section, and each of a `feedback_buttons` element's two buttons (Slack sends the pressed one's
+    value with the element's action_id, type `feedback_buttons`)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for block in blocks:
+        block_id = str(block.get("block_id") or "")
+        if block.get("type") == "section" and isinstance(block.get("accessory"), dict):
+            found.append((block_id, block["accessory"]))
+        for element in block.get("elements", ()) if block.get("type") in ("actions", "context_actions") else ():
+            if element.get("type") == "feedback_buttons":
+                found += [(block_id, {"type": "feedback_buttons", "action_id": element["action_id"], **element[key]})
+                          for key in ("positive_button", "negative_button")]  # fmt: skip
+            else:
+                found.append((block_id, element))
+    return found
+
+
+def button_of_kind(blocks: list[dict[str, Any]], kind: ActionKind) -> tuple[dict[str, Any], str]:
+    """(what pressing it sends, block_id) of the button for `kind`: helpful / not helpful are the positive / negative
+    feedback buttons (or, in the classic style, buttons whose action_id names the kind), the rest by action_id."""
+    for block in blocks:
+        for element in block.get("elements", ()) if block.get("type") in ("actions", "context_actions") else ():
+            if element.get("type") == "feedback_buttons" and kind in (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL):
+                key = "positive_button" if kind is ActionKind.HELPFUL else "negative_button"
+                sent = {"type": "feedback_buttons", "action_id": element["action_id"], **element[key]}
+                return sent, str(block["block_id"])
+            if str(element.get("action_id", "")).split(":")[1:2] == [kind.value]:
+                return dict(element), str(block["block_id"])
+    raise LookupError(kind)
+
+
+def pressable(blocks: list[dict[str, Any]], block_prefix: str) -> list[dict[str, Any]]:
+    """The pressable buttons of the blocks whose block_id starts with `block_prefix`."""
+    return [button for block_id, button in pressables(blocks) if block_id.startswith(block_prefix)]
+
+
 def action_body(message: dict[str, Any], channel: str, button: dict[str, Any], block_id: str,
                 user: str = "UALICE") -> dict[str, Any]:
     return {
@@ -150,7 +243,8 @@ def action_body(message: dict[str, Any], channel: str, button: dict[str, Any], b
                       "is_ephemeral": False, "thread_ts": message.get("thread_ts")},
         "channel": {"id": channel}, "message": message,
         "actions": [{"action_id": button["action_id"], "block_id": block_id, "value": button["value"],
-                     "text": button["text"], "type": "button", "action_ts": f"{time.time():.6f}"}],
+                     "text": button["text"], "type": button.get("type", "button"),
+                     "action_ts": f"{time.time():.6f}"}],
     }  # fmt: skip
 
 
@@ -248,13 +342,15 @@ async def make_harness(slack_api: FakeSlackAPI, tmp_path: Path) -> AsyncIterator
     adapters: list[SlackAdapter] = []
     databases: list[Database] = []
 
-    async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, **overrides: Any) -> Harness:
+    async def build(progress_delay_s: float = 0.3, handler_delay_s: float = 0.0, steps: bool = False,
+                    **overrides: Any) -> Harness:
+        """`steps`: the handler reports pipeline steps (`SteppingHandler`), so questions show their work."""
         settings = make_settings(slack_api, **overrides)
-        handler = FakeHandler(settings, delay_s=handler_delay_s)
+        handler = (SteppingHandler if steps else FakeHandler)(settings, delay_s=handler_delay_s)
         db = Database(f"sqlite+aiosqlite:///{tmp_path / f'slack{len(databases)}.db'}")
         await db.migrate()
         databases.append(db)
-        adapter = SlackAdapter(settings)
+        adapter = SlackAdapter(settings, stream_interval_s=STREAM_INTERVAL_S)
         delivery = Delivery(
             db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
             config=DeliveryConfig(poll_s=0.02, progress_delay_s=progress_delay_s),

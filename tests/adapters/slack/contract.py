@@ -76,9 +76,9 @@ NEWER_THAN_SPEC: dict[str, NewerMethod] = {
     ),
     "chat.stopStream": NewerMethod(
         required=frozenset({"channel", "ts"}),
-        optional=frozenset({"markdown_text", "chunks", "blocks", "metadata"}),
+        optional=frozenset({"markdown_text", "chunks", "blocks", "metadata", "session_status"}),
         reason=_STREAMING,
-        source="https://api.slack.com/methods/chat.stopStream",
+        source="https://docs.slack.dev/reference/methods/chat.stopStream/ (session_status: agent sessions, 2026)",
     ),
     "assistant.threads.setStatus": NewerMethod(
         required=frozenset({"channel_id", "thread_ts", "status"}),
@@ -91,6 +91,13 @@ NEWER_THAN_SPEC: dict[str, NewerMethod] = {
         optional=frozenset({"thread_ts", "title"}),
         reason=_ASSISTANT,
         source="https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts/",
+    ),
+    "agents.sessions.setStatus": NewerMethod(
+        required=frozenset({"status"}),
+        optional=frozenset({"channel_id", "thread_ts", "title", "initiator_user_id", "icon_emoji", "icon_url",
+                            "username"}),
+        reason="agent sessions (the stop button, 2026) are newer than the 2021 spec",
+        source="https://docs.slack.dev/reference/methods/agents.sessions.setStatus/",
     ),
     "apps.connections.open": NewerMethod(
         required=frozenset(),
@@ -107,6 +114,7 @@ ONE_OF: dict[str, tuple[tuple[str, ...], ...]] = {
     "chat.postEphemeral": (("text", "blocks", "attachments"),),
     "chat.update": (("text", "blocks", "attachments"),),
     "chat.appendStream": (("markdown_text", "chunks"),),
+    "agents.sessions.setStatus": (("channel_id",),),  # optional for session channels only; docbot's are threads
     "chat.delete": (("channel",), ("ts",)),  # the spec marks both optional; Slack rejects a delete without them
     "conversations.replies": (("channel",), ("ts",)),  # likewise
     "users.info": (("user",),),  # likewise

@@ -10,6 +10,8 @@ from what the adapter happens to do:
                   a channel → 200, nothing stored
     challenge     url_verification                 → 200 with the challenge echoed
     prompts       assistant_thread_started         → 200, suggested prompts set, nothing stored
+    greeting      app_home_opened on the Messages tab → 200, nothing stored, suggested prompts set for the tab
+                  (no thread_ts: the agent messaging experience) and a greeting posted in the empty DM
     button        a press of one of docbot's buttons → stored as an action with the button's opaque value
     acknowledged  everything docbot does not handle (other apps' buttons and commands, views, shortcuts, reactions,
                   membership, uninstalls, ...) → 200, nothing stored, nothing posted
@@ -31,7 +33,7 @@ import jsonschema
 import pytest
 
 from adapters.slack.blocks import ACTION_PREFIX
-from adapters.slack.fake_web_api import BOT_ID, BOT_USER, Message
+from adapters.slack.fake_web_api import BOT_ID, BOT_USER, Call, Message
 from pipeline.messages import Inbound, InboundKind, ThreadRef
 from tests.adapters.slack.conftest import Harness, MakeHarness
 from tests.conftest import shared_path
@@ -54,6 +56,7 @@ class Outcome(enum.Enum):
     IGNORED = "ignored"
     CHALLENGE = "challenge"
     PROMPTS = "prompts"
+    GREETING = "greeting"
     BUTTON = "button"
     ACKNOWLEDGED = "acknowledged"
 
@@ -94,6 +97,8 @@ def expected(payload: Payload) -> Outcome:
         return Outcome.CHALLENGE
     if kind == "event:assistant_thread_started":
         return Outcome.PROMPTS
+    if kind == "event:app_home_opened" and body["event"].get("tab") == "messages":
+        return Outcome.GREETING
     if kind.startswith("event:message") or kind == "event:app_mention":
         event = body["event"]
         if kind in ("event:message:bot", "event:message:bot_message", "event:message:message_changed",
@@ -131,6 +136,7 @@ class Result:
     text: str
     stored: list[tuple[Inbound, ThreadRef]]
     posted: list[str]  # Web API methods that write (chat.*, assistant.*)
+    calls: list[Call]
 
 
 async def run(make_harness: MakeHarness, payload: Payload, body: dict[str, Any] | None = None) -> Result:
@@ -140,8 +146,9 @@ async def run(make_harness: MakeHarness, payload: Payload, body: dict[str, Any] 
     before = len(h.api.calls)
     status, text = await drive(h, payload, payload.body if body is None else body)
     await h.settle()
-    posted = [c.method for c in h.api.calls[before:] if c.method.startswith(("chat.", "assistant."))]
-    return Result(status, text, intake.accepted, posted)
+    calls = h.api.calls[before:]
+    posted = [c.method for c in calls if c.method.startswith(("chat.", "assistant."))]
+    return Result(status, text, intake.accepted, posted, calls)
 
 
 def check(payload: Payload, outcome: Outcome, result: Result) -> None:
@@ -162,6 +169,11 @@ def check(payload: Payload, outcome: Outcome, result: Result) -> None:
         assert stored == [] and json.loads(result.text) == {"challenge": payload.body["challenge"]}, where
     elif outcome is Outcome.PROMPTS:
         assert stored == [] and result.posted == ["assistant.threads.setSuggestedPrompts"], where
+    elif outcome is Outcome.GREETING:
+        assert stored == [] and result.posted == ["assistant.threads.setSuggestedPrompts", "chat.postMessage"], where
+        [prompts] = [c for c in result.calls if c.method == "assistant.threads.setSuggestedPrompts"]
+        event = payload.body["event"]
+        assert prompts.args["channel_id"] == event["channel"] and "thread_ts" not in prompts.args, where
     else:  # IGNORED, ACKNOWLEDGED
         assert stored == [] and result.posted == [], f"{where}: stored {stored}, posted {result.posted}"
 

@@ -22,7 +22,7 @@ from storage.actions import ActionStore
 from storage.conversations import ConversationStore
 from storage.feedback import FeedbackStore
 from storage.runs import RunStore
-from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body
+from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, button_of_kind
 
 pytestmark = pytest.mark.integration
 
@@ -58,11 +58,7 @@ async def answer_in_thread(h: Harness, actions: ActionStore, root: str, *, expir
 
 
 def button(message: Message, kind: ActionKind) -> tuple[dict[str, Any], str]:
-    for block in message.blocks:
-        for element in block.get("elements", ()) if block.get("type") == "actions" else ():
-            if str(element["action_id"]).split(":")[1] == kind.value:
-                return dict(element), str(block["block_id"])
-    raise LookupError(kind)
+    return button_of_kind(message.blocks, kind)
 
 
 def updates_of(h: Harness, ts: str) -> list[dict[str, Any]]:

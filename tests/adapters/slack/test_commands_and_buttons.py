@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 
 from adapters.slack.fake_web_api import Message
 from pipeline.messages import Inbound, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
-from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, mention_event
+from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, mention_event, pressables
 
 pytestmark = pytest.mark.integration
 
@@ -54,9 +55,9 @@ async def test_ask_that_is_too_long_is_refused_privately_before_anything_is_post
     assert h.api.calls == [] and await h.delivery.inbox.counts() == {}  # nothing posted, nothing stored
 
 
-def _buttons(message: Message, block_id: str) -> list[dict[str, object]]:
-    [block] = [b for b in message.blocks if b.get("block_id") == block_id]
-    return list(block["elements"])
+def _buttons(message: Message, block_prefix: str) -> list[tuple[str, dict[str, Any]]]:
+    """(block_id, button) of the pressable buttons in blocks whose id starts with `block_prefix`."""
+    return [(i, b) for i, b in pressables(message.blocks) if i.startswith(block_prefix)]
 
 
 async def _clarified_thread(h: Harness, channel: str = "C1") -> tuple[str, Message]:
@@ -72,14 +73,15 @@ async def _clarified_thread(h: Harness, channel: str = "C1") -> tuple[str, Messa
 async def test_click_resumes_marks_choice_and_removes_buttons(make_harness: MakeHarness) -> None:
     h = await make_harness()
     root, clarification = await _clarified_thread(h)
-    buttons = _buttons(clarification, "docbot_options")
-    assert [b["value"] for b in buttons] == ["act-0-0", "act-0-1"]  # opaque ids, nothing else
-    await h.press(action_body(clarification.as_api(), "C1", buttons[1], "docbot_options"))
+    buttons = _buttons(clarification, "docbot_option")
+    assert [b["value"] for _, b in buttons] == ["act-0-0", "act-0-1"]  # opaque ids, nothing else
+    block_id, button = buttons[1]
+    await h.press(action_body(clarification.as_api(), "C1", button, block_id))
     await h.settle()
     [pressed] = h.handler.actions_pressed
     assert (pressed.action_id, pressed.thread_id, pressed.message_id) == ("act-0-1", root, clarification.ts)
     updated, resumed = h.api.bot_messages("C1", thread_ts=root)
-    assert not [b for b in updated.blocks if b["type"] == "actions"]
+    assert _buttons(updated, "docbot_option") == []
     assert "TV" in json.dumps(updated.blocks[-1])
     assert "About the TV" in resumed.text
     assert h.handler.resumes == ["TV"]
@@ -88,9 +90,9 @@ async def test_click_resumes_marks_choice_and_removes_buttons(make_harness: Make
 async def test_same_button_twice_resumes_once(make_harness: MakeHarness) -> None:
     h = await make_harness()
     root, clarification = await _clarified_thread(h)
-    button = _buttons(clarification, "docbot_options")[0]
-    await h.press(action_body(clarification.as_api(), "C1", button, "docbot_options"))
-    await h.press(action_body(clarification.as_api(), "C1", button, "docbot_options"))
+    block_id, button = _buttons(clarification, "docbot_option")[0]
+    await h.press(action_body(clarification.as_api(), "C1", button, block_id))
+    await h.press(action_body(clarification.as_api(), "C1", button, block_id))
     await h.settle()
     assert h.handler.resumes == ["Remote"]
     assert len(h.api.bot_messages("C1", thread_ts=root)) == 2  # the clarification and one resumed answer
@@ -106,8 +108,8 @@ async def test_button_from_another_thread_is_refused(make_harness: MakeHarness) 
     await h.settle()
     [answer_b] = h.api.bot_messages("C1", thread_ts=root_b)
     # a press arriving on thread B's message but carrying thread A's stored action id
-    stolen = dict(_buttons(clarification_a, "docbot_options")[0])
-    await h.press(action_body(answer_b.as_api(), "C1", stolen, "docbot_options", user="UBOB"))
+    block_id, stolen = _buttons(clarification_a, "docbot_option")[0]
+    await h.press(action_body(answer_b.as_api(), "C1", dict(stolen), block_id, user="UBOB"))
     await h.settle()
     assert h.handler.actions_pressed[0].thread_id == root_b
     assert h.handler.resumes == []
@@ -136,7 +138,8 @@ async def test_ask_a_human_pings_the_configured_support_group(make_harness: Make
     await h.settle()
     [message] = h.api.bot_messages("C1", thread_ts=root)
     h.handler.handle_action = hand_over  # type: ignore[method-assign, assignment]
-    await h.press(action_body(message.as_api(), "C1", _buttons(message, "docbot_feedback")[0], "docbot_feedback"))
+    block_id, human = _buttons(message, "docbot_feedback")[0]
+    await h.press(action_body(message.as_api(), "C1", human, block_id))
     await h.settle()
     handover = h.api.bot_messages("C1", thread_ts=root)[-1]
     texts = json.dumps(handover.blocks)

@@ -46,8 +46,9 @@ async def test_mention_gets_one_threaded_answer_with_sources(make_harness: MakeH
     [reply] = h.api.bot_messages("C1")
     assert reply.thread_ts == ts
     assert "*pair*" in reply.blocks[0]["text"]["text"]
-    context = [b for b in reply.blocks if b["type"] == "context"]
-    assert "<https://docs.example/remote#pair|Pairing> › Remote › Setup" in json.dumps(context, ensure_ascii=False)
+    [cards] = [b["elements"] for b in reply.blocks if b["type"] == "carousel"]
+    assert [(c["title"]["text"], c["subtitle"]["text"]) for c in cards] == [("[1] Pairing", "Remote › Setup")]
+    assert cards[0]["actions"][0]["url"] == "https://docs.example/remote#pair"
     # the placeholder was posted first and turned into the answer, not left behind
     [placeholder] = h.api.calls_to("chat.postMessage")
     [update] = h.api.calls_to("chat.update")
@@ -205,7 +206,7 @@ async def test_twenty_thousand_character_answer_is_split_within_limits(make_harn
         assert sum(len(s) for s in sections) <= 12_000
     shown = " ".join(b["text"]["text"] for m in replies for b in m.blocks if b["type"] == "section")
     assert shown.count("&amp;") == long_text.count("&") and "<" not in shown.replace("<https", "")
-    assert [b["type"] for b in replies[-1].blocks][-2:] == ["context", "actions"]  # sources and buttons last
+    assert [b["type"] for b in replies[-1].blocks][-2:] == ["carousel", "context_actions"]  # sources, buttons last
 
 
 async def test_assistant_thread_shows_status_and_answers_in_the_thread(make_harness: MakeHarness) -> None:

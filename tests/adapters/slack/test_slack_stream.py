@@ -78,7 +78,7 @@ async def test_appends_are_throttled_and_the_final_reply_replaces_the_stream(sla
     posted_ts = await sink.post(dataclasses.replace(ref, placeholder_id=streamed_ts), final)
     assert posted_ts == streamed_ts
     [message] = slack_api.bot_messages("C1", ref.thread_id)
-    assert "pair" in message.text and any(b["type"] == "actions" for b in message.blocks)
+    assert "pair" in message.text and any(b["type"] == "context_actions" for b in message.blocks)
     assert slack_api.calls_to("chat.update")[-1].args["ts"] == streamed_ts
 
 

@@ -11,6 +11,7 @@ new call that no scenario exercises fails here instead of going unchecked.
 from __future__ import annotations
 
 import ast
+import asyncio
 import dataclasses
 import time
 from pathlib import Path
@@ -22,7 +23,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 import adapters.slack
 from adapters.slack.fake_web_api import Call, Message
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
-from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, event_body, mention_event
+from tests.adapters.slack.conftest import (
+    TEAM,
+    Harness,
+    MakeHarness,
+    SteppingHandler,
+    action_body,
+    event_body,
+    mention_event,
+    pressables,
+)
 from tests.adapters.slack.contract import (
     CLIENT_WIDE_ARGS,
     NEWER_THAN_SPEC,
@@ -59,8 +69,7 @@ def adapter_methods() -> set[str]:
 
 
 def _buttons(message: Message) -> list[tuple[str, dict[str, Any]]]:
-    return [(str(block["block_id"]), element) for block in message.blocks if block.get("type") == "actions"
-            for element in block.get("elements", [])]  # fmt: skip
+    return [(i, b) for i, b in pressables(message.blocks) if "value" in b]
 
 
 def _assistant_started(channel: str, thread_ts: str) -> dict[str, Any]:
@@ -130,11 +139,38 @@ async def _drive_every_scenario(h: Harness) -> None:
     await dropped.discard()
 
 
+async def _drive_the_agent_experience(h: Harness) -> None:
+    """The agent messaging experience: the Messages tab opened (prompts, the DM's history, a greeting), a question
+    whose work streams as a task timeline with an agent session, then one where streaming is refused (a status
+    message), and the asker's stop of a running question."""
+    api = h.api
+    await h.post_json(event_body({"type": "app_home_opened", "user": "UALICE", "channel": "DALICE", "tab": "messages",
+                                  "event_ts": "1.5"}))  # fmt: skip
+    for streaming in (True, False):
+        api.streaming_allowed = streaming
+        root = api.seed("C5", "<@UBOT0001> how do I pair?", user="UALICE")
+        await h.post_json(mention_event(root, "<@UBOT0001> how do I pair?", channel="C5"))
+        await h.settle()
+    api.streaming_allowed = True
+    handler = h.handler
+    assert isinstance(handler, SteppingHandler)
+    handler.gate = asyncio.Event()
+    root = api.seed("C6", "<@UBOT0001> how do I reset?", user="UALICE")
+    await h.post_json(mention_event(root, "<@UBOT0001> how do I reset?", channel="C6"))
+    settling = asyncio.create_task(h.settle())
+    await asyncio.wait_for(handler.reached.wait(), 10)
+    await h.post_json(event_body({"type": "agent_session_stopped", "channel": "C6", "thread_ts": root,
+                                  "streaming_message_ts": api.press_stop("C6", root), "user": "UALICE",
+                                  "event_ts": "2.5"}))  # fmt: skip
+    await asyncio.wait_for(settling, 10)
+
+
 async def test_every_web_api_call_of_the_adapter_matches_the_spec(
     make_harness: MakeHarness, spec: dict[str, Any]
 ) -> None:
     h = await make_harness(progress_delay_s=0.05)
     await _drive_every_scenario(h)
+    await _drive_the_agent_experience(await make_harness(steps=True))
     called = {c.method for c in h.api.calls}
     in_code = adapter_methods()
     assert in_code >= {
