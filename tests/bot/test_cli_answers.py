@@ -27,6 +27,13 @@ QUESTION = "Does the hub work with HDMI-CEC on 2024 Samsung TVs?"
 ANSWER = "Yes, the 2024 models do: turn on Anynet+ (HDMI-CEC) under Settings, General, External Device Manager."
 
 
+@pytest.fixture(autouse=True)
+def process_logging_untouched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands run in this test process: their logging set-up (a handler on the runner's stream, which closes,
+    and structlog's loggers cached on first use) would stay for every later test of the worker."""
+    monkeypatch.setattr(cli_module, "configure_logging", lambda *args, **kwargs: None)
+
+
 def database(data: Path) -> Database:
     return Database(f"sqlite+aiosqlite:///{data / 'docbot.db'}")
 
