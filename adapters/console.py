@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from adapters.tables import Table, aligned, rewrite_tables
+from pipeline.locales import texts
 from pipeline.messages import LOCAL_PLATFORM, ConversationHandler, Inbound, InboundKind, Reply, ReplyAction, ReplyKind
 
 PLATFORM = LOCAL_PLATFORM
@@ -53,7 +54,8 @@ def render_reply(reply: Reply, width: int = 80) -> str:
         lines.append("")
         for c in reply.citations:
             trail = " › ".join(c.crumbs) if c.crumbs else c.title
-            lines.append(f"  [cyan][{c.number}][/cyan] {escape(trail)}  [dim]{escape(c.url)}[/dim]")
+            dated = f" · {texts(reply.language).source_updated.format(date=c.changed_on)}" if c.changed_on else ""
+            lines.append(f"  [cyan][{c.number}][/cyan] {escape(trail)}{escape(dated)}  [dim]{escape(c.url)}[/dim]")
     if reply.actions:
         lines.append("")
         for number, action in enumerate(reply.actions, start=1):

@@ -18,6 +18,7 @@ from storage.base import Base
 from storage.db import Database
 
 with contextlib.suppress(ImportError):
+    import storage.answer_tables  # registers the team answer tables
     import storage.doc_tables  # noqa: F401 - registers the document tables
 
 config = context.config

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
+from bot.answers.wiring import TeamAnswerParts, build_team_answers
 from bot.budget import SqlTokenLedger, UsageGuard
 from bot.latency import keep_loop_responsive
 from bot.metrics import Metrics
@@ -43,6 +44,7 @@ from storage.local_index import LocalVectorIndex
 from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
 from storage.semantic_cache import SemanticCache
+from storage.source_facts import source_facts
 from storage.vector_index import VectorIndex
 
 if TYPE_CHECKING:  # what only serving needs loads in `serve`: `docbot ask` never imports the HTTP server,
@@ -71,6 +73,7 @@ class App:
     ingestor: Ingestor
     metrics: Metrics
     cache: SemanticCache
+    team: TeamAnswerParts
     agents: Mapping[Role, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -214,6 +217,8 @@ class App:
             clarification_ttl=timedelta(hours=settings.clarification_ttl_hours),
             retention=RetentionPolicy(runs_days=days, conversations_days=2 * days) if days else None,
             digest_target=digest,
+            embedder=self.embedder,
+            team=self.team,
             corpus_version=lambda: _all_versions(self.db),
             reload_search=self.reload_search,
         )
@@ -459,8 +464,17 @@ async def build_app(
             corpus_version=lambda collections: _corpus_version(db, collections),
             cache_language=detect,
             message_language=detect,  # notices in the language of the message they answer
+            source_facts=lambda doc_ids: source_facts(db, doc_ids),
         )
-        ingestor = Ingestor(db, embedder, index, on_change=retriever.reload, crawl=crawl_limits(settings))
+        team: TeamAnswerParts | None = None
+
+        async def documents_changed() -> None:
+            await retriever.reload()
+            if team is not None:  # approved answers relying on a changed section go back to review
+                await team.answers.on_documents_changed()
+
+        ingestor = Ingestor(db, embedder, index, on_change=documents_changed, crawl=crawl_limits(settings))
+        team = build_team_answers(settings, db, ingestor)
     except BaseException:
         for closer in reversed(closers):
             with contextlib.suppress(Exception):
@@ -478,6 +492,7 @@ async def build_app(
         ingestor=ingestor,
         metrics=metrics,
         cache=cache,
+        team=team,
         agents=agents,
         _closers=closers,
     )

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -22,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapters.console import ConsoleChat, render_reply
+from bot.answers.review import review_text
 from bot.app import App, build_app
 from bot.doctor import doctor_report
 from bot.logs import configure_logging
@@ -29,6 +31,8 @@ from bot.output_contract import reply_contract
 from bot.settings import Settings, load_settings
 from bot.settings_problems import SettingsInvalid
 from pipeline.messages import LOCAL_PLATFORM, Inbound, Reply, ReplyKind
+from storage.answers.lifecycle import Step
+from storage.answers.model import AnswerStatus, Outcome, Reviewer, TeamAnswer
 from storage.errors import StorageError
 from storage.ingest.model import IngestProgress, IngestReport
 from storage.ingest.site.limits import CrawlLimits
@@ -566,6 +570,203 @@ async def _database(settings: Settings) -> AsyncIterator[Any]:
         yield db
     finally:
         await db.dispose()
+
+
+# -- team answers and the digest ----------------------------------------------------------------------------------
+
+answers_cli = typer.Typer(
+    no_args_is_help=True,
+    help="Team answers: what people from the team answered in threads, reviewed before the bot quotes it.",
+)
+cli.add_typer(answers_cli, name="answers")
+
+AnswerIdArg = Annotated[str, typer.Argument(help="The answer's id (its first 8 characters are enough).")]
+
+
+def _operator() -> Reviewer:
+    """The CLI acts as the operator at the terminal (always allowed: they hold the database)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # a container user without a passwd entry
+        name = "operator"
+    return Reviewer(f"cli:{name}", name)
+
+
+async def _one_answer(app: App, id_or_prefix: str) -> TeamAnswer:
+    found = await app.team.answers.store.find(id_or_prefix)
+    if not found:
+        raise UserError(f"no team answer {id_or_prefix!r} (see `docbot answers list --all`)")
+    if len(found) > 1:
+        raise UserError(f"{id_or_prefix!r} names {len(found)} answers; give more of the id")
+    return found[0]
+
+
+def _say_step(step: Step, done: str) -> None:
+    answer = step.answer
+    if step.outcome is Outcome.DONE:
+        out.print(f"{done}: {answer.id if answer else ''}")
+        if step.indexed is False:
+            err.print("[yellow]the search index could not be updated now; the hourly upkeep retries[/yellow]")
+        return
+    state = answer.status.value if answer else "gone"
+    messages = {
+        Outcome.UNCHANGED: f"nothing to do: the answer is already {state}",
+        Outcome.NOT_ALLOWED: f"not possible: the answer is {state}",
+        Outcome.STALE: "the answer changed meanwhile; look at it again",
+        Outcome.INDEX_FAILED: "the search index is unavailable: nothing was changed, try again",
+        Outcome.UNKNOWN: "no such answer",
+    }
+    raise UserError(messages.get(step.outcome, step.outcome.value))
+
+
+@answers_cli.command("list")
+def answers_list(
+    status: Annotated[
+        list[AnswerStatus] | None, typer.Option("--status", help="Only these (default: draft and expired).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every status.")] = False,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """List team answers, awaiting review by default (drafts, and approved answers sent back by an expiry)."""
+    settings = _settings(verbose, data_dir=data_dir)
+    wanted = None if all_ else (status or [AnswerStatus.DRAFT, AnswerStatus.EXPIRED])
+
+    async def body(app: App) -> None:
+        answers = await app.team.answers.store.list(wanted)
+        if not answers:
+            out.print("no team answers" + ("" if all_ else " awaiting review"))
+            return
+        table = Table(title_justify="left")
+        for column in ("id", "status", "question", "answered by", "in", "on", "collection", "expires"):
+            table.add_column(column)
+        for answer in answers:
+            table.add_row(
+                answer.id[:8], answer.status.value, escape(_clip(answer.question, 60)), escape(answer.author_name),
+                escape(f"#{answer.channel_name or answer.channel_id}"), f"{answer.answered_at:%Y-%m-%d}",
+                escape(answer.collection), f"{answer.expires_at:%Y-%m-%d}" if answer.expires_at else "",
+            )  # fmt: skip
+        out.print(table)
+
+    _run(lambda: _with_app(settings, body))
+
+
+@answers_cli.command("show")
+def answers_show(answer_id: AnswerIdArg, data_dir: DataDirOpt = None, verbose: VerboseOpt = False) -> None:
+    """Show one answer in full: question, text, thread, what it relies on, and the diff that sent it back."""
+    settings = _settings(verbose, data_dir=data_dir)
+
+    async def body(app: App) -> None:
+        text, citations = review_text(await _one_answer(app, answer_id))
+        out.print(render_reply(Reply(ReplyKind.NOTICE, text, "en", "", citations=citations)))
+
+    _run(lambda: _with_app(settings, body))
+
+
+@answers_cli.command("approve")
+def answers_approve(
+    answer_id: AnswerIdArg,
+    collection: Annotated[
+        str | None, typer.Option(help="Index it in this collection instead of its channel's first one.")
+    ] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Approve: from now on the bot answers from it, cited with its author and date."""
+    settings = _settings(verbose, data_dir=data_dir)
+
+    async def body(app: App) -> None:
+        answer = await _one_answer(app, answer_id)
+        _say_step(await app.team.answers.approve(answer.id, _operator(), collection=collection), "approved")
+
+    _run(lambda: _with_app(settings, body))
+
+
+@answers_cli.command("reject")
+def answers_reject(
+    answer_id: AnswerIdArg,
+    reason: Annotated[str, typer.Option(help="Why (kept with the answer).")] = "",
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Reject a candidate, or withdraw an approved answer: it is never quoted."""
+    settings = _settings(verbose, data_dir=data_dir)
+
+    async def body(app: App) -> None:
+        answer = await _one_answer(app, answer_id)
+        _say_step(await app.team.answers.reject(answer.id, _operator(), reason), "rejected")
+
+    _run(lambda: _with_app(settings, body))
+
+
+@answers_cli.command("edit")
+def answers_edit(
+    answer_id: AnswerIdArg,
+    text: Annotated[str | None, typer.Option("--answer", help="The corrected answer.")] = None,
+    text_file: Annotated[
+        Path | None, typer.Option("--answer-file", help="Read the corrected answer from a file.")
+    ] = None,
+    question: Annotated[str | None, typer.Option(help="The corrected question.")] = None,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Correct an answer's text or question (an approved one is re-indexed at once)."""
+    settings = _settings(verbose, data_dir=data_dir)
+    if text_file is not None:
+        try:
+            text = text_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            _fail(f"cannot read {text_file}: {exc}")
+    if not (text or "").strip() and not (question or "").strip():
+        _fail("give --answer, --answer-file or --question")
+
+    async def body(app: App) -> None:
+        answer = await _one_answer(app, answer_id)
+        step = await app.team.answers.edit(
+            answer.id, _operator(), answer=(text or "").strip() or None, question=(question or "").strip() or None
+        )
+        _say_step(step, "edited")
+
+    _run(lambda: _with_app(settings, body))
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@cli.command("digest")
+def digest_command(
+    days: Annotated[int, typer.Option(min=1, help="The period: this many days up to now.")] = 7,
+    send: Annotated[bool, typer.Option("--send", help="Also post it to DOCBOT_DIGEST_CHANNEL.")] = False,
+    data_dir: DataDirOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Show the docs digest: unanswered questions by meaning, stale pages, answers rated not helpful, team answers
+    awaiting review."""
+    settings = _settings(verbose, data_dir=data_dir)
+    if send and not settings.digest_channel:
+        _fail("set DOCBOT_DIGEST_CHANNEL (platform:workspace:channel) to send the digest")
+
+    async def body(app: App) -> None:
+        from bot.answers.wiring import channel_ref
+        from bot.jobs.digest import build_digest, digest_replies
+        from storage.outbox import Outbox, OutgoingReply
+
+        until = datetime.now(UTC)
+        digest = await build_digest(app.db, app.embedder, app.team.answers.store, since=until - timedelta(days=days),
+                                    until=until)  # fmt: skip
+        replies = await digest_replies(digest, app.team.desk if send else None)
+        out.print(render_reply(replies[0]))
+        target = channel_ref(settings.digest_channel)
+        if send and target is not None:
+            outbox = Outbox(app.db)
+            key = f"cli:docs-gap-digest:{target.platform}:{target.channel_id}:{until.isoformat()}"
+            for number, reply in enumerate(replies):
+                await outbox.add(OutgoingReply(target, reply, key if number == 0 else f"{key}:review:{number}"))
+            out.print(f"queued for {settings.digest_channel} ({len(replies)} messages; delivered by `docbot run`)")
+
+    _run(lambda: _with_app(settings, body))
 
 
 def main() -> None:

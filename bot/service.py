@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from bot.budget import Denial, NoticeOnce
+from bot.citations import cite
 from bot.input_check import InputProblem, check_question
 from bot.metrics import Metrics
 from bot.settings import Settings
@@ -25,7 +26,6 @@ from pipeline.locales import texts, with_unsupported_line
 from pipeline.messages import (
     LOCAL_PLATFORM,
     ActionOutcome,
-    Citation,
     Inbound,
     InboundKind,
     Reply,
@@ -36,12 +36,13 @@ from pipeline.messages import (
 )
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner, stop_text
-from pipeline.types import ActionKind, HistoryMessage, QualityDecision, Role, SuggestedAction
+from pipeline.types import ActionKind, HistoryMessage, QualityDecision, Role, SourceReference, SuggestedAction
 from storage.actions import ActionStore
 from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
 from storage.runs import RunStore, Settled
 from storage.semantic_cache import SemanticCache
+from storage.source_facts import SourceFacts
 from storage.tables import new_uuid
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class ConversationService:
         corpus_version: Callable[[Sequence[str]], Awaitable[int]] | None = None,
         cache_language: Callable[[str, Context], Awaitable[str | None]] | None = None,
         message_language: Callable[[str, Context], Awaitable[str | None]] | None = None,
+        source_facts: Callable[[Sequence[str]], Awaitable[Mapping[str, SourceFacts]]] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         """`message_language` detects the language of one message (the lang role's detector): every notice is said
@@ -102,6 +104,7 @@ class ConversationService:
         self._corpus_version = corpus_version
         self._cache_language = cache_language  # the asker's language, which keys the cache (the pipeline's detector)
         self._message_language = message_language
+        self._source_facts = source_facts  # citations' dates and team answers' authors (storage.source_facts)
         self._now = now
         self._thread_locks = ThreadLocks()
         self._notice_once = NoticeOnce()
@@ -429,18 +432,7 @@ class ConversationService:
         if kind is not ReplyKind.NOTICE and self._support_configured(conversation.platform):
             wanted.append((ActionKind.HUMAN.value, t.ask_human, run_id))  # only when someone is there to ask
         stored = await self._actions.create(conversation.id, wanted, expires_at=self._now() + CLARIFICATION_TTL)
-        citations = tuple(
-            Citation(
-                number=s.number,
-                title=s.title,
-                crumbs=s.crumbs,
-                url=s.url,
-                chunk_id=s.chunk_id,
-                confidence=s.confidence,
-                text=_shorten(s.text, 300),
-            )
-            for s in result.sources
-        )
+        citations = cite(result.sources, await self._facts_of(result.sources), result.language)
         return Reply(
             kind=kind,
             text=with_unsupported_line(result.text, result.language),
@@ -454,6 +446,16 @@ class ConversationService:
             cached=cached,
             summary=summarize(result),
         )
+
+    async def _facts_of(self, sources: Sequence[SourceReference]) -> Mapping[str, SourceFacts]:
+        """How old each source is and who gave a team answer; a failed read cites without them."""
+        if self._source_facts is None or not sources:
+            return {}
+        try:
+            return await self._source_facts([s.doc_id for s in sources])
+        except Exception:
+            log.warning("reading the sources' dates failed; cited without them", exc_info=True)
+            return {}
 
     def _support_configured(self, platform: str) -> bool:
         """Whether "Ask a human" can reach someone: a support mention (Slack) or role (Discord) is configured."""
@@ -581,11 +583,6 @@ def notice_text(language: str, reason: str, *, limit: int = 0) -> str:
     template = getattr(t, field, None)
     sentence = template.format(limit=limit) if isinstance(template, str) else t.failure
     return with_unsupported_line(sentence, language)
-
-
-def _shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def summarize(result: PipelineResult) -> RunSummary:

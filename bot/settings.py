@@ -201,6 +201,22 @@ class Settings(BaseSettings):
         default=None, examples=["slack:T0123ABCD:C0456EFGH"]
     )
 
+    # team answers (docs/how-it-works.md): what the team answers in threads becomes a source once a maintainer
+    # approves it. People: "platform:user:ID" or "platform:group:ID" (a Slack user group, a Discord role);
+    # "platform:ID" is a user. The lists: a JSON list, or entries separated by commas.
+    answers_review_channel: str | None = Field(  # where candidates' review messages go (unset: the CLI and digest)
+        default=None, examples=["slack:T0123ABCD:C0789IJKL"]
+    )
+    # who may approve, edit and reject (the CLI always may)
+    answers_maintainers: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), examples=["slack:user:U0123ABCD,slack:group:S0456EFGH"]
+    )
+    # whose replies after a refusal or a "not helpful" are drafted; default: the maintainers
+    answers_experts: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), examples=["slack:user:U0123ABCD,discord:group:112233445566778899"]
+    )
+    answers_ttl_days: int = Field(default=180, ge=0)  # approved answers go back to review after this; 0: never
+
     # abuse limits (`limits` notation: N/second|minute|hour|day)
     user_rate_limit: str = "10/minute"
     workspace_rate_limit: str = "300/minute"
@@ -418,11 +434,32 @@ class Settings(BaseSettings):
             object.__setattr__(self, "channel_policies", self.channel_policies + policies)
         return self
 
-    @field_validator("digest_channel")
+    @field_validator("digest_channel", "answers_review_channel")
     @classmethod
     def _check_digest_channel(cls, value: str | None) -> str | None:
         if value is not None and (len(value.split(":")) != 3 or not all(value.split(":"))):
             raise ValueError("must look like slack:T0123:C0456 (platform:workspace:channel)")
+        return value
+
+    @field_validator("answers_maintainers", "answers_experts", mode="before")
+    @classmethod
+    def _parse_people(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return _json(value, "a JSON list of people")
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("answers_maintainers", "answers_experts")
+    @classmethod
+    def _check_people(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            parts = entry.split(":")
+            if not (len(parts) == 2 or (len(parts) == 3 and parts[1] in ("user", "group"))) or not all(parts):
+                which = "is not a person" if len(value) == 1 else f"has {entry}, which is not a person"
+                raise ValueError(
+                    f"{which}: use platform:user:ID or platform:group:ID (a Slack user group, a Discord role)"
+                )
         return value
 
     @property

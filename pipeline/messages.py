@@ -121,6 +121,7 @@ class Citation:
     chunk_id: str
     confidence: float
     text: str = ""  # the cited passage (shortened), for the JSON output contract and tooltips
+    changed_on: str = ""  # the source's last change, YYYY-MM-DD ("" unknown, or said by the title: a team answer)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,15 @@ import numpy.typing as npt
 Vector = npt.NDArray[np.float32]
 
 
+TEAM_ANSWER_DOC_PREFIX: Final = "answer-"
+"""Documents whose id starts with this are answers the team gave in threads, approved by a maintainer
+(storage/answers): searched and answer-decided like any document, numbered after the documentation's sections."""
+
+
+def is_team_answer(doc_id: str) -> bool:
+    return doc_id.startswith(TEAM_ANSWER_DOC_PREFIX)
+
+
 class Role(StrEnum):
     MANAGER = "manager"
     LANG = "lang"
@@ -55,6 +64,10 @@ class ActionKind(StrEnum):
     HELPFUL = "helpful"  # feedback
     NOT_HELPFUL = "not_helpful"  # feedback
     RETRY = "retry"  # re-run a question the bot failed to answer (handled by bot.delivery, never stored)
+    # a maintainer's review of an answer the team gave in a thread (bot.answers.review; its own stored buttons)
+    APPROVE_ANSWER = "approve_answer"
+    EDIT_ANSWER = "edit_answer"
+    REJECT_ANSWER = "reject_answer"
 
 
 @dataclass(frozen=True, slots=True)

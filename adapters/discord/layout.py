@@ -25,6 +25,7 @@ from adapters.discord.render import (
     support_role_mentions,
     to_discord_markdown,
 )
+from pipeline.locales import texts
 from pipeline.messages import Reply, ReplyKind
 
 CARD_TEXT_LIMIT = 4000  # display characters across all text displays of one message
@@ -49,7 +50,7 @@ def render_card(
         text = f"{text}\n\n-# {reply.note}"
     prefix = f"<@&{mention_role_id}> " if mention_role_id is not None else ""
     chunks = split_text(prefix + text, ANSWER_CHARS) or [prefix.strip() or "…"]
-    sources = sources_lines(reply.citations, sources_heading, SOURCES_CHARS)
+    sources = sources_lines(reply.citations, sources_heading, SOURCES_CHARS, texts(reply.language).source_updated)
     links = reply.citations if reply.kind is ReplyKind.REFUSAL else ()
     buttons = [*action_items(reply.actions, asker_id, links), *extra][:MAX_BUTTONS]
     mentions = support_role_mentions(mention_role_id) if mention_role_id is not None else no_mentions()

@@ -16,6 +16,7 @@ import discord
 from adapters.discord.buttons import ActionButton, ButtonRef
 from adapters.tables import aligned, rewrite_tables
 from pipeline.closest import section_label
+from pipeline.locales import texts
 from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 
@@ -107,29 +108,33 @@ def citation_label(citation: Citation) -> str:
     return " › ".join([citation.title, *(c for c in citation.crumbs if c and c != citation.title)])
 
 
-def sources_lines(citations: tuple[Citation, ...], heading: str, limit: int) -> str:
-    """`**heading**` and one `**[n]** [title › crumbs](url)` line per source, as many as fit in `limit`."""
+def source_line(citation: Citation, updated: str = "{date}") -> str:
+    """`**[n]** [title › crumbs](url)`, then `· ` and `updated` (a template of {date}) for a dated source."""
+    label = discord.utils.escape_markdown(citation_label(citation)).replace("]", "\\]")
+    number = f"**[{citation.number}]**"
+    line = f"{number} [{label}]({citation.url})" if citation.url else f"{number} {label}"
+    return f"{line} · {updated.format(date=citation.changed_on)}" if citation.changed_on else line
+
+
+def sources_lines(citations: tuple[Citation, ...], heading: str, limit: int, updated: str = "{date}") -> str:
+    """`**heading**` and one `source_line` per source, as many as fit in `limit`."""
     if not citations:
         return ""
     lines = [f"**{heading}**"]
     for citation in sorted(citations, key=lambda c: c.number):
-        label = discord.utils.escape_markdown(citation_label(citation)).replace("]", "\\]")
-        number = f"**[{citation.number}]**"
-        line = f"{number} [{label}]({citation.url})" if citation.url else f"{number} {label}"
+        line = source_line(citation, updated)
         if sum(len(x) + 1 for x in lines) + len(line) > limit:
             break
         lines.append(line)
     return "\n".join(lines) if len(lines) > 1 else ""
 
 
-def sources_embed(citations: tuple[Citation, ...], heading: str) -> discord.Embed | None:
+def sources_embed(citations: tuple[Citation, ...], heading: str, updated: str = "{date}") -> discord.Embed | None:
     if not citations:
         return None
     lines: list[str] = []
     for citation in sorted(citations, key=lambda c: c.number):
-        label = discord.utils.escape_markdown(citation_label(citation)).replace("]", "\\]")
-        number = f"**[{citation.number}]**"
-        line = f"{number} [{label}]({citation.url})" if citation.url else f"{number} {label}"
+        line = source_line(citation, updated)
         if sum(len(x) + 1 for x in lines) + len(line) > EMBED_DESCRIPTION_LIMIT:
             break
         lines.append(line)
@@ -192,7 +197,7 @@ def render_reply(
     last = messages[-1]
     messages[-1] = OutgoingMessage(
         content=last.content,
-        embed=sources_embed(reply.citations, sources_heading),
+        embed=sources_embed(reply.citations, sources_heading, texts(reply.language).source_updated),
         view=action_view(reply.actions, asker_id, reply.citations if reply.kind is ReplyKind.REFUSAL else (), extra),
         allowed_mentions=last.allowed_mentions,
     )

@@ -330,6 +330,7 @@ def _sources_block(citations: Sequence[Citation], language: str) -> ContextBlock
     for c in citations[: MAX_CONTEXT_ELEMENTS - 1]:
         crumbs = [inert(crumb) for crumb in c.crumbs if crumb and crumb != c.title]
         trail = " › ".join([link(c.url, c.title or c.url), *crumbs])
+        trail += f" · {texts(language).source_updated.format(date=c.changed_on)}" if c.changed_on else ""
         elements.append(MarkdownTextObject(text=f"[{c.number}] {trail}"[:MAX_SECTION_CHARS], verbatim=True))
     return ContextBlock(block_id=SOURCES_BLOCK, elements=elements)
 
@@ -340,6 +341,8 @@ def _source_cards(reply: Reply) -> list[Block]:
     cards: list[CardBlock] = []
     for c in reply.citations:
         path = " › ".join(crumb for crumb in c.crumbs if crumb and crumb != c.title)
+        dated = texts(reply.language).source_updated.format(date=c.changed_on) if c.changed_on else ""
+        path = " · ".join(part for part in (path, dated) if part)
         actions = [ButtonElement(text=PlainTextObject(text=words.open_source, emoji=True),
                                  action_id=f"{LINK_PREFIX}{c.number}", url=c.url)] if _SAFE_LINK.match(c.url) else None
         cards.append(CardBlock(

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 
+from bot.answers.wiring import TeamAnswerParts
 from bot.delivery import Delivery
+from bot.jobs.answers import tend_team_answers
 from bot.jobs.clarifications import expire_clarifications
 from bot.jobs.digest import post_docs_gap_digest
 from bot.jobs.refresh import CorpusWatcher
@@ -20,6 +22,7 @@ from bot.jobs.reingest import IngestSource, reingest_sources
 from bot.jobs.retention import RetentionPolicy, purge_expired
 from bot.scheduler import EPOCH, JobSpec
 from pipeline.messages import ThreadRef
+from pipeline.types import Embedder
 from storage.db import Database
 
 WEEK = timedelta(days=7)
@@ -38,12 +41,15 @@ def standard_jobs(
     clarification_ttl: timedelta = timedelta(days=2),
     retention: RetentionPolicy | None = None,
     digest_target: ThreadRef | None = None,
+    embedder: Embedder | None = None,
+    team: TeamAnswerParts | None = None,
     sweep_every: timedelta = timedelta(minutes=1),
     corpus_version: Callable[[], Awaitable[int]] | None = None,
     reload_search: Callable[[], Awaitable[object]] | None = None,
     refresh_every: timedelta = timedelta(seconds=30),
 ) -> list[JobSpec]:
-    """The jobs this deployment needs; a job whose configuration is missing is left out.
+    """The jobs this deployment needs; a job whose configuration is missing is left out. The digest needs
+    `embedder` (its questions are grouped by meaning); `team` adds the team answers' upkeep and their reviews to it.
 
     `corpus_version` and `reload_search` (e.g. the sum of the collections' versions, and reloading the retriever and
     the local vector index) add a job every replica runs, so replicas that did not re-ingest pick the changes up."""
@@ -69,13 +75,23 @@ def standard_jobs(
             return await reingest_sources(ingest_source, sources)
 
         jobs.append(JobSpec("reingest-sources", reingest_every, reingest, lease=timedelta(hours=1)))
-    if digest_target is not None:
-        target = digest_target
+    if digest_target is not None and embedder is not None:
+        target, meaning = digest_target, embedder
 
         async def digest(due: datetime) -> object:
-            return await post_docs_gap_digest(db, delivery.outbox, target, since=due - WEEK, until=due)
+            return await post_docs_gap_digest(
+                db, delivery.outbox, target, since=due - WEEK, until=due, embedder=meaning,
+                queue=team.answers.store if team else None, reviews=team.desk if team else None,
+            )  # fmt: skip
 
         jobs.append(JobSpec("docs-gap-digest", WEEK, digest, anchor=DIGEST_ANCHOR))
+    if team is not None:
+        answers = team.answers
+
+        async def tend(due: datetime) -> object:
+            return await tend_team_answers(answers, due)
+
+        jobs.append(JobSpec("team-answers", timedelta(hours=1), tend, lease=timedelta(minutes=30)))
     if corpus_version is not None and reload_search is not None:
         watcher = CorpusWatcher(corpus_version, reload_search)
 

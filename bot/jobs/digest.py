@@ -1,22 +1,29 @@
-"""The weekly docs-gap digest: questions the bot refused, had to clarify, or that people rated not helpful,
-grouped by topic and posted to the maintainers' channel, so the team knows which pages to write next.
+"""The weekly docs digest for the maintainers: the questions the docs did not serve well grouped by meaning, the
+stale pages that support the most answers, the answers people rated not helpful, and the team answers awaiting
+review, each linked to its thread or page; the awaiting answers follow as review messages with their buttons.
 
-The digest is addressed to the maintainers and written in English (operators' language, like the logs)."""
+Posted to the configured channel by the scheduler (`DOCBOT_DIGEST_CHANNEL`) and shown by `docbot digest` without one.
+Written in English, the maintainers' and operators' language (like the logs)."""
 
 from __future__ import annotations
 
 import logging
-from collections import Counter, defaultdict
-from dataclasses import dataclass
-from datetime import datetime
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
-from sqlalchemy import Table, and_, select
+from sqlalchemy import Table, and_, func, select
 
-from pipeline.locales import content_words
-from pipeline.messages import Reply, ReplyKind, ThreadRef
+from bot.answers.capture import channel_link
+from bot.jobs.clusters import DEFAULT_MAX_DISTANCE, MAX_QUESTIONS, cluster_by_meaning, medoid
+from pipeline.messages import Citation, Reply, ReplyKind, ThreadRef
+from pipeline.types import Embedder, is_team_answer
+from storage.answers.model import TeamAnswer
 from storage.db import Database
+from storage.doc_tables import ChunkRow, DocumentRow
 from storage.outbox import Outbox, OutgoingReply
-from storage.tables import FeedbackRow, MessageRow, RunRow
+from storage.tables import ConversationRow, FeedbackRow, MessageRow, RunRow
 
 log = logging.getLogger(__name__)
 
@@ -25,26 +32,84 @@ MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
 FEEDBACK: Table = FeedbackRow.__table__  # type: ignore[assignment]
 GAP_KINDS = ("refusal", "clarification")
 REASON_LABELS = {"refusal": "refused", "clarification": "clarified", "not_helpful": "not helpful"}
-MAX_TOPICS = 10
-MAX_QUESTIONS_PER_TOPIC = 5
+DIGEST_REASON = "docs_gap_digest"
+MAX_CLUSTERS = 10
+MAX_EXAMPLES = 3  # questions quoted under a cluster besides its representative
+MAX_STALE_PAGES = 5
+MAX_RATED_DOWN = 8
+MAX_REVIEWS = 5  # awaiting answers posted with their buttons after the digest
 QUESTION_CHARS = 200
+STALE_AFTER = timedelta(days=180)  # a page unchanged this long is stale
 
 
 @dataclass(frozen=True, slots=True)
 class Gap:
     question: str
     reason: str  # refusal | clarification | not_helpful
+    conversation_id: str = ""
+    asked_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Topic:
-    name: str
+class Cluster:
+    representative: str  # the member most like the others
     gaps: tuple[Gap, ...]
 
+    def reasons(self) -> Counter[str]:
+        return Counter(gap.reason for gap in self.gaps)
 
-async def collect_gaps(db: Database, *, since: datetime, until: datetime) -> list[Gap]:
-    """The week's gaps, one per question (a question both clarified and rated down counts once, as not helpful)."""
-    question = (
+
+@dataclass(frozen=True, slots=True)
+class StalePage:
+    doc_id: str
+    title: str
+    url: str
+    changed_at: datetime
+    answers: int  # answers of the period that cited it
+
+
+@dataclass(frozen=True, slots=True)
+class RatedDown:
+    question: str
+    answer: str  # the reply's text, shortened
+    votes: int
+    conversation_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    since: datetime
+    until: datetime
+    clusters: tuple[Cluster, ...] = ()
+    stale_pages: tuple[StalePage, ...] = ()
+    rated_down: tuple[RatedDown, ...] = ()
+    awaiting: tuple[TeamAnswer, ...] = ()
+    awaiting_total: int = 0
+    links: dict[str, str] = field(default_factory=dict)  # conversation id -> thread link
+
+    @property
+    def gaps(self) -> int:
+        return sum(len(c.gaps) for c in self.clusters)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.clusters or self.stale_pages or self.rated_down or self.awaiting_total)
+
+
+class ReviewQueue(Protocol):
+    """What the digest needs of the team answers (`storage.answers.store.AnswerStore`)."""
+
+    async def awaiting_review(self, *, limit: int = ...) -> list[TeamAnswer]: ...
+
+
+class ReviewMessages(Protocol):
+    """Review messages with their buttons (`bot.answers.review.ReviewDesk`)."""
+
+    async def review_reply(self, answer: TeamAnswer) -> Reply: ...
+
+
+def _question_of() -> Any:
+    return (
         select(MESSAGES.c.text)
         .where(
             and_(
@@ -55,11 +120,16 @@ async def collect_gaps(db: Database, *, since: datetime, until: datetime) -> lis
         .limit(1)
         .scalar_subquery()
     )
-    gap_runs = select(RUNS.c.id, RUNS.c.reply_kind, question.label("question")).where(
-        RUNS.c.started_at >= since, RUNS.c.started_at < until, RUNS.c.reply_kind.in_(GAP_KINDS)
-    )
+
+
+async def collect_gaps(db: Database, *, since: datetime, until: datetime) -> list[Gap]:
+    """The period's gaps, one per question (a question both clarified and rated down counts once, as not helpful)."""
+    question = _question_of()
+    gap_runs = select(
+        RUNS.c.id, RUNS.c.reply_kind, RUNS.c.conversation_id, RUNS.c.started_at, question.label("question")
+    ).where(RUNS.c.started_at >= since, RUNS.c.started_at < until, RUNS.c.reply_kind.in_(GAP_KINDS))
     rated_down = (
-        select(RUNS.c.id, question.label("question"))
+        select(RUNS.c.id, RUNS.c.conversation_id, RUNS.c.started_at, question.label("question"))
         .join(FEEDBACK, FEEDBACK.c.run_id == RUNS.c.id)
         .where(FEEDBACK.c.created_at >= since, FEEDBACK.c.created_at < until, FEEDBACK.c.helpful.is_(False))
     )
@@ -67,57 +137,236 @@ async def collect_gaps(db: Database, *, since: datetime, until: datetime) -> lis
     async with db.session() as session:
         for row in (await session.execute(gap_runs)).all():
             if row.question:
-                by_run[row.id] = Gap(row.question, row.reply_kind)
+                by_run[row.id] = Gap(row.question, row.reply_kind, row.conversation_id, row.started_at)
         for rated in (await session.execute(rated_down)).all():
             if rated.question:
-                by_run[rated.id] = Gap(rated.question, "not_helpful")
-    return list(by_run.values())
+                by_run[rated.id] = Gap(rated.question, "not_helpful", rated.conversation_id, rated.started_at)
+    return sorted(by_run.values(), key=lambda g: (g.asked_at is None, g.asked_at))
 
 
-def group_by_topic(gaps: list[Gap]) -> list[Topic]:
-    """Each question goes under its content word that the most questions share; biggest topics first."""
-    words = [list(dict.fromkeys(content_words(gap.question))) for gap in gaps]
-    frequency = Counter(word for each in words for word in each)
-    groups: dict[str, list[Gap]] = defaultdict(list)
-    for gap, each in zip(gaps, words, strict=True):
-        topic = max(each, key=lambda word: (frequency[word], -each.index(word))) if each else "other"
-        groups[topic].append(gap)
-    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
-    return [Topic(name, tuple(items)) for name, items in ordered]
+async def cluster_gaps(gaps: list[Gap], embedder: Embedder, *, max_distance: float = DEFAULT_MAX_DISTANCE
+                       ) -> list[Cluster]:  # fmt: skip
+    """The gaps grouped by meaning (the most recent MAX_QUESTIONS of them), largest group first."""
+    kept = gaps[-MAX_QUESTIONS:]
+    if not kept:
+        return []
+    vectors = await embedder.embed_queries([" ".join(g.question.split()) for g in kept])
+    clusters = []
+    for members in cluster_by_meaning(vectors, max_distance=max_distance):
+        center = medoid(members, vectors)
+        ordered = [center, *(m for m in members if m != center)]
+        clusters.append(Cluster(" ".join(kept[center].question.split()), tuple(kept[m] for m in ordered)))
+    return clusters
 
 
-def render_digest(topics: list[Topic], *, since: datetime, until: datetime) -> str:
-    total = sum(len(t.gaps) for t in topics)
-    lines = [
-        f"**Documentation gaps, {since:%Y-%m-%d} to {until:%Y-%m-%d}**: {total} questions the docs did not serve well.",
-    ]
-    for topic in topics[:MAX_TOPICS]:
-        counts = Counter(gap.reason for gap in topic.gaps)
-        summary = ", ".join(f"{n} {REASON_LABELS[reason]}" for reason, n in counts.most_common())
-        lines += ["", f"**{topic.name}** ({summary})"]
-        for gap in topic.gaps[:MAX_QUESTIONS_PER_TOPIC]:
-            text = " ".join(gap.question.split())
-            text = text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "…"
-            lines.append(f"> {text}")
-    if len(topics) > MAX_TOPICS:
-        lines += ["", f"…and {len(topics) - MAX_TOPICS} more topics."]
-    return "\n".join(lines)
+async def collect_rated_down(db: Database, *, since: datetime, until: datetime) -> list[RatedDown]:
+    """Answers rated not helpful in the period, most votes first."""
+    question = _question_of()
+    votes = (
+        select(FEEDBACK.c.run_id, func.count().label("votes"))
+        .where(FEEDBACK.c.created_at >= since, FEEDBACK.c.created_at < until, FEEDBACK.c.helpful.is_(False))
+        .group_by(FEEDBACK.c.run_id)
+        .subquery()
+    )
+    query = (
+        select(RUNS.c.id, RUNS.c.conversation_id, RUNS.c.reply, question.label("question"), votes.c.votes)
+        .join(votes, votes.c.run_id == RUNS.c.id)
+        .where(RUNS.c.reply_kind == "answer")
+    )
+    async with db.session() as session:
+        rows = (await session.execute(query)).all()
+    found = [
+        RatedDown(row.question or "", _one_line(str((row.reply or {}).get("text", ""))), int(row.votes),
+                  row.conversation_id)
+        for row in rows
+    ]  # fmt: skip
+    return sorted(found, key=lambda r: -r.votes)[:MAX_RATED_DOWN]
+
+
+async def collect_stale_pages(
+    db: Database, *, since: datetime, until: datetime, stale_after: timedelta = STALE_AFTER
+) -> list[StalePage]:
+    """Pages unchanged for `stale_after` that the period's answers cited, most cited first."""
+    async with db.session() as session:
+        replies = (
+            await session.scalars(
+                select(RUNS.c.reply).where(
+                    RUNS.c.started_at >= since, RUNS.c.started_at < until, RUNS.c.reply_kind == "answer"
+                )
+            )
+        ).all()
+        cited: list[set[str]] = [
+            {str(c.get("chunk_id")) for c in (reply or {}).get("citations", ()) if c.get("chunk_id")}
+            for reply in replies
+        ]
+        chunk_ids = list(set().union(*cited)) if cited else []
+        doc_of: dict[str, str] = {}
+        for start in range(0, len(chunk_ids), 500):
+            rows = await session.execute(
+                select(ChunkRow.id, ChunkRow.doc_id).where(ChunkRow.id.in_(chunk_ids[start : start + 500]))
+            )
+            doc_of.update({chunk_id: doc_id for chunk_id, doc_id in rows.all()})
+        counts: Counter[str] = Counter()
+        for chunks in cited:
+            counts.update({doc_of[c] for c in chunks if c in doc_of})
+        docs = (
+            await session.execute(
+                select(DocumentRow.id, DocumentRow.title, DocumentRow.source, DocumentRow.updated_at).where(
+                    DocumentRow.id.in_(list(counts)), DocumentRow.updated_at < until - stale_after
+                )
+            )
+        ).all() if counts else []  # fmt: skip
+    pages = [StalePage(d.id, d.title, d.source, d.updated_at, counts[d.id]) for d in docs if not is_team_answer(d.id)]
+    return sorted(pages, key=lambda p: (-p.answers, p.changed_at))[:MAX_STALE_PAGES]
+
+
+async def thread_links(db: Database, conversation_ids: set[str]) -> dict[str, str]:
+    if not conversation_ids:
+        return {}
+    async with db.session() as session:
+        rows = await session.execute(
+            select(ConversationRow.id, ConversationRow.platform, ConversationRow.workspace_id,
+                   ConversationRow.channel_id, ConversationRow.thread_id)
+            .where(ConversationRow.id.in_(list(conversation_ids)))
+        )  # fmt: skip
+        return {
+            row.id: link
+            for row in rows.all()
+            if (link := channel_link(row.platform, row.workspace_id, row.channel_id, row.thread_id))
+        }
+
+
+async def build_digest(
+    db: Database,
+    embedder: Embedder,
+    reviews: ReviewQueue | None,
+    *,
+    since: datetime,
+    until: datetime,
+    stale_after: timedelta = STALE_AFTER,
+    max_distance: float = DEFAULT_MAX_DISTANCE,
+) -> Digest:
+    gaps = await collect_gaps(db, since=since, until=until)
+    clusters = await cluster_gaps(gaps, embedder, max_distance=max_distance)
+    rated_down = await collect_rated_down(db, since=since, until=until)
+    stale = await collect_stale_pages(db, since=since, until=until, stale_after=stale_after)
+    awaiting = await reviews.awaiting_review(limit=1000) if reviews is not None else []
+    awaiting.sort(key=lambda a: a.created_at)  # the oldest wait longest
+    shown = {_latest(c).conversation_id for c in clusters[:MAX_CLUSTERS] if len(c.gaps) > 1}
+    shown |= {r.conversation_id for r in rated_down}
+    return Digest(
+        since=since, until=until, clusters=tuple(clusters), stale_pages=tuple(stale), rated_down=tuple(rated_down),
+        awaiting=tuple(awaiting[:MAX_REVIEWS]), awaiting_total=len(awaiting),
+        links=await thread_links(db, shown - {""}),
+    )  # fmt: skip
+
+
+def _latest(cluster: Cluster) -> Gap:
+    """The most recent question of a group: its thread is the one linked."""
+    return max(cluster.gaps, key=lambda g: (g.asked_at is not None, g.asked_at or datetime.min))
+
+
+def _one_line(text: str, limit: int = QUESTION_CHARS) -> str:
+    text = " ".join(text.replace(">", " ").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_digest(digest: Digest) -> tuple[str, tuple[Citation, ...]]:
+    """The digest's text (neutral markup) and its links as numbered citations."""
+    citations: list[Citation] = []
+
+    def cite(title: str, url: str) -> str:
+        if not url:
+            return ""
+        for existing in citations:
+            if existing.url == url:
+                return f" [{existing.number}]"
+        citations.append(Citation(len(citations) + 1, title, (), url, "", 1.0))
+        return f" [{len(citations)}]"
+
+    reasons = Counter(g.reason for c in digest.clusters for g in c.gaps)
+    summary = ", ".join(f"{n} {REASON_LABELS[r]}" for r, n in reasons.most_common())
+    lines = [f"**Docs digest, {digest.since:%Y-%m-%d} to {digest.until:%Y-%m-%d}**", ""]
+    if digest.clusters:
+        groups = [c for c in digest.clusters if len(c.gaps) > 1]
+        lines.append(f"{digest.gaps} questions the docs did not serve well ({summary}), in {len(groups)} groups "
+                     f"asked more than once.")  # fmt: skip
+        lines += ["", "**Unanswered questions, by meaning**"]
+        for cluster in groups[:MAX_CLUSTERS]:
+            counts = ", ".join(f"{n} {REASON_LABELS[r]}" for r, n in cluster.reasons().most_common())
+            link = cite(f"a thread asking {_one_line(cluster.representative, 60)}",
+                        digest.links.get(_latest(cluster).conversation_id, ""))  # fmt: skip
+            lines.append(f"- **“{_one_line(cluster.representative)}”** {len(cluster.gaps)} questions "
+                         f"({counts}){link}")  # fmt: skip
+            examples = list(dict.fromkeys(_one_line(g.question) for g in cluster.gaps[1:]))
+            lines += [f"> {example}" for example in examples[:MAX_EXAMPLES] if example != cluster.representative]
+        singles = [c for c in digest.clusters if len(c.gaps) == 1]
+        if len(groups) > MAX_CLUSTERS:
+            lines.append(f"…and {len(groups) - MAX_CLUSTERS} more groups.")
+        if singles:
+            example = _one_line(singles[0].representative)
+            lines.append(f"{len(singles)} more questions were asked once, e.g. “{example}”.")
+    else:
+        lines.append("Every question of the period was answered, and no answer was rated not helpful.")
+    lines += ["", "**Stale pages that support the most answers**"]
+    if digest.stale_pages:
+        for page in digest.stale_pages:
+            lines.append(f"- **{page.title or page.url}**{cite(page.title, page.url)}: cited by {page.answers} "
+                         f"answers; last changed {page.changed_at:%Y-%m-%d}")  # fmt: skip
+    else:
+        lines.append("None: the pages the answers cited changed in the last half year.")
+    if digest.rated_down:
+        lines += ["", "**Answers rated not helpful**"]
+        for rated in digest.rated_down:
+            link = cite("the thread", digest.links.get(rated.conversation_id, ""))
+            votes = "1 vote" if rated.votes == 1 else f"{rated.votes} votes"
+            lines.append(f"- **“{_one_line(rated.question)}”** ({votes}){link}")
+            if rated.answer:
+                lines.append(f"> {_one_line(rated.answer, 160)}")
+    lines += ["", "**Team answers awaiting review**"]
+    if digest.awaiting_total:
+        shown = len(digest.awaiting)
+        more = f"; the oldest {shown} follow with their buttons" if shown else ""
+        lines.append(f"{digest.awaiting_total} awaiting review{more} (or `docbot answers list`).")
+        for answer in digest.awaiting:
+            lines.append(f"- “{_one_line(answer.question, 120)}”, answered by @{answer.author_name} on "
+                         f"{answer.answered_at:%Y-%m-%d}{cite('the thread', answer.thread_url)} ({answer.id[:8]})")
+    else:
+        lines.append("None.")
+    return "\n".join(lines), tuple(citations)
+
+
+async def digest_replies(digest: Digest, reviews: ReviewMessages | None) -> list[Reply]:
+    """The digest message, then (with `reviews`) one review message with its buttons per awaiting answer shown."""
+    text, citations = render_digest(digest)
+    replies = [Reply(ReplyKind.NOTICE, text, "en", "", citations=citations, reason=DIGEST_REASON)]
+    if reviews is not None:
+        replies += [await reviews.review_reply(answer) for answer in digest.awaiting]
+    return replies
 
 
 async def post_docs_gap_digest(
-    db: Database, outbox: Outbox, target: ThreadRef, *, since: datetime, until: datetime
+    db: Database,
+    outbox: Outbox,
+    target: ThreadRef,
+    *,
+    since: datetime,
+    until: datetime,
+    embedder: Embedder,
+    queue: ReviewQueue | None = None,
+    reviews: ReviewMessages | None = None,
 ) -> int:
     """Queue the digest for [since, until) to `target` once (keyed by its period); returns the questions listed."""
     key = f"job:docs-gap-digest:{target.platform}:{target.channel_id}:{until.isoformat()}"
     if await outbox.exists(key):
         return 0
-    gaps = await collect_gaps(db, since=since, until=until)
-    if not gaps:
-        log.info("docs-gap digest: nothing to report")
+    digest = await build_digest(db, embedder, queue, since=since, until=until)
+    if digest.empty:
+        log.info("docs digest: nothing to report")
         return 0
-    topics = group_by_topic(gaps)
-    text = render_digest(topics, since=since, until=until)
-    reply = Reply(ReplyKind.NOTICE, text, "en", "", reason="docs_gap_digest")
-    await outbox.add(OutgoingReply(target, reply, key))
-    log.info("docs-gap digest queued", extra={"questions": len(gaps), "topics": len(topics)})
-    return len(gaps)
+    replies = await digest_replies(digest, reviews)
+    for number, reply in enumerate(replies):
+        await outbox.add(OutgoingReply(target, reply, key if number == 0 else f"{key}:review:{number}"))
+    log.info("docs digest queued", extra={"questions": digest.gaps, "clusters": len(digest.clusters),
+                                          "awaiting": digest.awaiting_total})  # fmt: skip
+    return digest.gaps

@@ -12,7 +12,7 @@ from typing import ClassVar
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.reading import Reader
-from pipeline.types import Embedder, Reading, Role, SearchHit, SourceReference
+from pipeline.types import Embedder, Reading, Role, SearchHit, SourceReference, is_team_answer
 
 LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "de": "German", "fr": "French", "ru": "Russian", "zh": "Chinese"}
 
@@ -41,14 +41,16 @@ def number_sources(hits: tuple[SearchHit, ...], *, limit: int, min_share: float)
 
 def lead_first(sources: tuple[SourceReference, ...], reading: Reading) -> tuple[tuple[SourceReference, ...], Reading]:
     """The sources renumbered 1..n in the order of their best passage (sources without one keep their search order
-    after those), and the reading's passages pointing at the new numbers."""
+    after those), approved team answers after the documentation's sections (cited below them when both are kept),
+    and the reading's passages pointing at the new numbers."""
     order: list[int] = []
     for passage in reading.passages:
         if passage.source not in order:
             order.append(passage.source)
     order += [s.number for s in sources if s.number not in order]
-    renumber = {old: new for new, old in enumerate(order, start=1)}
     by_number = {s.number: s for s in sources}
+    order.sort(key=lambda number: is_team_answer(by_number[number].doc_id))  # stable: each part keeps its order
+    renumber = {old: new for new, old in enumerate(order, start=1)}
     ranked = tuple(dataclasses.replace(by_number[old], number=renumber[old]) for old in order)
     passages = tuple(dataclasses.replace(p, source=renumber[p.source]) for p in reading.passages)
     return ranked, dataclasses.replace(reading, passages=passages)

@@ -49,6 +49,9 @@ class Texts:
     # the docs do not answer the question (issue 15); {question} is the person's question, shortened
     docs_dont_say: str = "The documentation doesn't say this: “{question}”"
     closest_they_come: str = "The closest it comes is:"
+    # citations (issue 31): how old a source is, and who gave an answer the team approved; {date} is YYYY-MM-DD
+    source_updated: str = "updated {date}"
+    answered_by: str = "answered by {person} in {channel} on {date}"
 
 
 @dataclass(frozen=True, slots=True)

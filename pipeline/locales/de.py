@@ -83,3 +83,10 @@ TEXTS = dataclasses.replace(
     docs_dont_say='Dazu sagt die Dokumentation nichts: „{question}“',
     closest_they_come='Am nächsten kommen diese Abschnitte:',
 )
+
+# citations (issue 31): how old a source is, and who gave an answer the team approved
+TEXTS = dataclasses.replace(
+    TEXTS,
+    source_updated='aktualisiert am {date}',
+    answered_by='beantwortet von {person} in {channel} am {date}',
+)

@@ -81,3 +81,10 @@ TEXTS = dataclasses.replace(
     docs_dont_say='La documentación no dice esto: «{question}»',
     closest_they_come='Lo más cercano que encontré es:',
 )
+
+# citations (issue 31): how old a source is, and who gave an answer the team approved
+TEXTS = dataclasses.replace(
+    TEXTS,
+    source_updated='actualizado el {date}',
+    answered_by='respondido por {person} en {channel} el {date}',
+)

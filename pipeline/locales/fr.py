@@ -82,3 +82,10 @@ TEXTS = dataclasses.replace(
     docs_dont_say='La documentation ne dit pas ceci : « {question} »',
     closest_they_come="Ce qui s'en rapproche le plus :",
 )
+
+# citations (issue 31): how old a source is, and who gave an answer the team approved
+TEXTS = dataclasses.replace(
+    TEXTS,
+    source_updated='mis à jour le {date}',
+    answered_by='répondu par {person} dans {channel} le {date}',
+)

@@ -78,3 +78,10 @@ TEXTS = dataclasses.replace(
     docs_dont_say='В документации об этом не сказано: «{question}»',
     closest_they_come='Ближе всего к этому:',
 )
+
+# citations (issue 31): how old a source is, and who gave an answer the team approved
+TEXTS = dataclasses.replace(
+    TEXTS,
+    source_updated='обновлено {date}',
+    answered_by='ответ {person} в {channel}, {date}',
+)

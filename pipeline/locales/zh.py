@@ -74,3 +74,10 @@ TEXTS = dataclasses.replace(
     docs_dont_say='文档中没有说明这一点：“{question}”',
     closest_they_come='最接近的内容是：',
 )
+
+# citations (issue 31): how old a source is, and who gave an answer the team approved
+TEXTS = dataclasses.replace(
+    TEXTS,
+    source_updated='更新于 {date}',
+    answered_by='{person} 于 {date} 在 {channel} 中回答',
+)

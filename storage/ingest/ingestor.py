@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import time
@@ -170,7 +171,29 @@ class Ingestor:
         crawl: CrawlLimits | None = None,
     ) -> IngestReport:
         async with self._running:
-            return await self._ingest(paths_or_urls, collection, base_url, on_progress, crawl or self._crawl)
+            report = await self._ingest(paths_or_urls, collection, base_url, on_progress, crawl or self._crawl)
+        await self._changed(report)
+        return report
+
+    async def ingest_documents(self, origin: str, docs: Sequence[SourceDoc], *, collection: str) -> IngestReport:
+        """Store documents made elsewhere as the whole content of `origin` (its own namespace, e.g. an approved
+        team answer's `answers/<id>`), by the same rules as read ones: unchanged ones cost nothing, and documents
+        stored before under `origin` that are not in `docs` are removed (no `docs`: the origin is emptied). Not
+        remembered as an ingest run (`docbot doctor` lists the inputs people ingest)."""
+        async with self._running:
+            started = time.perf_counter()
+            reading = FolderReading(origin=origin, docs=[dataclasses.replace(doc) for doc in docs], kind="documents")
+            tally = _Tally()
+            await self._ingest_one(reading, collection, IngestProgress(), tally, lambda: None, remember=False)
+            report = await self._finish(tally, collection, started)
+        await self._changed(report)
+        return report
+
+    async def _changed(self, report: IngestReport) -> None:
+        """Tell the listener once the ingest let go of its lock: it may ingest in turn (a team answer withdrawn
+        because a section it relies on changed)."""
+        if report.changed and self._on_change is not None:
+            await self._on_change()
 
     async def _ingest(
         self,
@@ -193,6 +216,9 @@ class Ingestor:
             tell()
             reading = await self._open(item, collection, base_url, progress, crawl)
             await self._ingest_one(reading, collection, progress, tally, tell)
+        return await self._finish(tally, collection, started)
+
+    async def _finish(self, tally: _Tally, collection: str, started: float) -> IngestReport:
         report = IngestReport(
             added=tally.added,
             updated=tally.updated,
@@ -207,8 +233,6 @@ class Ingestor:
         )
         if report.changed:
             await self._bump_version(collection)
-            if self._on_change is not None:
-                await self._on_change()
         log.info(
             "ingest finished",
             extra={
@@ -231,6 +255,8 @@ class Ingestor:
         progress: IngestProgress,
         tally: _Tally,
         tell: Callable[[], None],
+        *,
+        remember: bool = True,
     ) -> None:
         """Store what one input gives, a group of changed documents at a time, while a site is still being crawled;
         then remove what is gone and remember the run."""
@@ -319,7 +345,8 @@ class Ingestor:
                     "problem": crawl.problem,
                 },
             )
-        await self._remember_run(reading, collection, started_at, progress, crawl, len(removed))
+        if remember:
+            await self._remember_run(reading, collection, started_at, progress, crawl, len(removed))
 
     # ---- reading ---------------------------------------------------------------------------------------------
 
@@ -372,15 +399,15 @@ class Ingestor:
                 batch.skipped.append(SkippedSource(name=str(file), reason="empty"))
                 continue
             path_crumbs = tuple(pretty(part) for part in rel.parent.parts)
-            batch.docs.append(
-                text_to_doc(
-                    read,
-                    doc_id=document_id(collection, url),
-                    source=url,
-                    fallback_title=pretty(file.stem),
-                    path_crumbs=path_crumbs,
-                )
+            doc = text_to_doc(
+                read,
+                doc_id=document_id(collection, url),
+                source=url,
+                fallback_title=pretty(file.stem),
+                path_crumbs=path_crumbs,
             )
+            doc.changed_at = doc.changed_at or datetime.fromtimestamp(file.stat().st_mtime, UTC)
+            batch.docs.append(doc)
         require_readable(str(path), batch.docs, len(batch.skipped), len(files))
         return batch
 
@@ -499,7 +526,7 @@ class Ingestor:
                     "keypoints": doc.keypoints,
                     "keywords": doc.keywords,
                     "content_hash": digest,
-                    "updated_at": now,
+                    "updated_at": min(doc.changed_at, now) if doc.changed_at is not None else now,
                 }
             )
             for ord_, (chunk, text) in enumerate(zip(doc.chunks, texts[doc.id], strict=True)):

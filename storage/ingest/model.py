@@ -6,6 +6,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,9 @@ class SourceDoc:
     keypoints: list[str] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
     chunks: list[SourceChunk] = field(default_factory=list)
+    # when the source says it last changed (file time, Last-Modified, a seed's `updated_at`); None: when the ingest
+    # saw it change. Not part of the hash: a touched file with the same text is unchanged.
+    changed_at: datetime | None = None
 
     def content_hash(self) -> str:
         """Changes whenever anything a reader or a citation would see changes."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -484,7 +486,31 @@ def seed_to_doc(record: Mapping[str, Any], *, doc_id: str, default_source: str) 
     doc.summary = str(record.get("summary") or "")
     doc.keypoints = _as_list(record.get("keypoints"))
     doc.keywords = _as_list(record.get("keywords"))
+    doc.changed_at = _as_time(record.get("updated_at") or record.get("last_modified"))
     return doc
+
+
+def http_date(value: str | None) -> datetime | None:
+    """An HTTP date header (`Last-Modified`, RFC 9110) as aware UTC; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _as_time(value: Any) -> datetime | None:
+    """A seed's ISO 8601 date or time of its last change, as aware UTC (a date alone is its midnight UTC);
+    None when absent or unreadable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 IGNORE_FILE = ".docbotignore"

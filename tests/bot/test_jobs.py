@@ -10,13 +10,14 @@ import pytest
 from bot.delivery import Delivery
 from bot.jobs import standard_jobs
 from bot.jobs.clarifications import expire_clarifications
-from bot.jobs.digest import Gap, collect_gaps, group_by_topic, post_docs_gap_digest
+from bot.jobs.digest import collect_gaps, post_docs_gap_digest
 from bot.jobs.refresh import CorpusWatcher
 from bot.jobs.reingest import reingest_sources
 from bot.jobs.retention import RetentionPolicy, purge_expired
 from pipeline.locales import texts
 from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from storage.db import Database
+from storage.embedder import HashingEmbedder
 from storage.outbox import Outbox
 from storage.tables import (
     ConversationRow,
@@ -120,21 +121,6 @@ async def test_retention_purges_only_what_the_policy_no_longer_keeps(db: Databas
     assert await purge_expired(db, RetentionPolicy(), now=NOW) == dict.fromkeys(deleted, 0)
 
 
-@pytest.mark.unit
-def test_gaps_are_grouped_by_the_topic_questions_share() -> None:
-    gaps = [
-        Gap("How do I pair the remote with the TV?", "refusal"),
-        Gap("remote pairing fails after update", "clarification"),
-        Gap("Why does the remote blink red?", "not_helpful"),
-        Gap("Where is the warranty card?", "refusal"),
-        Gap("???", "clarification"),
-    ]
-    topics = {t.name: [g.question for g in t.gaps] for t in group_by_topic(gaps)}
-    assert topics["remote"] == [g.question for g in gaps[:3]]
-    assert topics["warranty"] == ["Where is the warranty card?"] and topics["other"] == ["???"]
-    assert next(iter(topics)) == "remote"
-
-
 @pytest.mark.integration
 async def test_weekly_digest_lists_refused_clarified_and_downvoted_questions_once(db: Database) -> None:
     week_ago = NOW - timedelta(days=7)
@@ -163,12 +149,15 @@ async def test_weekly_digest_lists_refused_clarified_and_downvoted_questions_onc
         ("remote reset does not work", "clarification"),
     ]
     outbox = Outbox(db, now=lambda: NOW)
-    assert await post_docs_gap_digest(db, outbox, MAINTAINERS, since=week_ago, until=NOW) == 3
-    assert await post_docs_gap_digest(db, outbox, MAINTAINERS, since=week_ago, until=NOW) == 0
+    embedder = HashingEmbedder()
+    assert await post_docs_gap_digest(db, outbox, MAINTAINERS, since=week_ago, until=NOW, embedder=embedder) == 3
+    assert await post_docs_gap_digest(db, outbox, MAINTAINERS, since=week_ago, until=NOW, embedder=embedder) == 0
     (item,) = await outbox.claim(lease_s=30)
     assert item.ref == MAINTAINERS
-    assert "1 refused" in item.reply.text and "1 clarified" in item.reply.text and "1 not helpful" in item.reply.text
-    assert "> How do I reset the remote?" in item.reply.text and "mount" not in item.reply.text
+    assert "3 questions the docs did not serve well (" in item.reply.text
+    assert all(f"1 {label}" in item.reply.text for label in ("refused", "clarified", "not helpful"))
+    assert "**“What is the warranty period?”** (1 vote)" in item.reply.text  # under "Answers rated not helpful"
+    assert "mount" not in item.reply.text and "battery" not in item.reply.text
 
 
 class _NoHandler:
@@ -190,9 +179,11 @@ def test_standard_jobs_leave_out_what_is_not_configured(tmp_path: Path) -> None:
         return None
 
     full = standard_jobs(db=db, delivery=delivery, ingest=ingest, sources=["docs/"], reingest_every=timedelta(hours=6),
-                         digest_target=MAINTAINERS)
+                         digest_target=MAINTAINERS, embedder=HashingEmbedder())
     by_id = {job.job_id: job for job in full}
     assert set(by_id) == base | {"reingest-sources", "docs-gap-digest"}
+    no_embedder = standard_jobs(db=db, delivery=delivery, digest_target=MAINTAINERS)
+    assert {job.job_id for job in no_embedder} == base  # the digest groups by meaning: it needs the embedder
     digest_due = by_id["docs-gap-digest"].due_time(NOW + timedelta(days=3))
     assert (digest_due.weekday(), digest_due.hour) == (0, 9)
 

@@ -72,6 +72,10 @@ BAD: dict[str, str] = {
     "retention_days": "-1",
     "delivery_horizon_hours": "0",
     "digest_channel": "#docs-gaps",
+    "answers_review_channel": "#answers-review",
+    "answers_maintainers": "U0123ABCD",
+    "answers_experts": "slack:user:U0123ABCD,slack:role:R0456",
+    "answers_ttl_days": "six months",
     "user_rate_limit": "lots",
     "workspace_rate_limit": "300",
     "slack_bot_token": "xapp-1-A0123-SWAPPED",
@@ -98,7 +102,7 @@ FREE_TEXT = {
 }  # fmt: skip
 COMMANDS = [
     ["ask", "hello"], ["chat"], ["ingest", "docs"], ["trace"], ["doctor"], ["eval", "README.md"], ["reindex"], ["run"],
-    ["outbox", "retry"],
+    ["outbox", "retry"], ["answers", "list"], ["answers", "approve", "0123abcd"], ["digest"],
 ]  # fmt: skip
 
 

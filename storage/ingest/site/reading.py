@@ -222,7 +222,7 @@ class SiteReading:
 
     def _to_doc(self, visit: Visit) -> SourceDoc | None:
         """The page as a document (off the event loop): its content's sections, its title, the site's breadcrumbs."""
-        from storage.ingest.readers import main_html_to_markdown, markdown_sections, sections_to_doc
+        from storage.ingest.readers import http_date, main_html_to_markdown, markdown_sections, sections_to_doc
 
         assert visit.body is not None
         scope = self._crawler.scope
@@ -239,13 +239,15 @@ class SiteReading:
         if not sections:
             return None
         fallback = title_hint or visit.page_url.rstrip("/").rsplit("/", 1)[-1]
-        return sections_to_doc(
+        doc = sections_to_doc(
             sections,
             doc_id=self._doc_id(visit.page_url),
             source=visit.page_url,
             fallback_title=fallback,
             path_crumbs=crumbs,
         )
+        doc.changed_at = http_date(visit.body.last_modified)  # the page's own date, when the server says it
+        return doc
 
     # ---- settling ------------------------------------------------------------------------------------------
 
