@@ -47,7 +47,8 @@ def untraceable_lines(
     words = texts(language)
     templates = {
         _folded(t)
-        for t in (words.answer_lead_in, words.no_coverage, words.closest_sections, UNSUPPORTED_LANGUAGE)
+        for t in (words.answer_lead_in, words.team_answer_lead_in, words.no_coverage, words.closest_sections,
+                  UNSUPPORTED_LANGUAGE)
     }
     by_number = {s.number: s for s in sources}
     notes: list[str] = []

@@ -32,6 +32,7 @@ from pipeline.types import (
     Role,
     SearchQuality,
     SourceReference,
+    is_team_answer,
 )
 
 MAX_ANSWER_CHARS = 2600
@@ -174,8 +175,13 @@ class ResponseAgent:
             uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_block")
             return AgentResult(uncovered, "no quotable block")
         by_number = {s.number: s for s in sources}
+        # what the team answered in earlier threads comes below the docs when both answer (stable: the lead stays
+        # first among the docs' passages)
+        picked.sort(key=lambda p: is_team_answer(by_number[p.source].doc_id))
         body = "\n\n".join(self._quote(p, by_number[p.source]) for p in picked)
-        answer = f"{texts(payload.language).answer_lead_in}\n\n{body}"
+        words = texts(payload.language)
+        only_team = all(is_team_answer(by_number[p.source].doc_id) for p in picked)
+        answer = f"{words.team_answer_lead_in if only_team else words.answer_lead_in}\n\n{body}"
         if not is_supported(payload.language):
             answer = f"{UNSUPPORTED_LANGUAGE}\n\n{answer}"
         cited = list(dict.fromkeys(p.source for p in picked))

@@ -12,6 +12,7 @@ class Texts:
 
     # pipeline outcomes
     answer_lead_in: str
+    team_answer_lead_in: str  # an answer that quotes only what the team answered in earlier threads
     no_coverage: str
     closest_sections: str
     offline_note: str

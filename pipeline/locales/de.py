@@ -6,6 +6,7 @@ from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
     answer_lead_in="Das steht dazu in der Dokumentation:",
+    team_answer_lead_in="Das hat das Team dazu geantwortet:",
     no_coverage="Die Dokumentation scheint das nicht abzudecken.",
     closest_sections="Die passendsten Abschnitte, die ich gefunden habe:",
     offline_note="Ohne das Sprachmodell beantwortet, da es nicht verfügbar war.",

@@ -6,6 +6,7 @@ from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
     answer_lead_in="Here is what the documentation says:",
+    team_answer_lead_in="Here is what the team answered before:",
     no_coverage="The documentation doesn't seem to cover this.",
     closest_sections="The closest sections I found:",
     offline_note="Answered without the language model, which was unavailable.",

@@ -6,6 +6,7 @@ from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
     answer_lead_in="Esto es lo que dice la documentación:",
+    team_answer_lead_in="Esto es lo que respondió el equipo:",
     no_coverage="Parece que la documentación no trata este tema.",
     closest_sections="Las secciones más cercanas que encontré:",
     offline_note="Respondido sin el modelo de lenguaje, que no estaba disponible.",

@@ -6,6 +6,7 @@ from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
     answer_lead_in="Voici ce que dit la documentation :",
+    team_answer_lead_in="Voici ce que l'équipe a répondu :",
     no_coverage="La documentation ne semble pas traiter ce sujet.",
     closest_sections="Les sections les plus proches que j'ai trouvées :",
     offline_note="Réponse produite sans le modèle de langage, qui n'était pas disponible.",

@@ -6,6 +6,7 @@ from pipeline.locales.base import Lexicon, Texts, words
 
 TEXTS = Texts(
     answer_lead_in="Вот что сказано в документации:",
+    team_answer_lead_in="Вот что ответила команда:",
     no_coverage="Похоже, в документации об этом нет.",
     closest_sections="Ближайшие разделы, которые я нашёл:",
     offline_note="Ответ подготовлен без языковой модели: она была недоступна.",

@@ -6,6 +6,7 @@ from pipeline.locales.base import Lexicon, Texts
 
 TEXTS = Texts(
     answer_lead_in="文档中的相关说明如下：",
+    team_answer_lead_in="团队之前的回答如下：",
     no_coverage="文档中似乎没有涉及这个问题。",
     closest_sections="我找到的最接近的章节：",
     offline_note="本回答未使用语言模型生成（语言模型当前不可用）。",

@@ -304,3 +304,16 @@ def test_a_no_coverage_reply_in_a_language_without_templates_says_so_once_at_the
     assert said.count(UNSUPPORTED_LANGUAGE) == 1
     assert said.splitlines()[:3] == [UNSUPPORTED_LANGUAGE, IN_THEIR_LANGUAGE["ar"], ""]
     assert texts("en").no_coverage in said
+
+
+async def test_what_the_team_answered_comes_below_the_docs_and_alone_says_so() -> None:
+    docs = hit("Remote batteries", 0.7, "The remote runs on two AAA batteries. Replace them every year.")
+    team = hit("Answered by @ana", 0.9, "Use AAA batteries; rechargeable ones work too.", doc="answer-7")
+    asked = Payload(text="Which batteries does the remote take?", language="en", search_quality=SearchQuality.GOOD)
+    both = (await AugmentationAgent().run(asked.evolve(search_results=(team, docs)), Context())).payload
+    answer = (await ResponseAgent().run(both, Context())).payload.response or ""
+    assert answer.startswith(texts("en").answer_lead_in)
+    assert answer.index("two AAA batteries") < answer.index("rechargeable")  # the docs first, the team below
+    alone = (await AugmentationAgent().run(asked.evolve(search_results=(team,)), Context())).payload
+    only = (await ResponseAgent().run(alone, Context())).payload.response or ""
+    assert only.startswith(texts("en").team_answer_lead_in) and "rechargeable" in only
