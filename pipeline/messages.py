@@ -27,7 +27,6 @@ __all__ = [
     "InboundKind",
     "Intake",
     "ProgressSink",
-    "ReplayingHandler",
     "Reply",
     "ReplyAction",
     "ReplyKind",
@@ -190,25 +189,18 @@ class ThreadFetcher(Protocol):
 
 
 class ConversationHandler(Protocol):
-    """What adapters call. Implemented by `bot.service.ConversationService`.
+    """What a caller without an inbox event calls (the terminal chat): decide and store the answer at once.
+    Implemented by `bot.service.ConversationService`; the delivery uses its `answer` / `press` instead, which store
+    nothing, and settles the answer with the event.
 
     `handle_message` returns None when the message is not for the bot (a follow-up in a thread the bot is not
-    engaged in, a follow-up where the channel's follow mode requires a mention) or was already answered
-    (a duplicate delivery). Otherwise it always returns a Reply, never raises for user mistakes.
+    engaged in, a follow-up where the channel's follow mode requires a mention). Otherwise it always returns a
+    Reply, never raises for user mistakes.
     """
 
     async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None: ...
 
     async def handle_action(self, inbound: Inbound) -> ActionOutcome: ...
-
-
-@runtime_checkable
-class ReplayingHandler(Protocol):
-    """A handler that keeps each reply with the record that marks its message answered (`ConversationService`):
-    `stored_reply` gives it back, so a retried event whose earlier attempt answered and died before the reply was
-    stored posts that answer instead of losing it. Only the inbox's retry path calls it."""
-
-    async def stored_reply(self, inbound: Inbound) -> Reply | None: ...
 
 
 class StreamingConversationHandler(ConversationHandler, Protocol):

@@ -27,6 +27,7 @@ class ConversationRecord:
     history_fetched: bool
     state: ConversationState
     language: str | None
+    pending_envelope: dict[str, Any] | None = None  # the envelope parked while a clarification waits
 
     @property
     def awaiting_clarification(self) -> bool:
@@ -46,11 +47,13 @@ def _record(row: ConversationRow) -> ConversationRecord:
         history_fetched=row.history_fetched,
         state=ConversationState(row.state),
         language=row.language,
+        pending_envelope=row.pending_envelope,
     )
 
 
 class ConversationStore:
     def __init__(self, db: Database) -> None:
+        self.db = db
         self._db = db
 
     async def get_or_create(

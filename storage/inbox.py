@@ -29,6 +29,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from pipeline.messages import Inbound, InboundKind, ThreadRef
 from storage.db import Database, utc_now
 from storage.outbox import OutgoingReply, insert_replies, ref_from_json, ref_to_json
+from storage.settlement import Answer, write_answer
 from storage.tables import InboxRow, InboxStatus
 
 log = logging.getLogger(__name__)
@@ -252,9 +253,13 @@ class Inbox:
         async with self._db.session() as session:
             return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
-    async def complete(self, item: InboxItem, replies: Sequence[OutgoingReply] = ()) -> list[int] | None:
-        """Mark the event done and store its replies in one transaction; None when the claim was lost."""
-        return await self._settle(item, InboxStatus.DONE.value, replies, error=None)
+    async def complete(
+        self, item: InboxItem, replies: Sequence[OutgoingReply] = (), answer: Answer | None = None
+    ) -> list[int] | None:
+        """Settle the event in one transaction: the claim still held, the event done, the `answer` the service
+        decided written (`storage.settlement`) and its replies stored in the outbox; None when the claim was lost
+        (nothing is written: the worker that took the event over answers it)."""
+        return await self._settle(item, InboxStatus.DONE.value, replies, error=None, answer=answer)
 
     async def fail(self, item: InboxItem, error: str) -> datetime | None:
         """Give the event back for a later retry (with backoff); returns when, or None when the claim was lost."""
@@ -284,6 +289,7 @@ class Inbox:
         *,
         error: str | None,
         retry_token: str | None = None,
+        answer: Answer | None = None,
     ) -> list[int] | None:
         now = self._now()
         statement = (
@@ -308,6 +314,8 @@ class Inbox:
                         sent_at=now,
                     )
                 )
+            if answer is not None:
+                await write_answer(session, self._db, answer, now)
             return await insert_replies(session, replies, now)
 
     def _held(self, item: InboxItem) -> tuple[ColumnElement[bool], ...]:
