@@ -249,7 +249,10 @@ class ConversationService:
         started = self._now()
         pending = conversation.pending_envelope
         new_topic = not any(not m.from_bot for m in history)
-        if pending is None and new_topic and (cached := await self._cached(inbound, text, collections, context)):
+        cached, version = (None, None)
+        if pending is None and new_topic:
+            cached, version = await self._cached(inbound, text, collections, context)
+        if cached is not None:
             return await self._finish(thread, inbound.message_id, cached, started, cached=True)
         if pending is not None and answers_clarification(envelope_from_json(pending).payload, text):
             envelope = envelope_from_json(pending)
@@ -267,7 +270,7 @@ class ConversationService:
             language = await self._detect(text, history, conversation.language)
             said = stop_text(result.kind, result.reason, language)
             result = dataclasses.replace(result, text=said, language=language)
-        await self._remember(result, collections)
+        await self._remember(result, collections, version)
         return await self._finish(thread, inbound.message_id, result, started)
 
     def _thread_of(self, inbound: Inbound, existing: ConversationRecord | None) -> _Thread:
@@ -314,22 +317,22 @@ class ConversationService:
 
     async def _cached(
         self, inbound: Inbound, text: str, collections: tuple[str, ...], context: Context
-    ) -> PipelineResult | None:
+    ) -> tuple[PipelineResult | None, int | None]:
         """A previously approved answer to a near-identical question in the asker's language over the same corpus
-        version, if any (no lookup when the language is unknown)."""
+        version, if any (no lookup when the language is unknown); and that version, for storing the new answer."""
         if self._cache is None or self._corpus_version is None or self._cache_language is None:
-            return None
+            return None, None
         try:
             language = await self._cache_language(text, context)
             if language is None:
-                return None
+                return None, None
             version = await self._corpus_version(collections)
             hit = await self._cache.lookup(text, collections, version, language=language)
         except Exception:
             log.warning("semantic cache lookup failed", exc_info=True)
-            return None
+            return None, None
         if hit is None:
-            return None
+            return None, version
         now = self._now()
         payload = Payload(
             text=text,
@@ -341,9 +344,11 @@ class ConversationService:
         )
         hop = Hop(Role.SEARCH, f"semantic cache hit ({hit.similarity:.3f})", now, 0.0, strategy="cache")
         envelope = Envelope(inbound.thread_key, inbound.message_id, payload, now, now, process_count=1, hops=[hop])
-        return PipelineResult(ResultKind.ANSWER, hit.response, hit.language, envelope, sources=hit.sources)
+        return PipelineResult(ResultKind.ANSWER, hit.response, hit.language, envelope, sources=hit.sources), version
 
-    async def _remember(self, result: PipelineResult, collections: tuple[str, ...]) -> None:
+    async def _remember(self, result: PipelineResult, collections: tuple[str, ...], version: int | None) -> None:
+        """Keep an approved answer in the semantic cache under the corpus version it was looked up with (read
+        once per question)."""
         payload = result.envelope.payload
         if self._cache is None or self._corpus_version is None or result.kind != ResultKind.ANSWER:
             return
@@ -353,7 +358,7 @@ class ConversationService:
             await self._cache.store(
                 payload.canonical_question or payload.text,
                 collections,
-                await self._corpus_version(collections),
+                version if version is not None else await self._corpus_version(collections),
                 response=result.text,
                 language=result.language,
                 sources=result.sources,
