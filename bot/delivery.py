@@ -144,7 +144,8 @@ class SweepReport:
 
 
 class Delivery:
-    """Implements the inbox/outbox protocol around a `ConversationHandler`. One per process."""
+    """Implements the inbox/outbox protocol around the conversation service. One per process. `db` is the service's
+    own database: each answer is settled there together with its event."""
 
     def __init__(
         self,

@@ -19,16 +19,17 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
-from pipeline.messages import Inbound, InboundKind, ThreadRef
+from pipeline.codec import from_json, to_json
+from pipeline.messages import Inbound, ThreadRef
 from storage.db import Database, utc_now
-from storage.outbox import OutgoingReply, insert_replies, ref_from_json, ref_to_json
+from storage.outbox import OutgoingReply, insert_replies
 from storage.settlement import Answer, write_answer
 from storage.tables import InboxRow, InboxStatus
 
@@ -40,17 +41,6 @@ RETRY_PREFIX = "retry-"  # action ids of retry buttons
 RETRY_KEY_PREFIX = "retry:"
 ERROR_CHARS = 500
 _LIVE = (InboxStatus.PENDING.value, InboxStatus.CLAIMED.value)
-
-
-def inbound_to_json(inbound: Inbound) -> dict[str, Any]:
-    data = asdict(inbound)
-    data["ts"] = inbound.ts.isoformat()
-    data["kind"] = inbound.kind.value
-    return data
-
-
-def inbound_from_json(data: dict[str, Any]) -> Inbound:
-    return Inbound(**{**data, "ts": datetime.fromisoformat(data["ts"]), "kind": InboundKind(data["kind"])})
 
 
 RETRY_SEPARATOR = "~"
@@ -163,7 +153,7 @@ class Inbox:
         return {
             "dedup_key": inbound.dedup_key,
             "platform": inbound.platform,
-            "payload": {"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)},
+            "payload": {"inbound": to_json(inbound), "ref": to_json(ref)},
             "status": InboxStatus.PENDING.value,
             "attempts": 0,
             "created_at": self._now(),
@@ -248,7 +238,7 @@ class Inbox:
         statement = (
             update(INBOX)
             .where(*self._held(item))
-            .values(payload={"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)})
+            .values(payload={"inbound": to_json(inbound), "ref": to_json(ref)})
         )
         async with self._db.session() as session:
             return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
@@ -306,7 +296,7 @@ class Inbox:
                     INBOX.insert().values(
                         dedup_key=RETRY_KEY_PREFIX + retry_token,
                         platform=item.inbound.platform,
-                        payload={"inbound": inbound_to_json(parked), "ref": ref_to_json(item.ref)},
+                        payload={"inbound": to_json(parked), "ref": to_json(item.ref)},
                         status=PARKED,
                         attempts=0,
                         created_at=now,
@@ -389,8 +379,8 @@ def new_retry_token() -> str:
 def _item(key: str, payload: dict[str, Any], attempts: int, claimed_by: str | None) -> InboxItem:
     return InboxItem(
         key=key,
-        inbound=inbound_from_json(payload["inbound"]),
-        ref=ref_from_json(payload["ref"]),
+        inbound=from_json(Inbound, payload["inbound"]),
+        ref=from_json(ThreadRef, payload["ref"]),
         attempts=attempts,
         claimed_by=claimed_by,
     )

@@ -11,79 +11,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
-from pipeline.types import ActionKind
+from pipeline.codec import from_json, to_json
+from pipeline.messages import Reply, ThreadRef
 from storage.db import Database, utc_now
 from storage.tables import OutboxRow, OutboxStatus
 
 OUTBOX: Table = OutboxRow.__table__  # type: ignore[assignment]
 ERROR_CHARS = 500
-
-
-# -- codecs ---------------------------------------------------------------------------------------------------
-
-
-def ref_to_json(ref: ThreadRef) -> dict[str, Any]:
-    data = asdict(ref)
-    data["extra"] = [list(pair) for pair in ref.extra]
-    return data
-
-
-def ref_from_json(data: dict[str, Any]) -> ThreadRef:
-    return ThreadRef(
-        platform=data["platform"],
-        workspace_id=data["workspace_id"],
-        channel_id=data["channel_id"],
-        thread_id=data["thread_id"],
-        placeholder_id=data.get("placeholder_id"),
-        extra=tuple((str(k), str(v)) for k, v in data.get("extra", ())),
-    )
-
-
-def reply_to_json(reply: Reply) -> dict[str, Any]:
-    data = asdict(reply)
-    data["kind"] = reply.kind.value
-    data["actions"] = [{"id": a.id, "label": a.label, "kind": a.kind.value} for a in reply.actions]
-    return data
-
-
-def reply_from_json(data: dict[str, Any]) -> Reply:
-    summary = data.get("summary")
-    return Reply(
-        kind=ReplyKind(data["kind"]),
-        text=data["text"],
-        language=data["language"],
-        conversation_id=data["conversation_id"],
-        citations=tuple(
-            Citation(**{**c, "crumbs": tuple(c.get("crumbs", ()))}) for c in data.get("citations", ())
-        ),
-        actions=tuple(
-            ReplyAction(id=a["id"], label=a["label"], kind=ActionKind(a["kind"])) for a in data.get("actions", ())
-        ),
-        reason=data.get("reason"),
-        note=data.get("note"),
-        cached=bool(data.get("cached", False)),
-        run_id=data.get("run_id"),
-        summary=_summary_from_json(summary) if summary else None,
-    )
-
-
-def _summary_from_json(data: dict[str, Any]) -> RunSummary:
-    return RunSummary(
-        **{
-            **data,
-            "role_ms": tuple((str(role), float(ms)) for role, ms in data.get("role_ms", ())),
-            "errors": tuple(data.get("errors", ())),
-            "fallback_notes": tuple(data.get("fallback_notes", ())),
-        }
-    )
 
 
 # -- the store ------------------------------------------------------------------------------------------------
@@ -131,8 +72,8 @@ def outbox_values(message: OutgoingReply, now: datetime) -> dict[str, Any]:
     return {
         "inbox_key": message.inbox_key,
         "platform": message.ref.platform,
-        "target": ref_to_json(message.ref),
-        "reply": reply_to_json(message.reply),
+        "target": to_json(message.ref),
+        "reply": to_json(message.reply),
         "status": OutboxStatus.PENDING.value,
         "attempts": 0,
         "next_attempt_at": now,
@@ -217,8 +158,8 @@ class Outbox:
             OutboxItem(
                 id=row.id,
                 inbox_key=row.inbox_key,
-                ref=ref_from_json(row.target),
-                reply=reply_from_json(row.reply),
+                ref=from_json(ThreadRef, row.target),
+                reply=from_json(Reply, row.reply),
                 attempts=row.attempts,
                 created_at=row.created_at,
             )

@@ -7,9 +7,9 @@ from datetime import datetime
 
 from sqlalchemy import select
 
+from pipeline.codec import from_json
 from pipeline.messages import Reply
 from storage.db import Database
-from storage.outbox import reply_from_json
 from storage.tables import ConversationRow, HopRow, RunRow
 
 LAST = "last"
@@ -71,7 +71,7 @@ class RunStore:
                     .limit(1)
                 )
             ).scalar_one_or_none()
-        return reply_from_json(found) if found else None
+        return from_json(Reply, found) if found else None
 
     async def trace(self, conversation_id: str = LAST, *, limit: int = 20) -> Trace | None:
         """The newest `limit` runs of a conversation (or of the conversation with the latest run, for "last")."""

@@ -21,13 +21,13 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from pipeline.codec import to_json
 from pipeline.envelope import Envelope
 from pipeline.messages import ActionOutcome, Reply
 from pipeline.types import ActionKind
 from storage.conversations import ConversationRecord
 from storage.db import Database, utc_now
 from storage.errors import StorageError
-from storage.outbox import reply_to_json
 from storage.tables import ActionRow, ConversationRow, ConversationState, HopRow, MessageRow, RunRow
 
 CONVERSATIONS: Table = cast(Table, ConversationRow.__table__)
@@ -195,7 +195,7 @@ async def _write_run(session: AsyncSession, conversation_id: str, run: NewRun, r
             completion_tokens=sum(h.usage.completion_tokens for h in hops),
             llm_calls=sum(h.usage.calls for h in hops), cached=run.cached,
             errors=[{"role": e.role.value, "kind": e.kind, "message": e.message} for e in run.envelope.errors],
-            reply=reply_to_json(reply) if reply is not None else None,
+            reply=to_json(reply) if reply is not None else None,
         )
     )  # fmt: skip
     if hops:  # one executemany for every hop
