@@ -1,9 +1,9 @@
 """The inbox: every accepted platform event, written once per platform-stable key before or at the acknowledgement.
 
-Workers claim events atomically with a lease (PostgreSQL `FOR UPDATE SKIP LOCKED`; on SQLite one `UPDATE ...
-RETURNING`, which SQLite's single writer makes atomic), extend it with heartbeats, and finish an event by storing its
-reply in the outbox in the same transaction that marks the event done — only while they still hold the claim, so an
-event whose lease lapsed and was taken over is answered once. A failure does not burn the key: the event goes back to
+Workers claim events atomically with a lease (`storage.leased_queue.LeasedQueue`, shared with the outbox), extend it
+with heartbeats, and settle an event by storing its answer (`storage.settlement`) and its reply's outbox row in the
+same transaction that marks the event done — only while they still hold the claim, so an event whose lease lapsed
+and was taken over is answered once. A failure does not burn the key: the event goes back to
 pending with a backoff (`lease_until` doubles as "not before"), and after `max_attempts` the caller gives up with an
 apology and a parked retry the person can resume with a button.
 
@@ -23,12 +23,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
+from sqlalchemy import Table, and_, exists, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from pipeline.codec import from_json, to_json
 from pipeline.messages import Inbound, ThreadRef
 from storage.db import Database, utc_now
+from storage.leased_queue import LeasedQueue
 from storage.outbox import OutgoingReply, insert_replies
 from storage.settlement import Answer, write_answer
 from storage.tables import InboxRow, InboxStatus
@@ -83,9 +84,9 @@ class Inbox:
     ) -> None:
         self._db = db
         self.max_attempts = max_attempts
-        self._base_backoff_s = base_backoff_s
-        self._max_backoff_s = max_backoff_s
         self._now = now
+        self._queue = LeasedQueue(db, INBOX, key=INBOX.c.dedup_key, not_before=INBOX.c.lease_until,
+                                  base_backoff_s=base_backoff_s, max_backoff_s=max_backoff_s, now=now)  # fmt: skip
         self._queued: list[tuple[Inbound, ThreadRef, asyncio.Future[bool]]] = []
         self._writer: asyncio.Task[None] | None = None
 
@@ -191,27 +192,12 @@ class Inbox:
 
         Events out of attempts are left to `exhausted()`, so a message that crashes workers cannot loop forever."""
         now = self._now()
-        candidates = (
-            select(INBOX.c.dedup_key)
-            .where(self._claimable(now), INBOX.c.attempts < self.max_attempts, self._next_in_its_conversation(now))
-            .order_by(INBOX.c.created_at)
-            .limit(limit)
-        )
-        if not self._db.is_sqlite:
-            candidates = candidates.with_for_update(skip_locked=True)
-        statement = (
-            update(INBOX)
-            .where(INBOX.c.dedup_key.in_(candidates.scalar_subquery()))
-            .values(
-                status=InboxStatus.CLAIMED.value,
-                claimed_by=worker_id,
-                lease_until=now + timedelta(seconds=lease_s),
-                attempts=INBOX.c.attempts + 1,
-            )
-            .returning(INBOX.c.dedup_key, INBOX.c.payload, INBOX.c.attempts, INBOX.c.created_at)
-        )
-        async with self._db.session() as session:
-            rows = (await session.execute(statement)).all()
+        rows = await self._queue.claim(
+            (self._claimable(now), INBOX.c.attempts < self.max_attempts, self._next_in_its_conversation(now)),
+            now=now, lease_s=lease_s, limit=limit, order_by=(INBOX.c.created_at,),
+            values={"status": InboxStatus.CLAIMED.value, "claimed_by": worker_id},
+            returning=(INBOX.c.dedup_key, INBOX.c.payload, INBOX.c.attempts, INBOX.c.created_at),
+        )  # fmt: skip
         rows = sorted(rows, key=lambda row: row.created_at)
         return [_item(row.dedup_key, row.payload, row.attempts, worker_id) for row in rows]
 
@@ -254,16 +240,9 @@ class Inbox:
     async def fail(self, item: InboxItem, error: str) -> datetime | None:
         """Give the event back for a later retry (with backoff); returns when, or None when the claim was lost."""
         retry_at = self._now() + timedelta(seconds=self.backoff_s(item.attempts))
-        statement = (
-            update(INBOX)
-            .where(*self._held(item))
-            .values(
-                status=InboxStatus.PENDING.value, claimed_by=None, lease_until=retry_at, error=error[:ERROR_CHARS]
-            )
-        )
-        async with self._db.session() as session:
-            result = await session.execute(statement)
-        return retry_at if result.rowcount else None  # type: ignore[attr-defined]
+        values = {"status": InboxStatus.PENDING.value, "claimed_by": None, "lease_until": retry_at,
+                  "error": error[:ERROR_CHARS]}  # fmt: skip
+        return retry_at if await self._queue.update_held(self._held(item), values) else None
 
     async def give_up(
         self, item: InboxItem, replies: Sequence[OutgoingReply], *, error: str, retry_token: str | None = None
@@ -311,12 +290,7 @@ class Inbox:
     def _held(self, item: InboxItem) -> tuple[ColumnElement[bool], ...]:
         """The event is still in the state this item saw: same claimant, same attempt, not settled."""
         owner = INBOX.c.claimed_by.is_(None) if item.claimed_by is None else INBOX.c.claimed_by == item.claimed_by
-        return (
-            INBOX.c.dedup_key == item.key,
-            INBOX.c.status.in_(_LIVE),
-            INBOX.c.attempts == item.attempts,
-            owner,
-        )
+        return self._queue.held(item.key, item.attempts, INBOX.c.status.in_(_LIVE), owner)
 
     async def exhausted(self, *, limit: int = 50) -> list[InboxItem]:
         """Events out of attempts whose last lease lapsed (their worker died): to be given up with an apology."""
@@ -342,7 +316,7 @@ class Inbox:
             return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
     def backoff_s(self, attempts: int) -> float:
-        return float(min(self._base_backoff_s * 2 ** max(attempts - 1, 0), self._max_backoff_s))
+        return self._queue.backoff_s(attempts)
 
     async def lag_seconds(self) -> float:
         """Age of the oldest event not yet handled (0 when none): the `docbot_inbox_lag_seconds` gauge."""
@@ -356,20 +330,12 @@ class Inbox:
 
     async def counts(self) -> dict[str, int]:
         """Events per status."""
-        async with self._db.session() as session:
-            rows = (await session.execute(select(INBOX.c.status, func.count()).group_by(INBOX.c.status))).all()
-        return {str(status): int(count) for status, count in rows}
+        return await self._queue.counts()
 
     async def purge(self, older_than: datetime) -> int:
         """Delete settled events (done, failed, parked) older than `older_than`. A purged key could be accepted
         again, so keep this well beyond the platforms' retry windows (Slack retries for minutes, not days)."""
-        statement = delete(INBOX).where(
-            INBOX.c.status.in_((InboxStatus.DONE.value, InboxStatus.FAILED.value, PARKED)),
-            INBOX.c.created_at < older_than,
-        )
-        async with self._db.session() as session:
-            result = await session.execute(statement)
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        return await self._queue.purge((InboxStatus.DONE.value, InboxStatus.FAILED.value, PARKED), older_than)
 
 
 def new_retry_token() -> str:
