@@ -16,7 +16,6 @@ from typing import Protocol
 
 from bot.budget import Denial, NoticeOnce
 from bot.citations import cite
-from bot.input_check import InputProblem, check_question
 from bot.metrics import Metrics
 from bot.settings import Settings
 from bot.thread_locks import ThreadLocks
@@ -35,6 +34,7 @@ from pipeline.messages import (
     RunSummary,
     ThreadFetcher,
 )
+from pipeline.messages.question import InputProblem, check_question
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner, stop_text
 from pipeline.types import ActionKind, HistoryMessage, QualityDecision, Role, SourceReference, SuggestedAction

@@ -28,7 +28,6 @@ from adapters.discord.dedupe import RecentIds
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
-from bot.input_check import InputProblem, check_question
 from bot.settings import ClickPolicy, Settings
 from pipeline.messages import (
     PUBLISH_PREFIX,
@@ -40,6 +39,7 @@ from pipeline.messages import (
     ThreadFetcher,
     ThreadRef,
 )
+from pipeline.messages.question import InputProblem, check_question
 
 log = logging.getLogger(__name__)
 

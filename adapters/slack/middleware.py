@@ -23,10 +23,10 @@ from adapters.slack.blocks import ACTION_PREFIX
 from adapters.slack.events import ignorable
 from adapters.slack.inbound import Refusal, action_inbound, command_inbound, message_inbound
 from adapters.slack.wording import wording
-from bot.input_check import InputProblem, check_question
 from bot.settings import Settings
 from pipeline.locales import texts
 from pipeline.messages import Inbound, Intake, ThreadRef
+from pipeline.messages.question import InputProblem, check_question
 
 log = logging.getLogger(__name__)
 

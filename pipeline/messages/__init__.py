@@ -1,9 +1,11 @@
 """Neutral messages shared by the adapters, the conversation service and the stores: `Inbound`, `Reply`,
-`ThreadRef`, the intake / reply-sink / progress protocols and the delivery errors.
+`ThreadRef`, the intake / reply-sink / progress protocols, the delivery errors, the question checks
+(`question.py`) and the words the pipeline and the platforms share (`vocabulary.py`).
 
-It sits at the bottom with the pipeline's vocabulary and imports nothing above it, so `adapters/`, `bot/` and
-`storage/` all import it without importing each other. Adapters turn platform events into `Inbound` and render
-`Reply` into Block Kit or Discord components; platform payload shapes never cross this boundary.
+It sits at the bottom and imports nothing but the standard library (`tests/test_import_direction.py`), so
+`adapters/`, `bot/`, `storage/` and the rest of `pipeline/` all import it without importing each other. Adapters
+turn platform events into `Inbound` and render `Reply` into Block Kit or Discord components; platform payload
+shapes never cross this boundary.
 """
 
 from __future__ import annotations
@@ -13,30 +15,45 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from pipeline.envelope import ProgressCallback, Step, StepStatus, StreamCallback
-from pipeline.types import ActionKind, HistoryMessage
+from pipeline.messages.question import CheckedInput, InputProblem, check_question
+from pipeline.messages.vocabulary import (
+    ActionKind,
+    HistoryMessage,
+    ProgressCallback,
+    Role,
+    Step,
+    StepStatus,
+    StreamCallback,
+)
 
 __all__ = [
     "PUBLISH_PREFIX",
     "SOLVED_PREFIX",
+    "ActionKind",
     "ActionOutcome",
+    "CheckedInput",
     "Citation",
     "ConversationHandler",
     "DeliveryRejected",
+    "HistoryMessage",
     "Inbound",
     "InboundKind",
+    "InputProblem",
     "Intake",
+    "ProgressCallback",
     "ProgressSink",
     "Reply",
     "ReplyAction",
     "ReplyKind",
     "ReplySink",
     "ReplyStream",
+    "Role",
     "RunControl",
     "RunSummary",
     "Step",
     "StepStatus",
     "StopOutcome",
+    "StreamCallback",
     "StreamingConversationHandler",
     "StreamingSink",
     "ThreadFetcher",
@@ -44,6 +61,7 @@ __all__ = [
     "ThreadRef",
     "WorkDisplay",
     "WorkDisplaySink",
+    "check_question",
 ]
 
 
