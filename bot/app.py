@@ -169,20 +169,22 @@ class App:
         if self.settings.slack_enabled:
             from adapters.slack.app import SlackAdapter
             from adapters.slack.installations import database_oauth_stores
+            from bot.adapter_options import slack_options
             from bot.topics import DocsTopics
 
             stores: dict[str, Any] = {}
             if self.settings.slack_client_id is not None:  # multi-workspace OAuth: installations in our database
                 installations, states = await database_oauth_stores(self.db.engine, self.settings.slack_client_id)
                 stores = {"installation_store": installations, "oauth_state_store": states}
-            slack = SlackAdapter(self.settings, language_of=self._text_language(), **stores)
+            slack = SlackAdapter(slack_options(self.settings), language_of=self._text_language(), **stores)
             slack.topics = DocsTopics(self.db)  # the suggested prompts of the Messages tab: the docs' top sections
             slack.add_routes(web_app)
             adapters["slack"] = slack
         if self.settings.discord_enabled:
             from adapters.discord.client import DocbotClient
+            from bot.adapter_options import discord_options
 
-            adapters["discord"] = DocbotClient(self.settings, language_of=self._text_language())
+            adapters["discord"] = DocbotClient(discord_options(self.settings), language_of=self._text_language())
         return adapters
 
     def _text_language(self) -> Callable[[str], Awaitable[str | None]]:

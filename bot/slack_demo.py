@@ -30,6 +30,7 @@ from aiohttp import web
 
 from adapters.slack.app import EVENTS_PATH, SlackAdapter
 from adapters.slack.fake_web_api import BOT_USER, TEAM, FakeSlackAPI, Message
+from bot.adapter_options import slack_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ConversationHandler
@@ -56,7 +57,7 @@ class SlackScenario:
 
     def __init__(self, api: FakeSlackAPI, settings: Settings, handler: ConversationHandler, db: Database) -> None:
         self.api = api
-        self.adapter = SlackAdapter(settings)
+        self.adapter = SlackAdapter(slack_options(settings))
         self.delivery = Delivery(  # the production path: inbox → worker → outbox → the adapter's sink
             db, handler, {"slack": self.adapter.sink}, "demo", fetcher_for=self.adapter.fetcher_for,
             config=DeliveryConfig(poll_s=0.05),

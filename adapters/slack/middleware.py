@@ -22,8 +22,8 @@ from adapters.slack.agent import ViewContexts
 from adapters.slack.blocks import ACTION_PREFIX
 from adapters.slack.events import ignorable
 from adapters.slack.inbound import Refusal, action_inbound, command_inbound, message_inbound
+from adapters.slack.options import SlackOptions
 from adapters.slack.wording import wording
-from bot.settings import Settings
 from pipeline.locales import texts
 from pipeline.messages import Inbound, Intake, ThreadRef
 from pipeline.messages.question import InputProblem, check_question
@@ -42,7 +42,7 @@ class StoreThenAck(AsyncMiddleware):
 
     def __init__(
         self,
-        settings: Settings,
+        options: SlackOptions,
         intake: Callable[[], Intake | None],
         contexts: ViewContexts | None = None,
         language_of: Callable[[str], Awaitable[str | None]] | None = None,
@@ -50,7 +50,7 @@ class StoreThenAck(AsyncMiddleware):
         """`contexts`: where the people are looking (app_context_changed); a DM question carries its asker's.
         `language_of`: the language of a text (the lang role's detector); a refusal of a /ask is said in the
         question's language, not the asker's client locale."""
-        self._settings = settings
+        self._options = options
         self._intake = intake
         self._contexts = contexts
         self._language_of = language_of
@@ -75,7 +75,7 @@ class StoreThenAck(AsyncMiddleware):
             if not str(action.get("action_id") or "").startswith(ACTION_PREFIX):
                 return _ok()
             return await self._store(action_inbound(body), kind="action")
-        if body.get("command") == self._settings.slack_ask_command:
+        if body.get("command") == self._options.ask_command:
             return await self._ask(body, bot_user)
         return await next()
 
@@ -91,13 +91,13 @@ class StoreThenAck(AsyncMiddleware):
         """/ask: refuse what cannot be asked right away, privately, before anything is posted in the channel."""
         parsed = command_inbound(body, bot_user)
         if isinstance(parsed, Refusal):
-            return _ephemeral(wording(None).usage_ask.format(command=self._settings.slack_ask_command))
+            return _ephemeral(wording(None).usage_ask.format(command=self._options.ask_command))
         inbound = parsed[0]
-        if not self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id).allowed:
+        if not self._options.channel_allowed(inbound.workspace_id, inbound.channel_id):
             return _ephemeral(texts(await self._language(inbound.text)).channel_not_allowed)
-        checked = check_question(parsed[0].text, max_chars=self._settings.max_question_chars)
+        checked = check_question(parsed[0].text, max_chars=self._options.max_question_chars)
         if checked.problem is not None:
-            limit = self._settings.max_question_chars
+            limit = self._options.max_question_chars
             said = checked.text if checked.problem is InputProblem.TOO_LONG else ""  # junk says nothing of a language
             t = texts(await self._language(said))
             return _ephemeral(getattr(t, checked.problem.value).format(limit=limit))

@@ -12,6 +12,7 @@ from typing import Any
 
 from adapters.discord.api_url import use_api_url
 from adapters.discord.client import DocbotClient
+from bot.adapter_options import discord_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
@@ -93,7 +94,7 @@ class DiscordWorld:
         """A logged-in client (setup_hook ran: buttons registered, /ask synced) that knows the guild; its events go
         through a `Delivery` on the world's database (`own_inbox`: on a database of its own, in memory; `db`: on the
         handler's, where the delivery settles a `ConversationService`'s answers with their events)."""
-        client = DocbotClient(self.settings(**settings), language_of=language_of)
+        client = DocbotClient(discord_options(self.settings(**settings)), language_of=language_of)
         db = db or self.db
         if own_inbox:
             db = Database("sqlite+aiosqlite://")
