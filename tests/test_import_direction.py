@@ -125,3 +125,14 @@ def _imported_modules(path: Path) -> set[str]:
             found.update(f"{node.module}.{alias.name}" for alias in node.names
                          if _module_path(f"{node.module}.{alias.name}") is not None)  # fmt: skip
     return {name for name in found if _module_path(name) is not None or "." not in name}
+
+
+def test_bot_runs_no_sql() -> None:
+    """Reads and writes go through `storage/` (corpus versions, the token budget, the jobs, doctor); `bot/settings.py`
+    only parses database URLs with SQLAlchemy."""
+    using = sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "bot").rglob("*.py")
+        if "sqlalchemy" in imported_packages(path)
+    )
+    assert using == ["bot/settings.py"]
