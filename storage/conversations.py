@@ -10,7 +10,6 @@ from sqlalchemy import select, update
 
 from pipeline.types import HistoryMessage
 from storage.db import Database, utc_now
-from storage.errors import RecordNotFound
 from storage.tables import ConversationRow, ConversationState, MessageRow, new_uuid
 
 
@@ -142,31 +141,3 @@ class ConversationStore:
         async with self._db.session() as session:
             rows = (await session.execute(query)).scalars().all()
         return [HistoryMessage(ts=r.ts, author=r.author_name, text=r.text, from_bot=r.from_bot) for r in reversed(rows)]
-
-    async def mark_history_fetched(self, conversation_id: str) -> None:
-        await self._update(conversation_id, history_fetched=True)
-
-    async def set_language(self, conversation_id: str, language: str | None) -> None:
-        await self._update(conversation_id, language=language)
-
-    async def set_pending(self, conversation_id: str, envelope_json: dict[str, Any] | None) -> None:
-        """Park an envelope while waiting for a clarification answer, or clear it (None)."""
-        state = ConversationState.IDLE if envelope_json is None else ConversationState.AWAITING_CLARIFICATION
-        await self._update(conversation_id, pending_envelope=envelope_json, state=state.value)
-
-    async def get_pending(self, conversation_id: str) -> dict[str, Any] | None:
-        async with self._db.session() as session:
-            row = await session.get(ConversationRow, conversation_id)
-            if row is None:
-                raise RecordNotFound("conversation", conversation_id)
-            return row.pending_envelope
-
-    async def _update(self, conversation_id: str, **values: Any) -> None:
-        async with self._db.session() as session:
-            result = await session.execute(
-                update(ConversationRow)
-                .where(ConversationRow.id == conversation_id)
-                .values(updated_at=utc_now(), **values)
-            )
-            if result.rowcount == 0:  # type: ignore[attr-defined]
-                raise RecordNotFound("conversation", conversation_id)

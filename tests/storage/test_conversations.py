@@ -1,4 +1,5 @@
-"""ConversationStore on both backends: race-safe creation, idempotent messages, ordered history, pending state."""
+"""ConversationStore on both backends: race-safe creation, idempotent messages, ordered history (the state an answer
+leaves on its conversation is written by `storage.settlement`: tests/storage/test_settlement.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from sqlalchemy.exc import IntegrityError
 
 from storage.conversations import ConversationStore
 from storage.db import Database
-from storage.errors import RecordNotFound
 from storage.tables import ConversationRow, ConversationState
 
 pytestmark = pytest.mark.integration
@@ -84,38 +84,7 @@ async def test_history_is_oldest_first_and_keeps_the_newest(db: Database):
     assert [m.text for m in newest] == ["Hold the pairing button for 5 seconds.", "and if it blinks red?"]
 
 
-async def test_pending_envelope_round_trip_sets_the_state(db: Database):
-    store = ConversationStore(db)
-    conversation_id = await _conversation(db)
-    assert await store.get_pending(conversation_id) is None
-    envelope = {"payload": {"text": "it does not work", "suggested_actions": [{"label": "Remote", "kind": "search"}]}}
-    await store.set_pending(conversation_id, envelope)
-    assert await store.get_pending(conversation_id) == envelope
-    record = await store.get(conversation_id)
-    assert record is not None and record.awaiting_clarification
-    await store.set_pending(conversation_id, None)
-    assert await store.get_pending(conversation_id) is None
-    record = await store.get(conversation_id)
-    assert record is not None and record.state is ConversationState.IDLE
-
-
-async def test_history_fetched_and_language(db: Database):
-    store = ConversationStore(db)
-    conversation_id = await _conversation(db)
-    await store.mark_history_fetched(conversation_id)
-    await store.set_language(conversation_id, "de")
-    record = await store.get(conversation_id)
-    assert record is not None
-    assert record.history_fetched
-    assert record.language == "de"
-    assert record.updated_at >= record.created_at
-
-
 async def test_unknown_conversations_are_reported(db: Database):
     store = ConversationStore(db)
-    with pytest.raises(RecordNotFound, match="conversation 'nope' not found"):
-        await store.set_pending("nope", {"a": 1})
-    with pytest.raises(RecordNotFound):
-        await store.get_pending("nope")
     with pytest.raises(IntegrityError):  # foreign keys are enforced on both backends
         await store.add_message("nope", "m1", "U1", "alice", "hello", T0)
