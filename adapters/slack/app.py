@@ -28,7 +28,7 @@ from adapters.slack.agent import AgentSurface, Topics, ViewContexts
 from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, web_client
 from adapters.slack.fetcher import SlackThreadFetcher
 from adapters.slack.front_door import Refusal, RefusalLog, body_problem, signature_valid
-from adapters.slack.middleware import StoreThenAck
+from adapters.slack.middleware import AskGuard, IgnoreSelf, StoreThenAck
 from adapters.slack.options import SlackOptions
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
 from adapters.slack.stream import MIN_INTERVAL_S
@@ -124,7 +124,9 @@ class SlackAdapter:
         self.agent = AgentSurface(
             self.client_for, self.users, options.search_collections, lambda: self.intake, self.contexts,
         )  # fmt: skip
-        self.bolt.use(StoreThenAck(options, lambda: self.intake, self.contexts, language_of))
+        self.bolt.use(IgnoreSelf())
+        self.bolt.use(AskGuard(options, language_of))
+        self.bolt.use(StoreThenAck(options, lambda: self.intake, self.contexts))
         self._register_listeners()
 
     @property
