@@ -173,7 +173,9 @@ class Inbox:
     def _next_in_its_conversation(now: datetime) -> ColumnElement[bool]:
         """No other event of the same conversation runs (a live claim) or comes before it (an earlier message
         not yet done, pending or backing off): the messages of one thread run one at a time, in the platform's
-        order, on every replica. A follow-up stored before the thread's first message still waits for it."""
+        order, on every replica. A follow-up stored before the thread's first message still waits for it. The
+        settling relies on it (`storage.settlement`): the service reads a conversation and writes nothing until
+        the event's own transaction, since no other event of that conversation can run in between."""
         other = INBOX.alias("other")
         earlier = or_(
             other.c.sent_at < INBOX.c.sent_at,
