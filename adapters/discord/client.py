@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import discord
@@ -31,6 +31,7 @@ from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, 
 from bot.input_check import InputProblem, check_question
 from bot.settings import ClickPolicy, Settings
 from pipeline.messages import (
+    CHECKMARK,
     PUBLISH_PREFIX,
     SOLVED_PREFIX,
     Inbound,
@@ -53,11 +54,22 @@ class Intake(Protocol):
     async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
 
 
+CHECKMARKS = frozenset({"✅", "✔️"})  # a ✅ by the asker resolves a thread (team answers)
+
+
 def default_intents() -> discord.Intents:
-    """Guild and DM messages, with message content (privileged: enable it in the developer portal)."""
+    """Guild and DM messages, with message content (privileged: enable it in the developer portal), and reactions
+    (MESSAGE_REACTION_ADD: a ✅ on a thread message)."""
     intents = discord.Intents.default()
     intents.message_content = True
+    intents.guild_reactions = True
+    intents.dm_reactions = True
     return intents
+
+
+def role_ids(user: object) -> tuple[str, ...]:
+    """A member's role ids (a configured expert or maintainer may be a role); none for a plain user."""
+    return tuple(str(role.id) for role in getattr(user, "roles", ()) or ())
 
 
 # Installable on servers and by people (user install); usable in servers, DMs with the bot and other private channels
@@ -187,6 +199,38 @@ class DocbotClient(discord.Client):
         async with self._working():
             await self._answer_message(message, addressed, me.id)
 
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """A ✅ on a message (MESSAGE_REACTION_ADD): stored for the worker, which reads the message back and may
+        draft a team answer from the thread; every other emoji, and the bot's own, is ignored."""
+        me = self.user
+        if me is None or payload.user_id == me.id or str(payload.emoji) not in CHECKMARKS:
+            return
+        key = f"reaction:{payload.message_id}:{payload.user_id}:{payload.emoji}"
+        if not self._recent.first_time(key):
+            return
+        channel = self.get_channel(payload.channel_id) or self.get_partial_messageable(
+            payload.channel_id, guild_id=payload.guild_id)  # fmt: skip
+        channel_id, thread_id = conversation_ids(channel)
+        workspace_id = str(payload.guild_id) if payload.guild_id is not None else "dm"
+        member = payload.member
+        inbound = Inbound(
+            platform=PLATFORM, workspace_id=workspace_id, channel_id=channel_id, thread_id=thread_id,
+            message_id=str(payload.message_id), user_id=str(payload.user_id),
+            user_name=member.display_name if member is not None else "", text="", ts=datetime.now(UTC),
+            kind=InboundKind.REACTION, action_id=CHECKMARK, mentioned=False, groups=role_ids(member),
+        )  # fmt: skip
+        log.info("discord reaction", extra={"message_id": payload.message_id, "thread_id": thread_id})
+        ref = discord_thread_ref(workspace_id, channel_id, thread_id or channel_id, asker_id=payload.user_id)
+        async with self._working():
+            if self.intake is None:
+                log.warning("discord event refused: no intake", extra={"message_id": payload.message_id})
+                return
+            try:
+                await self.intake.accept(inbound, ref)
+            except Exception as exc:  # nobody waits for an answer to a reaction: logged, not said in the thread
+                log.error("discord reaction not stored", extra={"message_id": payload.message_id,
+                                                                "error": type(exc).__name__})  # fmt: skip
+
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
         if guild_id_of(message) is None:
             return True  # a DM
@@ -222,6 +266,7 @@ class DocbotClient(discord.Client):
             text=text,
             ts=message.created_at.astimezone(UTC),
             mentioned=addressed,
+            groups=role_ids(author),
         )
         log.info(
             "discord message",
@@ -459,6 +504,7 @@ class DocbotClient(discord.Client):
             ts=interaction.created_at.astimezone(UTC),
             kind=InboundKind.ACTION,
             action_id=ref.action_id,
+            groups=role_ids(user),
         )
         log.info("discord button", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         post = self._forum_post(interaction.channel)

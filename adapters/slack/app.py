@@ -49,6 +49,7 @@ BOT_SCOPES = (
     "groups:history",
     "im:history",
     "mpim:history",
+    "reactions:read",
     "users:read",
 )
 # The agent messaging experience's events (docs.slack.dev/ai/migrating-to-agent-messaging) plus messages and mentions;
@@ -59,6 +60,7 @@ BOT_EVENTS = (
     "message.groups",
     "message.im",
     "message.mpim",
+    "reaction_added",
     "app_home_opened",
     "app_context_changed",
     "agent_session_stopped",

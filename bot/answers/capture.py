@@ -138,6 +138,10 @@ class Capture:
         self._experts = experts
         self._collections = collection_of
 
+    def is_expert(self, person: Person) -> bool:
+        """Whether a reply by `person` may be drafted (`Trigger.EXPERT_REPLY`)."""
+        return self._experts.includes(person)
+
     async def resolve(self, resolution: Resolution) -> Captured:
         thread = await read_thread(self._db, resolution.thread_key)
         picked = pick(thread, resolution, self._experts)
