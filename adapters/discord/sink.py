@@ -271,7 +271,8 @@ class DiscordReplySink:
         if extra.get(PRIVATE_KEY) == "1" and token:
             cards = render_card(reply, asker_id=asker, sources_heading=heading, extra=buttons)
             return await self._private_answer(token, cards)
-        channel = self._client.get_partial_messageable(int(ref.thread_id))
+        # a ref without a thread (the review or digest channel) posts in the channel itself
+        channel = self._client.get_partial_messageable(int(ref.thread_id or ref.channel_id))
         try:
             if ref.placeholder_id:  # a streamed answer (sent without Components v2): edited with the classic form
                 messages = render_reply(reply, asker_id=asker, sources_heading=heading, mention_role_id=mention,
