@@ -107,6 +107,7 @@ class FakeSlackAPI:
         self.port = 0
         self.responses: list[dict[str, Any]] = []  # what was posted to response_urls
         self.not_member: set[str] = set()  # channels the bot is not in: chat.postMessage answers not_in_channel
+        self.usergroups: dict[str, list[str]] = {}  # user group id → its members (usergroups.users.list)
         self.views: list[tuple[str, dict[str, Any]]] = []  # modals opened: (trigger_id, view)
         self.expired_triggers: set[str] = set()  # presses older than 3 s: views.open answers expired_trigger_id
 
@@ -407,6 +408,12 @@ class FakeSlackAPI:
         top.sort(key=lambda m: float(m.ts), reverse=True)
         limit = int(args.get("limit") or 100)
         return {"ok": True, "messages": [m.as_api() for m in top[:limit]], "has_more": len(top) > limit}
+
+    def _m_usergroups_users_list(self, args: dict[str, Any]) -> dict[str, Any]:
+        group = str(args.get("usergroup") or "")
+        if group not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": list(self.usergroups[group])}
 
     def _m_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
         """Opens a modal for a press's trigger_id, once, within 3 s of the press (`expired_triggers`: those past)."""

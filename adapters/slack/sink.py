@@ -30,12 +30,22 @@ from adapters.slack.blocks import (
 from adapters.slack.client import TIMEOUT_S, ClientFor, SlackUser, UserDirectory, creating_client, slack_error
 from adapters.slack.editor import EXPIRED_TRIGGER, TRIGGER, editor_view
 from adapters.slack.events import to_datetime
+from adapters.slack.groups import GroupDirectory
 from adapters.slack.mrkdwn import inert
 from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
 from adapters.slack.work import SlackWork
 from pipeline.locales import texts
-from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, PostedMessage, Reply, ReplyKind, ThreadRef
+from pipeline.messages import (
+    DeliveryAttempt,
+    DeliveryRejected,
+    Inbound,
+    InboundKind,
+    PostedMessage,
+    Reply,
+    ReplyKind,
+    ThreadRef,
+)
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +122,7 @@ class SlackReplySink:
         progress_allowed: Callable[[ThreadRef], bool] = lambda ref: True,
         language_of: LanguageOfText | None = None,
         bot_name: str = "docbot",
+        groups: GroupDirectory | None = None,
     ) -> None:
         """`language_of`: the language of a text (the lang role's detector), so a notice the sink itself sends is in
         the language of the message it answers; without it, the asker's Slack locale."""
@@ -122,6 +133,7 @@ class SlackReplySink:
         self._progress_allowed = progress_allowed
         self._language_of = language_of
         self._bot_name = bot_name
+        self._groups = groups  # the configured user groups (team answers' experts and maintainers), looked up
         self._classic: set[str] = set()  # workspaces that refused today's blocks: their replies use the classic style
 
     async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
@@ -133,6 +145,11 @@ class SlackReplySink:
             user = SlackUser(id=inbound.user_id, name=inbound.user_id)
         if not inbound.user_name or inbound.user_name == inbound.user_id:
             inbound = dataclasses.replace(inbound, user_name=user.name)
+        if self._groups is not None and not inbound.groups and (inbound.thread_id or inbound.kind is not
+                                                                 InboundKind.MESSAGE):  # fmt: skip
+            # an expert's reply in a thread, a maintainer's press: which configured user groups they are in
+            groups = await self._groups.groups_of(ref.workspace_id, inbound.user_id)
+            inbound = dataclasses.replace(inbound, groups=groups)
         if ref_extra(ref, ASK_COMMAND) != "1":
             return inbound, ref
         client = await self._client_for(ref.workspace_id)

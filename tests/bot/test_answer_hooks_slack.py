@@ -29,7 +29,8 @@ from tests.bot.test_team_answers import CEC, CEC_ANSWER, KETTLE
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REVIEW = "CREVIEW"
-PEOPLE = {"UALICE": "alice", "UBOB": "bob", "UERIN": "erin", "UMAX": "max", "UCARL": "carl", "UDORA": "dora"}
+PEOPLE = {"UALICE": "alice", "UBOB": "bob", "UERIN": "erin", "UMAX": "max", "UCARL": "carl", "UDORA": "dora",
+          "UFRED": "fred", "UGWEN": "gwen"}
 KETTLE_ANSWER = "Only through the Home Assistant bridge: add the kettle there and pick the routine KETTLE-OFF-5521."
 
 
@@ -37,12 +38,14 @@ KETTLE_ANSWER = "Only through the Home Assistant bridge: add the kettle there an
 async def world(make_app: Callable[..., Any], tmp_path: Path) -> AsyncIterator[tuple[App, SlackScenario]]:
     api = FakeSlackAPI(users={u: {"name": n, "profile": {"display_name": n.title()}} for u, n in PEOPLE.items()},
                        page_size=100)  # fmt: skip
+    api.usergroups.update({"SEXPERTS": ["UFRED"], "SLEADS": ["UGWEN"]})
     api.wall_clock = True  # the thread's order mixes Slack's ts with the bot's own clock, as in production
     await api.start()
     app: App = await make_app(
         slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=api.base_url,
         docs_base_url="https://docs.example.com/", user_rate_limit="100/minute",
-        answers_experts=("slack:UERIN",), answers_maintainers=("slack:UMAX",),
+        answers_experts=("slack:UERIN", "slack:group:SEXPERTS"),
+        answers_maintainers=("slack:UMAX", "slack:group:SLEADS"),
         answers_review_channel=f"slack:{TEAM}:{REVIEW}",
     )  # fmt: skip
     outbox = Outbox(app.db, base_backoff_s=0.05, max_backoff_s=0.2)  # retries in test time
@@ -180,3 +183,30 @@ async def test_edit_opens_an_editor_whose_text_is_approved(world: tuple[App, Sla
     (candidate,) = await app.team.answers.store.list(statuses=[AnswerStatus.APPROVED])
     assert candidate.answer == edited
     assert "model year 2024 only" in seen(await asked(scenario, "UDORA", CEC))
+
+
+async def test_experts_and_maintainers_given_as_user_groups(world: tuple[App, SlackScenario]) -> None:
+    app, scenario = world
+    api = scenario.api
+    root = await refused(scenario, app, "UALICE", CEC)
+    await scenario.say("UFRED", CEC_ANSWER, thread_ts=root, mention=False)  # fred is in the experts' group
+    assert len(scenario.thread(root)) == 1
+    (review,) = review_messages(api)
+    await scenario.press("UGWEN", review, "Approve")  # gwen is in the maintainers' group
+    (approved,) = await app.team.answers.store.list(statuses=[AnswerStatus.APPROVED])
+    assert approved.author_name == "Fred"
+    assert {c.args.get("usergroup") for c in api.calls_to("usergroups.users.list")} <= {"SEXPERTS", "SLEADS"}
+
+
+async def test_a_user_group_lookup_that_fails_is_asked_again_at_the_next_event(
+    world: tuple[App, SlackScenario],
+) -> None:
+    app, scenario = world
+    api = scenario.api
+    root = await refused(scenario, app, "UALICE", CEC)
+    api.fail_next("usergroups.users.list", status=500, error="internal_error", times=3)  # past the client's retries
+    # not known as an expert while Slack cannot say: a follow-up like any other, answered, nothing drafted
+    await scenario.say("UFRED", "Is it the same for the 2023 models?", thread_ts=root, mention=False)
+    assert len(scenario.thread(root)) == 2 and review_messages(api) == []
+    await scenario.say("UFRED", CEC_ANSWER, thread_ts=root, mention=False)  # the group is read again: drafted
+    assert len(review_messages(api)) == 1 and len(scenario.thread(root)) == 2
