@@ -126,6 +126,7 @@ class App:
         worker_id = self.settings.worker_id or default_worker_id()
         sinks = {name: adapter.sink for name, adapter in adapters.items()}
         outbox = Outbox(self.db, horizon=timedelta(hours=self.settings.delivery_horizon_hours))
+        hooks = TeamAnswerHooks(self.team, outbox, sinks)  # ✅, "Solved", experts' replies, review buttons
         delivery = Delivery(
             self.db,
             self.service,
@@ -137,8 +138,10 @@ class App:
             on_undelivered=self.metrics.observe_outbox,
             config=DeliveryConfig(stream_answers=self.settings.llm_streaming and self.settings.llm_enabled),
             outbox=outbox,
-            hooks=TeamAnswerHooks(self.team, outbox, sinks),  # ✅, "Solved", experts' replies, review buttons
+            hooks=hooks,
         )
+        if "discord" in adapters:  # Discord's Edit opens its modal while acknowledging the press
+            adapters["discord"].review_text = hooks.editor_text_for("discord")
         for adapter in adapters.values():
             adapter.intake = delivery  # events go through the inbox, replies through the outbox
         scheduler = LeasedScheduler(JobLeases(self.db), worker_id, self._jobs(delivery))

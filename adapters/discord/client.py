@@ -23,8 +23,9 @@ from discord import app_commands
 
 from adapters.discord import wording
 from adapters.discord.api_url import use_api_url
-from adapters.discord.buttons import PUBLISH, SOLVED, ActionButton, ButtonRef
+from adapters.discord.buttons import EDIT, PUBLISH, SOLVED, ActionButton, ButtonRef
 from adapters.discord.dedupe import RecentIds
+from adapters.discord.editor import AnswerEditor
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
@@ -54,6 +55,7 @@ class Intake(Protocol):
     async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
 
 
+ReviewText = Callable[[str, str, tuple[str, ...]], Awaitable[str | None]]  # (button, user, roles) → the text
 CHECKMARKS = frozenset({"✅", "✔️"})  # a ✅ by the asker resolves a thread (team answers)
 
 
@@ -122,6 +124,9 @@ class DocbotClient(discord.Client):
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
         self.intake = intake
+        # a team answer's text for its Edit button, when the presser may review that version (None: no editor);
+        # `bot.answers.hooks.TeamAnswerHooks.editor_text`, set with the intake
+        self.review_text: ReviewText | None = None
         self._language_of = language_of
         self._content_warned = False
         self._busy = 0
@@ -482,6 +487,8 @@ class DocbotClient(discord.Client):
         if ref.kind == SOLVED:
             await self._solved(interaction, ref)
             return
+        if ref.kind == EDIT and await self._open_editor(interaction, ref):
+            return
         user = interaction.user
         if self._settings.discord_click_policy is ClickPolicy.ASKER and ref.asker_id and user.id != ref.asker_id:
             await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
@@ -522,6 +529,48 @@ class DocbotClient(discord.Client):
             await interaction.response.send_message(failure, ephemeral=True)
             return
         await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
+
+    async def _open_editor(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> bool:
+        """Edit on a team answer's review message: the editor with its text, if the presser may review it and it
+        is still the version shown (`review_text`, a quick read); otherwise (False) the press is stored like any
+        other and the worker says why nothing opened."""
+        if self.review_text is None or not self._recent.first_time(f"editor:{interaction.id}"):
+            return False
+        try:
+            text = await asyncio.wait_for(self.review_text(ref.action_id, str(interaction.user.id),
+                                                           role_ids(interaction.user)), ACK_WITHIN_S)  # fmt: skip
+        except Exception as exc:  # a slow or failing read: the worker answers the stored press instead
+            log.warning("review text not read", extra={"error": type(exc).__name__})
+            return False
+        if text is None:
+            return False
+        await interaction.response.send_modal(AnswerEditor(ref.action_id, text))
+        log.info("discord review editor opened", extra={"interaction_id": interaction.id})
+        return True
+
+    async def on_answer_edited(self, interaction: discord.Interaction[Any], action_id: str, text: str) -> None:
+        """The editor submitted: stored (kind EDIT, on the review message it was opened from), then acknowledged
+        without a change; the worker saves and approves the text and marks the review message."""
+        async with self._working():
+            user, message = interaction.user, interaction.message
+            workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+            channel_id, thread_id = conversation_ids(interaction.channel)
+            inbound = Inbound(
+                platform=PLATFORM, workspace_id=workspace_id, channel_id=channel_id, thread_id=thread_id,
+                message_id=str(message.id if message else interaction.id), user_id=str(user.id),
+                user_name=user.display_name, text=text, ts=interaction.created_at.astimezone(UTC),
+                kind=InboundKind.EDIT, action_id=action_id, groups=role_ids(user),
+            )  # fmt: skip
+            target = discord_thread_ref(workspace_id, channel_id, thread_id or channel_id, asker_id=user.id,
+                                        interaction_token=interaction.token)  # fmt: skip
+            try:
+                await self._accept(inbound, target)
+            except Exception as exc:
+                log.error("discord edit not stored", extra={"error": type(exc).__name__})
+                await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
+                                                        ephemeral=True)  # fmt: skip
+                return
+            await interaction.response.defer()
 
     async def _publish(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
         """"Post in a thread" under an answer only its asker saw: stored first; the worker posts the stored answer in

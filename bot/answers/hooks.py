@@ -15,7 +15,7 @@ that completes the event, keyed by the answer and its revision: a retried event,
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from bot.answers.capture import Captured, Resolution, Trigger
@@ -33,7 +33,7 @@ from pipeline.messages import (
     ReviewEditor,
     ThreadRef,
 )
-from storage.answers.model import Reviewer, TeamAnswer
+from storage.answers.model import Reviewer, ReviewKind, TeamAnswer
 from storage.answers.threads import ThreadMessage
 from storage.outbox import Outbox, OutgoingReply
 
@@ -96,6 +96,23 @@ class TeamAnswerHooks:
                 return ActionOutcome(accepted=False, chosen_label="", marks_message=False)
             return ActionOutcome(accepted=False, chosen_label="", notice=_NO_EDITOR.format(id=outcome.answer.id))
         return outcome.as_action_outcome()
+
+    def editor_text_for(self, platform: str) -> Callable[[str, str, tuple[str, ...]], Awaitable[str | None]]:
+        """For an adapter that must open the editor while acknowledging the press (Discord's modal): the answer's
+        text when `button` is the Edit button of the version shown and the presser may review it; else None."""
+
+        async def editor_text(button: str, user_id: str, groups: tuple[str, ...]) -> str | None:
+            press = await self._team.answers.store.review_press(button)
+            if press is None or press.kind is not ReviewKind.EDIT:
+                return None
+            if not self._team.desk.may_review(Person(platform, user_id, "", frozenset(groups))):
+                return None
+            answer = await self._team.answers.store.get(press.answer_id)
+            if answer is None or answer.revision != press.revision or not answer.awaiting_review:
+                return None
+            return answer.answer
+
+        return editor_text
 
     async def _edited(self, action_id: str, person: Person, text: str) -> ActionOutcome | None:
         """The editor's text: saved as a new revision, then approved (the maintainer who edited it reviewed it)."""
@@ -178,5 +195,5 @@ def _person(inbound: Inbound) -> Person:
     return Person(inbound.platform, inbound.user_id, inbound.user_name, frozenset(inbound.groups))
 
 
-_NO_EDITOR = ("The editor could not be opened (the press came too late). Press Edit again, or use "
+_NO_EDITOR = ("The editor could not be opened (it has to open right after the press). Press Edit again, or use "
               "`docbot answers edit {id} --answer ...`.")  # fmt: skip

@@ -23,8 +23,10 @@ from bot.delivery import Delivery, DeliveryConfig
 from storage.answers.model import AnswerStatus
 from storage.answers.threads import read_thread
 from storage.outbox import Outbox
+from tests.adapters.discord.test_spec_rest import SPEC_PARTS, _load, problems_with
 from tests.adapters.discord.world import DiscordWorld
 from tests.bot.test_team_answers import CEC, CEC_ANSWER
+from tests.conftest import shared_path
 from tests.fakes import discord_payloads as p
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -90,10 +92,11 @@ async def team(make_app: Callable[..., Any]) -> AsyncIterator[TeamWorld]:
     client = await placeholder.client(app.service)
     outbox = Outbox(app.db, base_backoff_s=0.05, max_backoff_s=0.2)  # retries in test time
     sinks = {"discord": client.sink}
+    hooks = TeamAnswerHooks(app.team, outbox, sinks)
     delivery = Delivery(app.db, app.service, sinks, "worker-team", fetcher_for=client.fetcher_for,
-                        config=DeliveryConfig(progress_delay_s=0.0), outbox=outbox,
-                        hooks=TeamAnswerHooks(app.team, outbox, sinks))  # fmt: skip
-    client.intake = delivery
+                        config=DeliveryConfig(progress_delay_s=0.0), outbox=outbox, hooks=hooks)  # fmt: skip
+    client.intake = delivery  # as `serve` wires them
+    client.review_text = hooks.editor_text_for("discord")
     placeholder.deliveries[id(client)] = delivery
     yield TeamWorld(placeholder, app, client, review_id)
     await placeholder.close()
@@ -168,3 +171,30 @@ async def test_a_failed_review_post_is_delivered_later_exactly_once(team: TeamWo
         await delivery.sweep()
     assert len(team.reviews()) == 1
     assert (await delivery.outbox.undelivered()).get("pending", 0) == 0
+
+
+async def test_edit_opens_a_modal_whose_text_is_approved_and_only_for_a_maintainer(team: TeamWorld) -> None:
+    world, app = team.world, team.app
+    thread_id = await refused(team, CEC)
+    await team.reply(world.bob, thread_id, CEC_ANSWER, roles=[world.support_role_id])
+    (review,) = team.reviews()
+
+    await team.press(review, "Edit", world.alice)  # no maintainer: no editor, nothing changes
+    assert [c for c in world.rest.calls if isinstance(c.body, dict) and c.body.get("type") == 9] == []
+
+    await team.press(review, "Edit", world.bob)
+    (opened,) = [c for c in world.rest.calls if isinstance(c.body, dict) and c.body.get("type") == 9]
+    modal = opened.body["data"]
+    assert CEC_ANSWER in str(modal["components"])
+    edited = CEC_ANSWER.replace("restart the hub", "restart the hub and the TV (model year 2024 only)")
+    submit = p._interaction_base(world.app_id, world.bob, world.guild_id, world.rest.channels[team.review_id], 5)
+    submit["message"] = world.rest.messages[review["id"]]
+    submit["data"] = {"custom_id": modal["custom_id"], "components": [
+        {"type": 1, "components": [{"type": 4, "custom_id": "answer", "value": edited}]}]}  # fmt: skip
+    await world.interact(team.client, submit)
+
+    (approved,) = await app.team.answers.store.list(statuses=[AnswerStatus.APPROVED])
+    assert approved.answer == edited
+    assert "model year 2024 only" in p.text_of(world.bot_messages(await team.ask(world.alice, CEC))[-1])
+    spec = _load(shared_path(*SPEC_PARTS))  # every REST call of the scenario, as Discord's OpenAPI spec allows
+    assert [problem for call in world.rest.calls for problem in problems_with(call, spec)] == []
