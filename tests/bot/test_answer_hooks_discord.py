@@ -89,17 +89,23 @@ async def team(make_app: Callable[..., Any]) -> AsyncIterator[TeamWorld]:
         answers_review_channel=f"discord:{placeholder.guild_id}:{review_id}",
     )  # fmt: skip
     placeholder.db = app.db  # the inbox and outbox on the app's database, as in `serve`
-    client = await placeholder.client(app.service)
+    client = await wired_client(placeholder, app)
+    yield TeamWorld(placeholder, app, client, review_id)
+    await placeholder.close()
+
+
+async def wired_client(world: DiscordWorld, app: App, **settings: Any) -> DocbotClient:
+    """A client whose events go through a delivery with the team-answer hooks, as `serve` wires them."""
+    client = await world.client(app.service, **settings)
     outbox = Outbox(app.db, base_backoff_s=0.05, max_backoff_s=0.2)  # retries in test time
     sinks = {"discord": client.sink}
     hooks = TeamAnswerHooks(app.team, outbox, sinks)
-    delivery = Delivery(app.db, app.service, sinks, "worker-team", fetcher_for=client.fetcher_for,
+    delivery = Delivery(app.db, app.service, sinks, f"worker-{len(world.clients)}", fetcher_for=client.fetcher_for,
                         config=DeliveryConfig(progress_delay_s=0.0), outbox=outbox, hooks=hooks)  # fmt: skip
-    client.intake = delivery  # as `serve` wires them
+    client.intake = delivery
     client.review_text = hooks.editor_text_for("discord")
-    placeholder.deliveries[id(client)] = delivery
-    yield TeamWorld(placeholder, app, client, review_id)
-    await placeholder.close()
+    world.deliveries[id(client)] = delivery
+    return client
 
 
 async def refused(team: TeamWorld, question: str) -> str:
@@ -198,3 +204,22 @@ async def test_edit_opens_a_modal_whose_text_is_approved_and_only_for_a_maintain
     assert "model year 2024 only" in p.text_of(world.bot_messages(await team.ask(world.alice, CEC))[-1])
     spec = _load(shared_path(*SPEC_PARTS))  # every REST call of the scenario, as Discord's OpenAPI spec allows
     assert [problem for call in world.rest.calls for problem in problems_with(call, spec)] == []
+
+
+async def test_solved_in_a_forum_post_drafts_the_answer_and_applies_the_tag(team: TeamWorld) -> None:
+    world, app = team.world, team.app
+    forum_id = world.forum([("9001", "Bug"), ("9002", "Solved")])
+    client = await wired_client(world, app, discord_forum_channels=(int(forum_id),))
+    post_id = await world.post_in_forum(client, forum_id, world.alice, "HDMI-CEC", CEC)
+    (refusal,) = world.bot_messages(post_id)
+    key = f"discord:{world.guild_id}:{forum_id}:{post_id}"
+    assert [m.reply_kind for m in await read_thread(app.db, key) if m.from_bot] == ["refusal"]
+    # a plain user's reply is a follow-up the bot answers; it is stored with the thread
+    await world.say(client, world.bob, CEC_ANSWER, channel_id=post_id, mentions_bot=False)
+    assert team.reviews() == []
+    (solved,) = [b["custom_id"] for b in p.buttons_of(refusal) if b.get("custom_id", "").startswith("docbot:s:")]
+    await world.press(client, refusal["id"], solved, world.alice)
+    assert world.rest.channels[post_id]["applied_tags"] == ["9002"]
+    assert len(team.reviews()) == 1
+    (candidate,) = await app.team.answers.store.awaiting_review()
+    assert candidate.author_name == "Bob" and "Anynet+" in candidate.answer
