@@ -19,6 +19,7 @@ from pipeline.types import ActionKind, HistoryMessage
 __all__ = [
     "CHECKMARK",
     "PUBLISH_PREFIX",
+    "SOLVED_MARK",
     "SOLVED_PREFIX",
     "ActionOutcome",
     "Citation",
@@ -77,6 +78,7 @@ class InboundKind(StrEnum):
 
 
 CHECKMARK = "checkmark"  # a reaction's mark: ✅ (Slack white_check_mark / heavy_check_mark, Discord ✅ or ✔️)
+SOLVED_MARK = "solved"  # a mark put on a whole thread: a Discord forum post got its solved tag (by its author's say)
 
 
 @dataclass(frozen=True, slots=True)

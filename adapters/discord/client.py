@@ -34,6 +34,7 @@ from bot.settings import ClickPolicy, Settings
 from pipeline.messages import (
     CHECKMARK,
     PUBLISH_PREFIX,
+    SOLVED_MARK,
     SOLVED_PREFIX,
     Inbound,
     InboundKind,
@@ -235,6 +236,32 @@ class DocbotClient(discord.Client):
             except Exception as exc:  # nobody waits for an answer to a reaction: logged, not said in the thread
                 log.error("discord reaction not stored", extra={"message_id": payload.message_id,
                                                                 "error": type(exc).__name__})  # fmt: skip
+
+    async def on_thread_update(self, before: discord.Thread, after: discord.Thread) -> None:
+        """A forum post of ours that just got the solved tag (THREAD_UPDATE; applied in Discord by its author or a
+        moderator, or by the Solved button): stored as the post's author resolving it. Discord does not say who
+        applied it; the author is the one whose question it closes."""
+        if self._forum_post(after) is None or after.owner_id is None:
+            return
+        wanted = self._settings.discord_solved_tag.casefold()
+        had = {tag.name.casefold() for tag in before.applied_tags}
+        if wanted in had or wanted not in {tag.name.casefold() for tag in after.applied_tags}:
+            return
+        workspace_id = str(after.guild.id)
+        inbound = Inbound(
+            platform=PLATFORM, workspace_id=workspace_id, channel_id=str(after.parent_id), thread_id=str(after.id),
+            message_id=str(after.id), user_id=str(after.owner_id), user_name="", text="", ts=datetime.now(UTC),
+            kind=InboundKind.REACTION, action_id=SOLVED_MARK, mentioned=False,
+        )  # fmt: skip
+        ref = discord_thread_ref(workspace_id, str(after.parent_id), str(after.id), asker_id=after.owner_id)
+        log.info("discord forum post solved", extra={"thread_id": after.id})
+        async with self._working():
+            if self.intake is None:
+                return
+            try:
+                await self.intake.accept(inbound, ref)
+            except Exception as exc:  # the tag stays; the candidate can still come from a ✅ or the CLI
+                log.error("discord solved tag not stored", extra={"thread_id": after.id, "error": type(exc).__name__})
 
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
         if guild_id_of(message) is None:

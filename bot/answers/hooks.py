@@ -2,6 +2,7 @@
 
     ✅ by the asker on a thread message (InboundKind.REACTION)  →  capture (CHECKMARK)
     "Solved" pressed (a Discord forum post's solved tag)        →  capture (SOLVED), then the delivery marks the post
+    the solved tag applied to a forum post (SOLVED_MARK)        →  capture (SOLVED), as resolved by the post's author
     a configured expert's reply after a refusal or a 👎          →  capture (EXPERT_REPLY); not answered as a question
                                                                    unless it mentions the bot
     a press of Approve / Edit / Reject                          →  the review desk (only maintainers act)
@@ -24,6 +25,7 @@ from bot.answers.review import ReviewOutcome, Verdict
 from bot.answers.wiring import TeamAnswerParts
 from pipeline.messages import (
     CHECKMARK,
+    SOLVED_MARK,
     SOLVED_PREFIX,
     ActionOutcome,
     Inbound,
@@ -134,6 +136,9 @@ class TeamAnswerHooks:
     # -- resolutions ------------------------------------------------------------------------------------------
 
     async def _reaction(self, inbound: Inbound, ref: ThreadRef) -> Hooked:
+        if inbound.action_id == SOLVED_MARK:  # the post's tag, set in Discord itself or by the Solved button
+            captured = await self._resolve(Trigger.SOLVED, inbound, inbound.thread_key)
+            return Hooked(await self._review_posts(captured), done=True)
         if inbound.action_id != CHECKMARK:
             return Hooked(done=True)
         message = await self._read(inbound, ref)

@@ -223,3 +223,26 @@ async def test_solved_in_a_forum_post_drafts_the_answer_and_applies_the_tag(team
     assert len(team.reviews()) == 1
     (candidate,) = await app.team.answers.store.awaiting_review()
     assert candidate.author_name == "Bob" and "Anynet+" in candidate.answer
+
+
+async def test_the_solved_tag_applied_in_discord_drafts_the_answer_once(team: TeamWorld) -> None:
+    world, app = team.world, team.app
+    forum_id = world.forum([("9001", "Bug"), ("9002", "Solved")])
+    client = await wired_client(world, app, discord_forum_channels=(int(forum_id),))
+    post_id = await world.post_in_forum(client, forum_id, world.alice, "HDMI-CEC", CEC)
+    await world.say(client, world.bob, CEC_ANSWER, channel_id=post_id, mentions_bot=False)
+    assert team.reviews() == []
+
+    async def tagged(tags: list[str]) -> None:  # THREAD_UPDATE as the gateway sends it when the tags change
+        client._connection.parse_thread_update({**world.rest.channels[post_id], "applied_tags": tags})  # type: ignore[arg-type]
+        await client.wait_idle()
+        await world.settle(client)
+
+    await tagged(["9001"])  # another tag: nothing
+    assert team.reviews() == []
+    await tagged(["9001", "9002"])
+    await tagged(["9001"])
+    await tagged(["9001", "9002"])  # taken off and put on again: the same resolution, handled once
+    assert len(team.reviews()) == 1
+    (candidate,) = await app.team.answers.store.awaiting_review()
+    assert candidate.author_name == "Bob" and candidate.answer == CEC_ANSWER
