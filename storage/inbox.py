@@ -49,7 +49,8 @@ def inbound_to_json(inbound: Inbound) -> dict[str, Any]:
 
 
 def inbound_from_json(data: dict[str, Any]) -> Inbound:
-    return Inbound(**{**data, "ts": datetime.fromisoformat(data["ts"]), "kind": InboundKind(data["kind"])})
+    return Inbound(**{**data, "ts": datetime.fromisoformat(data["ts"]), "kind": InboundKind(data["kind"]),
+                      "groups": tuple(data.get("groups") or ())})  # fmt: skip
 
 
 RETRY_SEPARATOR = "~"

@@ -28,11 +28,13 @@ from adapters.slack.agent import AgentSurface, Topics, ViewContexts
 from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, web_client
 from adapters.slack.fetcher import SlackThreadFetcher
 from adapters.slack.front_door import Refusal, RefusalLog, body_problem, signature_valid
+from adapters.slack.groups import GroupDirectory
 from adapters.slack.inbound import PLATFORM
 from adapters.slack.middleware import StoreThenAck
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
 from adapters.slack.stream import MIN_INTERVAL_S
 from adapters.slack.unhandled import acknowledge_the_rest
+from bot.answers.people import People
 from bot.settings import Settings
 from pipeline.messages import Inbound, Intake, ThreadFetcher, ThreadRef
 from pipeline.types import HistoryMessage
@@ -49,6 +51,8 @@ BOT_SCOPES = (
     "groups:history",
     "im:history",
     "mpim:history",
+    "reactions:read",
+    "usergroups:read",
     "users:read",
 )
 # The agent messaging experience's events (docs.slack.dev/ai/migrating-to-agent-messaging) plus messages and mentions;
@@ -59,6 +63,7 @@ BOT_EVENTS = (
     "message.groups",
     "message.im",
     "message.mpim",
+    "reaction_added",
     "app_home_opened",
     "app_context_changed",
     "agent_session_stopped",
@@ -115,10 +120,12 @@ class SlackAdapter:
         self._refusals = RefusalLog(log)
         self._team_clients: dict[str, AsyncWebClient] = {}
         self.users = UserDirectory(self.client_for)
+        watched = People.parse((*settings.answers_maintainers, *settings.answers_experts)).group_ids(PLATFORM)
+        self.groups = GroupDirectory(self.client_for, watched) if watched else None
         self.sink = SlackReplySink(
             self.client_for, support_mention=settings.slack_support_mention, users=self.users,
             progress_allowed=lambda ref: settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed,
-            stream_interval_s=stream_interval_s, language_of=language_of,
+            stream_interval_s=stream_interval_s, language_of=language_of, groups=self.groups,
         )  # fmt: skip
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket: AsyncSocketModeHandler | None = None
