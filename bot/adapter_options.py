@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.answers.people import People
 from bot.settings import ClickPolicy, Settings
 
 if TYPE_CHECKING:  # each adapter's package is imported only when that platform is configured
@@ -28,6 +29,7 @@ def slack_options(settings: Settings) -> SlackOptions:
         ask_command=settings.slack_ask_command,
         support_mention=settings.slack_support_mention,
         max_question_chars=settings.max_question_chars,
+        watched_groups=People.parse((*settings.answers_maintainers, *settings.answers_experts)).group_ids("slack"),
         channel_allowed=lambda team, channel: settings.channel_policy("slack", team, channel).allowed,
         search_collections=lambda team, channel, viewed: settings.search_collections("slack", team, channel, viewed),
     )

@@ -112,6 +112,7 @@ class App:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.add_signal_handler(sig, stop.set)
+        from bot.answers.hooks import TeamAnswerHooks
         from bot.delivery import Delivery, DeliveryConfig, default_worker_id, fetchers_by_platform
         from bot.http import build_http_app, start_http
         from bot.scheduler import LeasedScheduler
@@ -122,18 +123,24 @@ class App:
         web_app = build_http_app(self.metrics, self.ready)
         adapters = await self._platform_adapters(web_app)
         worker_id = self.settings.worker_id or default_worker_id()
+        sinks = {name: adapter.sink for name, adapter in adapters.items()}
+        outbox = Outbox(self.db, horizon=timedelta(hours=self.settings.delivery_horizon_hours))
+        hooks = TeamAnswerHooks(self.team, outbox, sinks)  # ✅, "Solved", experts' replies, review buttons
         delivery = Delivery(
             self.db,
             self.service,
-            {name: adapter.sink for name, adapter in adapters.items()},
+            sinks,
             worker_id,
             fetcher_for=fetchers_by_platform({name: adapter.fetcher_for for name, adapter in adapters.items()}),
             language_for=self.service.language_of,  # an apology or progress sign in the message's own language
             on_lag=self.metrics.inbox_lag.set,
             on_undelivered=self.metrics.observe_outbox,
             config=DeliveryConfig(stream_answers=self.settings.llm_streaming and self.settings.llm_enabled),
-            outbox=Outbox(self.db, horizon=timedelta(hours=self.settings.delivery_horizon_hours)),
+            outbox=outbox,
+            hooks=hooks,
         )
+        if "discord" in adapters:  # Discord's Edit opens its modal while acknowledging the press
+            adapters["discord"].review_text = hooks.editor_text_for("discord")
         for adapter in adapters.values():
             adapter.intake = delivery  # events go through the inbox, replies through the outbox
         scheduler = LeasedScheduler(JobLeases(self.db), worker_id, self._jobs(delivery))

@@ -23,7 +23,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast, runtime_checkable
 
 from pipeline.envelope import ProgressCallback, StreamCallback
 from pipeline.locales import texts
@@ -56,6 +56,9 @@ from storage.db import Database
 from storage.inbox import RETRY_PREFIX, Inbox, InboxItem, is_retry, new_retry_token
 from storage.outbox import Outbox, OutboxItem, OutgoingReply
 from storage.settlement import Answer, Pressed
+
+if TYPE_CHECKING:
+    from bot.answers.hooks import TeamAnswerHooks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -161,6 +164,7 @@ class Delivery:
         language_for: LanguageLookup | None = None,
         on_lag: Callable[[float], object] | None = None,
         on_undelivered: Callable[[Mapping[str, int]], object] | None = None,
+        hooks: TeamAnswerHooks | None = None,
     ) -> None:
         self.inbox = inbox or Inbox(db)
         self.outbox = outbox or Outbox(db)
@@ -172,6 +176,7 @@ class Delivery:
         self._language_for = language_for
         self._on_lag = on_lag  # e.g. `metrics.inbox_lag.set`: the age of the oldest open event, after each sweep
         self._on_undelivered = on_undelivered  # e.g. `metrics.observe_outbox`: pending and failed rows, likewise
+        self._hooks = hooks  # team answers: ✅, "Solved", experts' replies and review buttons, before the handler
         self._wake = asyncio.Event()
         self._in_flight: dict[str, asyncio.Task[None]] = {}
         self._holding: set[str] = set()  # keys whose handler is running: their claims need heartbeats
@@ -334,7 +339,17 @@ class Delivery:
             if prepared != (inbound, ref):  # e.g. a /ask question now posted: a takeover must not post it again
                 inbound, ref = prepared
                 await self.inbox.remember(item, inbound, ref)
-        if inbound.kind is InboundKind.ACTION:
+        hooked = await self._hooks.take(inbound, ref) if self._hooks is not None else None
+        extra = list(hooked.replies) if hooked is not None else []
+        if (hooked is not None and hooked.done) or inbound.kind is InboundKind.REACTION:  # reactions: the hooks'
+            return extra, None
+        replies, answer = await self._respond(item, inbound, ref, sink, signs)
+        return [*replies, *extra], answer
+
+    async def _respond(
+        self, item: InboxItem, inbound: Inbound, ref: ThreadRef, sink: ReplySink | None, signs: ProgressSink | None
+    ) -> tuple[list[OutgoingReply], Answer | None]:
+        if inbound.kind in (InboundKind.ACTION, InboundKind.EDIT):
             return await self._press(item, inbound, ref, signs)
         # a retried question's thread was read on its first attempt, and its message id is not the platform's
         fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for and not is_retry(inbound) else None
@@ -369,7 +384,10 @@ class Delivery:
             if not isinstance(sink, ThreadMarker):
                 return [], None
             return [OutgoingReply(ref, await sink.mark_solved(ref), item.key)], None
-        pressed = await self._handler.press(inbound)
+        hooked = await self._hooks.press(inbound, ref) if self._hooks is not None else None  # a review button
+        if hooked is None and inbound.kind is InboundKind.EDIT:
+            return [], None  # an editor nothing opens any more
+        pressed = Pressed(hooked) if hooked is not None else await self._handler.press(inbound)
         outcome = pressed.outcome
         language = (outcome.reply.language if outcome.reply else None) or await self._language(inbound)
         if outcome.accepted and outcome.marks_message and signs is not None:

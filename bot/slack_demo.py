@@ -31,10 +31,13 @@ from aiohttp import web
 from adapters.slack.app import EVENTS_PATH, SlackAdapter
 from adapters.slack.fake_web_api import BOT_USER, TEAM, FakeSlackAPI, Message
 from bot.adapter_options import slack_options
+from bot.answers.hooks import TeamAnswerHooks
+from bot.answers.wiring import TeamAnswerParts
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ConversationHandler
 from storage.db import Database
+from storage.outbox import Outbox
 
 REPO = Path(__file__).resolve().parents[1]
 MANUAL = REPO / "tests" / "fixtures" / "manual"
@@ -55,12 +58,16 @@ def demo_settings(api: FakeSlackAPI, data_dir: Path, **overrides: Any) -> Settin
 class SlackScenario:
     """People talking to the adapter through signed HTTP requests; the fake Web API keeps what the bot posted."""
 
-    def __init__(self, api: FakeSlackAPI, settings: Settings, handler: ConversationHandler, db: Database) -> None:
+    def __init__(self, api: FakeSlackAPI, settings: Settings, handler: ConversationHandler, db: Database,
+                 team: TeamAnswerParts | None = None, outbox: Outbox | None = None) -> None:  # fmt: skip
+        """`team`: the app's team answers, so ✅, experts' replies and review buttons reach them as in `serve`."""
         self.api = api
         self.adapter = SlackAdapter(slack_options(settings))
+        outbox = outbox or Outbox(db)
+        sinks = {"slack": self.adapter.sink}
         self.delivery = Delivery(  # the production path: inbox → worker → outbox → the adapter's sink
-            db, handler, {"slack": self.adapter.sink}, "demo", fetcher_for=self.adapter.fetcher_for,
-            config=DeliveryConfig(poll_s=0.05),
+            db, handler, sinks, "demo", fetcher_for=self.adapter.fetcher_for, config=DeliveryConfig(poll_s=0.05),
+            outbox=outbox, hooks=TeamAnswerHooks(team, outbox, sinks) if team is not None else None,
         )  # fmt: skip
         self.adapter.intake = self.delivery
         self._runner: web.AppRunner | None = None
@@ -109,12 +116,36 @@ class SlackScenario:
         while await self.delivery.process_once():
             pass
 
-    async def deliver(self, event: dict[str, Any]) -> int:
+    async def deliver(self, event: dict[str, Any], *, event_id: str | None = None) -> int:
         body = json.dumps({"team_id": TEAM, "api_app_id": "A0001", "type": "event_callback",
-                           "event_id": f"Ev{next(self._events):06d}", "event_time": int(time.time()),
+                           "event_id": event_id or f"Ev{next(self._events):06d}", "event_time": int(time.time()),
                            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
                            "event": event})  # fmt: skip
         return await self._post(body, "application/json")
+
+    async def react(self, user: str, message_ts: str, *, channel: str = "C1", reaction: str = "white_check_mark",
+                    event_id: str | None = None) -> int:  # fmt: skip
+        """A person puts an emoji on a message (`reaction_added`, the Events API's shape); `event_id` repeats an
+        earlier delivery. The HTTP status docbot answered."""
+        self.lines.append(f"{PEOPLE.get(user, user)} reacted :{reaction}:")
+        event = {"type": "reaction_added", "user": user, "reaction": reaction, "item_user": user,
+                 "item": {"type": "message", "channel": channel, "ts": message_ts}, "event_ts": self.api.next_ts()}
+        status = await self.deliver(event, event_id=event_id)  # fmt: skip
+        await self.settle()
+        return status
+
+    async def submit_editor(self, user: str, view: dict[str, Any], text: str) -> int:
+        """A person submits a modal the bot opened (`view_submission`) with `text` in its one input."""
+        block = view["blocks"][0]
+        state = {"values": {block["block_id"]: {block["element"]["action_id"]: {"type": "plain_text_input",
+                                                                               "value": text}}}}
+        payload = {"type": "view_submission", "team": {"id": TEAM}, "user": {"id": user, "username": user},
+                   "api_app_id": "A0001", "trigger_id": f"t{time.time_ns()}",
+                   "view": {**view, "id": f"V{time.time_ns()}", "state": state}}  # fmt: skip
+        status = await self._post(urllib.parse.urlencode({"payload": json.dumps(payload)}),
+                                  "application/x-www-form-urlencoded")  # fmt: skip
+        await self.settle()
+        return status
 
     async def press(self, user: str, message: Message, label: str) -> None:
         """A person presses the button labelled `label` (or beside the choice `label`) on one of the bot's messages."""

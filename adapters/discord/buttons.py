@@ -4,7 +4,8 @@ after a restart (the class is registered in `setup_hook`; no view has to be reme
 custom_id: `docbot:<tag>:<action id>:<asker id>` (at most 100 characters)
 - tag `a`: an ordinary action; tag `h`: "ask a human" (the adapter then mentions the support role); tag `p`:
   "Publish" a private answer (the action id is `<question interaction id>-<message id it was about>`); tag `s`:
-  "Solved" in a forum post (the action id is the post's thread id, the asker its author),
+  "Solved" in a forum post (the action id is the post's thread id, the asker its author); tag `e`: a team answer's
+  "Edit" review button (a stored action id like `a`; its press opens the editor, a modal),
 - action id: the opaque stored-action id from the service (letters, digits, `_`, `-`),
 - asker id: the Discord user who asked, for the "only the asker may click" policy.
 """
@@ -18,8 +19,8 @@ from typing import Any, Protocol, Self, runtime_checkable
 import discord
 
 CUSTOM_ID_LIMIT = 100
-TEMPLATE = r"docbot:(?P<tag>[ahps]):(?P<id>[A-Za-z0-9_-]+):(?P<asker>[0-9]+)"
-ACTION, HUMAN, PUBLISH, SOLVED = "a", "h", "p", "s"
+TEMPLATE = r"docbot:(?P<tag>[ahpse]):(?P<id>[A-Za-z0-9_-]+):(?P<asker>[0-9]+)"
+ACTION, HUMAN, PUBLISH, SOLVED, EDIT = "a", "h", "p", "s", "e"
 _ACTION_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -30,7 +31,7 @@ class ButtonRef:
     action_id: str
     asker_id: int
     ask_human: bool = False
-    tag: str = ACTION  # ACTION, HUMAN, PUBLISH or SOLVED (HUMAN when `ask_human`)
+    tag: str = ACTION  # ACTION, HUMAN, PUBLISH, SOLVED or EDIT (HUMAN when `ask_human`)
 
     @property
     def kind(self) -> str:

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import discord
@@ -23,14 +23,17 @@ from discord import app_commands
 
 from adapters.discord import wording
 from adapters.discord.api_url import use_api_url
-from adapters.discord.buttons import PUBLISH, SOLVED, ActionButton, ButtonRef
+from adapters.discord.buttons import EDIT, PUBLISH, SOLVED, ActionButton, ButtonRef
 from adapters.discord.dedupe import RecentIds
+from adapters.discord.editor import AnswerEditor
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.options import DiscordOptions
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
 from pipeline.messages import (
+    CHECKMARK,
     PUBLISH_PREFIX,
+    SOLVED_MARK,
     SOLVED_PREFIX,
     Inbound,
     InboundKind,
@@ -53,11 +56,23 @@ class Intake(Protocol):
     async def accept(self, inbound: Inbound, ref: ThreadRef) -> bool: ...
 
 
+ReviewText = Callable[[str, str, tuple[str, ...]], Awaitable[str | None]]  # (button, user, roles) → the text
+CHECKMARKS = frozenset({"✅", "✔️"})  # a ✅ by the asker resolves a thread (team answers)
+
+
 def default_intents() -> discord.Intents:
-    """Guild and DM messages, with message content (privileged: enable it in the developer portal)."""
+    """Guild and DM messages, with message content (privileged: enable it in the developer portal), and reactions
+    (MESSAGE_REACTION_ADD: a ✅ on a thread message)."""
     intents = discord.Intents.default()
     intents.message_content = True
+    intents.guild_reactions = True
+    intents.dm_reactions = True
     return intents
+
+
+def role_ids(user: object) -> tuple[str, ...]:
+    """A member's role ids (a configured expert or maintainer may be a role); none for a plain user."""
+    return tuple(str(role.id) for role in getattr(user, "roles", ()) or ())
 
 
 # Installable on servers and by people (user install); usable in servers, DMs with the bot and other private channels
@@ -110,6 +125,9 @@ class DocbotClient(discord.Client):
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
         self.intake = intake
+        # a team answer's text for its Edit button, when the presser may review that version (None: no editor);
+        # `bot.answers.hooks.TeamAnswerHooks.editor_text`, set with the intake
+        self.review_text: ReviewText | None = None
         self._language_of = language_of
         self._content_warned = False
         self._busy = 0
@@ -187,6 +205,64 @@ class DocbotClient(discord.Client):
         async with self._working():
             await self._answer_message(message, addressed, me.id)
 
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        """A ✅ on a message (MESSAGE_REACTION_ADD): stored for the worker, which reads the message back and may
+        draft a team answer from the thread; every other emoji, and the bot's own, is ignored."""
+        me = self.user
+        if me is None or payload.user_id == me.id or str(payload.emoji) not in CHECKMARKS:
+            return
+        key = f"reaction:{payload.message_id}:{payload.user_id}:{payload.emoji}"
+        if not self._recent.first_time(key):
+            return
+        channel = self.get_channel(payload.channel_id) or self.get_partial_messageable(
+            payload.channel_id, guild_id=payload.guild_id)  # fmt: skip
+        channel_id, thread_id = conversation_ids(channel)
+        workspace_id = str(payload.guild_id) if payload.guild_id is not None else "dm"
+        member = payload.member
+        inbound = Inbound(
+            platform=PLATFORM, workspace_id=workspace_id, channel_id=channel_id, thread_id=thread_id,
+            message_id=str(payload.message_id), user_id=str(payload.user_id),
+            user_name=member.display_name if member is not None else "", text="", ts=datetime.now(UTC),
+            kind=InboundKind.REACTION, action_id=CHECKMARK, mentioned=False, groups=role_ids(member),
+        )  # fmt: skip
+        log.info("discord reaction", extra={"message_id": payload.message_id, "thread_id": thread_id})
+        ref = discord_thread_ref(workspace_id, channel_id, thread_id or channel_id, asker_id=payload.user_id)
+        async with self._working():
+            if self.intake is None:
+                log.warning("discord event refused: no intake", extra={"message_id": payload.message_id})
+                return
+            try:
+                await self.intake.accept(inbound, ref)
+            except Exception as exc:  # nobody waits for an answer to a reaction: logged, not said in the thread
+                log.error("discord reaction not stored", extra={"message_id": payload.message_id,
+                                                                "error": type(exc).__name__})  # fmt: skip
+
+    async def on_thread_update(self, before: discord.Thread, after: discord.Thread) -> None:
+        """A forum post of ours that just got the solved tag (THREAD_UPDATE; applied in Discord by its author or a
+        moderator, or by the Solved button): stored as the post's author resolving it. Discord does not say who
+        applied it; the author is the one whose question it closes."""
+        if self._forum_post(after) is None or after.owner_id is None:
+            return
+        wanted = self._options.solved_tag.casefold()
+        had = {tag.name.casefold() for tag in before.applied_tags}
+        if wanted in had or wanted not in {tag.name.casefold() for tag in after.applied_tags}:
+            return
+        workspace_id = str(after.guild.id)
+        inbound = Inbound(
+            platform=PLATFORM, workspace_id=workspace_id, channel_id=str(after.parent_id), thread_id=str(after.id),
+            message_id=str(after.id), user_id=str(after.owner_id), user_name="", text="", ts=datetime.now(UTC),
+            kind=InboundKind.REACTION, action_id=SOLVED_MARK, mentioned=False,
+        )  # fmt: skip
+        ref = discord_thread_ref(workspace_id, str(after.parent_id), str(after.id), asker_id=after.owner_id)
+        log.info("discord forum post solved", extra={"thread_id": after.id})
+        async with self._working():
+            if self.intake is None:
+                return
+            try:
+                await self.intake.accept(inbound, ref)
+            except Exception as exc:  # the tag stays; the candidate can still come from a ✅ or the CLI
+                log.error("discord solved tag not stored", extra={"thread_id": after.id, "error": type(exc).__name__})
+
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
         if guild_id_of(message) is None:
             return True  # a DM
@@ -222,6 +298,7 @@ class DocbotClient(discord.Client):
             text=text,
             ts=message.created_at.astimezone(UTC),
             mentioned=addressed,
+            groups=role_ids(author),
         )
         log.info(
             "discord message",
@@ -437,6 +514,8 @@ class DocbotClient(discord.Client):
         if ref.kind == SOLVED:
             await self._solved(interaction, ref)
             return
+        if ref.kind == EDIT and await self._open_editor(interaction, ref):
+            return
         user = interaction.user
         if self._options.only_asker_clicks and ref.asker_id and user.id != ref.asker_id:
             await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
@@ -459,6 +538,7 @@ class DocbotClient(discord.Client):
             ts=interaction.created_at.astimezone(UTC),
             kind=InboundKind.ACTION,
             action_id=ref.action_id,
+            groups=role_ids(user),
         )
         log.info("discord button", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         post = self._forum_post(interaction.channel)
@@ -476,6 +556,48 @@ class DocbotClient(discord.Client):
             await interaction.response.send_message(failure, ephemeral=True)
             return
         await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
+
+    async def _open_editor(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> bool:
+        """Edit on a team answer's review message: the editor with its text, if the presser may review it and it
+        is still the version shown (`review_text`, a quick read); otherwise (False) the press is stored like any
+        other and the worker says why nothing opened."""
+        if self.review_text is None or not self._recent.first_time(f"editor:{interaction.id}"):
+            return False
+        try:
+            text = await asyncio.wait_for(self.review_text(ref.action_id, str(interaction.user.id),
+                                                           role_ids(interaction.user)), ACK_WITHIN_S)  # fmt: skip
+        except Exception as exc:  # a slow or failing read: the worker answers the stored press instead
+            log.warning("review text not read", extra={"error": type(exc).__name__})
+            return False
+        if text is None:
+            return False
+        await interaction.response.send_modal(AnswerEditor(ref.action_id, text))
+        log.info("discord review editor opened", extra={"interaction_id": interaction.id})
+        return True
+
+    async def on_answer_edited(self, interaction: discord.Interaction[Any], action_id: str, text: str) -> None:
+        """The editor submitted: stored (kind EDIT, on the review message it was opened from), then acknowledged
+        without a change; the worker saves and approves the text and marks the review message."""
+        async with self._working():
+            user, message = interaction.user, interaction.message
+            workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
+            channel_id, thread_id = conversation_ids(interaction.channel)
+            inbound = Inbound(
+                platform=PLATFORM, workspace_id=workspace_id, channel_id=channel_id, thread_id=thread_id,
+                message_id=str(message.id if message else interaction.id), user_id=str(user.id),
+                user_name=user.display_name, text=text, ts=interaction.created_at.astimezone(UTC),
+                kind=InboundKind.EDIT, action_id=action_id, groups=role_ids(user),
+            )  # fmt: skip
+            target = discord_thread_ref(workspace_id, channel_id, thread_id or channel_id, asker_id=user.id,
+                                        interaction_token=interaction.token)  # fmt: skip
+            try:
+                await self._accept(inbound, target)
+            except Exception as exc:
+                log.error("discord edit not stored", extra={"error": type(exc).__name__})
+                await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
+                                                        ephemeral=True)  # fmt: skip
+                return
+            await interaction.response.defer()
 
     async def _publish(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
         """"Post in a thread" under an answer only its asker saw: stored first; the worker posts the stored answer in

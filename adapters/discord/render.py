@@ -13,7 +13,7 @@ from typing import Any
 
 import discord
 
-from adapters.discord.buttons import ActionButton, ButtonRef
+from adapters.discord.buttons import ACTION, EDIT, ActionButton, ButtonRef
 from adapters.tables import aligned, rewrite_tables
 from pipeline.closest import section_label
 from pipeline.locales import texts
@@ -155,7 +155,8 @@ def action_items(
     links = tuple(c for c in links if c.url.startswith(("https://", "http://")))[: MAX_BUTTONS - len(actions)]
     items: list[discord.ui.Item[Any]] = []
     for action in actions[:MAX_BUTTONS]:
-        ref = ButtonRef(action_id=action.id, asker_id=asker_id, ask_human=action.kind is ActionKind.HUMAN)
+        tag = EDIT if action.kind is ActionKind.EDIT_ANSWER else ACTION  # Edit opens an editor when pressed
+        ref = ButtonRef(action_id=action.id, asker_id=asker_id, ask_human=action.kind is ActionKind.HUMAN, tag=tag)
         label = shorten(action.label, BUTTON_LABEL_LIMIT)
         items.append(ActionButton(ref, label=label, style=button_style(action.kind)))
     for citation in links:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import replace
+from datetime import UTC
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import discord
@@ -17,7 +18,7 @@ from adapters.discord.layout import render_card
 from adapters.discord.render import OutgoingMessage, no_mentions, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
 from adapters.discord.wording import texts_for
-from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
+from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, PostedMessage, Reply, ReplyKind, ThreadRef
 
 if TYPE_CHECKING:
     from discord.types.webhook import Webhook as WebhookPayload
@@ -131,6 +132,19 @@ class DiscordReplySink:
         """A stream of the answer into the thread by edits at most once per `stream_interval_s`; `finish()` gives
         the message id that `post` then edits into the final reply."""
         return DiscordAnswerStream(self._client, ref, min_interval_s=self._stream_interval_s)
+
+    async def read_message(self, ref: ThreadRef, message_id: str) -> PostedMessage | None:
+        """One message read back (`pipeline.messages.MessageReader`): a ✅'d message in the ref's thread."""
+        channel = self._client.get_partial_messageable(int(ref.thread_id))
+        try:
+            message = await channel.fetch_message(int(message_id))
+        except discord.NotFound:
+            return None
+        return PostedMessage(
+            message_id=message_id, thread_id=ref.thread_id, author_id=str(message.author.id),
+            author_name=message.author.display_name, text=message.content, ts=message.created_at.astimezone(UTC),
+            from_bot=message.author.bot,
+        )  # fmt: skip
 
     # -- what the worker that claimed an event does besides replying (`pipeline.messages.ProgressSink`) ---------
 
@@ -257,7 +271,8 @@ class DiscordReplySink:
         if extra.get(PRIVATE_KEY) == "1" and token:
             cards = render_card(reply, asker_id=asker, sources_heading=heading, extra=buttons)
             return await self._private_answer(token, cards)
-        channel = self._client.get_partial_messageable(int(ref.thread_id))
+        # a ref without a thread (the review or digest channel) posts in the channel itself
+        channel = self._client.get_partial_messageable(int(ref.thread_id or ref.channel_id))
         try:
             if ref.placeholder_id:  # a streamed answer (sent without Components v2): edited with the classic form
                 messages = render_reply(reply, asker_id=asker, sources_heading=heading, mention_role_id=mention,

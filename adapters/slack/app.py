@@ -28,6 +28,7 @@ from adapters.slack.agent import AgentSurface, Topics, ViewContexts
 from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, web_client
 from adapters.slack.fetcher import SlackThreadFetcher
 from adapters.slack.front_door import Refusal, RefusalLog, body_problem, signature_valid
+from adapters.slack.groups import GroupDirectory
 from adapters.slack.middleware import AskGuard, IgnoreSelf, StoreThenAck
 from adapters.slack.options import SlackOptions
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
@@ -48,6 +49,8 @@ BOT_SCOPES = (
     "groups:history",
     "im:history",
     "mpim:history",
+    "reactions:read",
+    "usergroups:read",
     "users:read",
 )
 # The agent messaging experience's events (docs.slack.dev/ai/migrating-to-agent-messaging) plus messages and mentions;
@@ -58,6 +61,7 @@ BOT_EVENTS = (
     "message.groups",
     "message.im",
     "message.mpim",
+    "reaction_added",
     "app_home_opened",
     "app_context_changed",
     "agent_session_stopped",
@@ -113,10 +117,12 @@ class SlackAdapter:
         self._refusals = RefusalLog(log)
         self._team_clients: dict[str, AsyncWebClient] = {}
         self.users = UserDirectory(self.client_for)
+        watched = options.watched_groups
+        self.groups = GroupDirectory(self.client_for, watched) if watched else None
         self.sink = SlackReplySink(
             self.client_for, support_mention=options.support_mention, users=self.users,
             progress_allowed=lambda ref: options.channel_allowed(ref.workspace_id, ref.channel_id),
-            stream_interval_s=stream_interval_s, language_of=language_of,
+            stream_interval_s=stream_interval_s, language_of=language_of, groups=self.groups,
         )  # fmt: skip
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket: AsyncSocketModeHandler | None = None

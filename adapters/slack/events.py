@@ -24,6 +24,23 @@ class MessageEvent(TypedDict):
     channel_type: NotRequired[str]  # "channel" | "group" | "im" | "mpim"; absent on app_mention
 
 
+class ReactedItem(TypedDict):
+    type: str  # "message" (also "file", "file_comment" for older apps)
+    channel: NotRequired[str]
+    ts: NotRequired[str]
+
+
+class ReactionEvent(TypedDict):
+    """`reaction_added` (Events API): who put which emoji on which message; the message's thread is not said."""
+
+    type: str
+    user: str
+    reaction: str  # the emoji's name, with a skin tone as `name::skin-tone-2`
+    item: ReactedItem
+    item_user: NotRequired[str]
+    event_ts: str
+
+
 class RepliesMessage(TypedDict):
     """One message from conversations.replies."""
 

@@ -101,10 +101,15 @@ class FakeSlackAPI:
         self._released = asyncio.Event()
         self.chaos: Callable[[str], Failure | None] | None = None  # a fault for any call, chosen by the test
         self._base_ts = 1_790_000_000
+        self.wall_clock = False  # True: message ts are the current time (as Slack's are), not a fixed sequence
+        self._last_ts = 0.0
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.responses: list[dict[str, Any]] = []  # what was posted to response_urls
         self.not_member: set[str] = set()  # channels the bot is not in: chat.postMessage answers not_in_channel
+        self.usergroups: dict[str, list[str]] = {}  # user group id → its members (usergroups.users.list)
+        self.views: list[tuple[str, dict[str, Any]]] = []  # modals opened: (trigger_id, view)
+        self.expired_triggers: set[str] = set()  # presses older than 3 s: views.open answers expired_trigger_id
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 
@@ -141,6 +146,9 @@ class FakeSlackAPI:
         self.failures[method].append(Failure(**kwargs))
 
     def next_ts(self) -> str:
+        if self.wall_clock:  # Slack's ts is the time the message was posted, on the same clock as docbot's
+            self._last_ts = max(time.time(), self._last_ts + 0.000001)
+            return f"{self._last_ts:.6f}"
         return f"{self._base_ts + next(self._clock)}.{next(self._clock):06d}"
 
     def seed(self, channel: str, text: str, user: str | None = None, thread_ts: str | None = None,
@@ -400,6 +408,24 @@ class FakeSlackAPI:
         top.sort(key=lambda m: float(m.ts), reverse=True)
         limit = int(args.get("limit") or 100)
         return {"ok": True, "messages": [m.as_api() for m in top[:limit]], "has_more": len(top) > limit}
+
+    def _m_usergroups_users_list(self, args: dict[str, Any]) -> dict[str, Any]:
+        group = str(args.get("usergroup") or "")
+        if group not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": list(self.usergroups[group])}
+
+    def _m_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Opens a modal for a press's trigger_id, once, within 3 s of the press (`expired_triggers`: those past)."""
+        trigger = str(args.get("trigger_id") or "")
+        view = args.get("view")
+        view = json.loads(view) if isinstance(view, str) else view
+        if not trigger or trigger in self.expired_triggers or any(t == trigger for t, _ in self.views):
+            return {"ok": False, "error": "expired_trigger_id" if trigger else "invalid_arguments"}
+        if not isinstance(view, dict) or view.get("type") != "modal" or not view.get("title"):
+            return {"ok": False, "error": "invalid_arguments"}
+        self.views.append((trigger, view))
+        return {"ok": True, "view": {"id": f"V{len(self.views):08d}", **view}}
 
     def _m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
         if self.socket_url is None:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, cast
 
-from adapters.slack.events import MessageEvent, mentions, strip_mention, team_of, to_datetime
+from adapters.slack.editor import EDITOR_BLOCK, EDITOR_CALLBACK, EDITOR_INPUT, TRIGGER
+from adapters.slack.events import MessageEvent, ReactionEvent, mentions, strip_mention, team_of, to_datetime
 from adapters.slack.sink import ASK_COMMAND, RESPONSE_URL, slack_thread_ref
-from pipeline.messages import Inbound, InboundKind, ThreadRef
+from pipeline.messages import CHECKMARK, Inbound, InboundKind, ThreadRef
 
 PLATFORM = "slack"
+CHECKMARKS = frozenset({"white_check_mark", "heavy_check_mark"})  # ✅ and ✔️
 
 
 def message_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbound, ThreadRef] | None:
@@ -76,6 +79,54 @@ def action_inbound(body: dict[str, Any]) -> tuple[Inbound, ThreadRef]:
         action_id=str(action.get("value") or ""),
         mentioned=True,
     )
+    ref = slack_thread_ref(team, channel, thread_ts, inbound.user_id)
+    if body.get("trigger_id"):  # an Edit press opens its editor with it (`SlackReplySink.open_editor`)
+        ref = replace(ref, extra=(*ref.extra, (TRIGGER, str(body["trigger_id"]))))
+    return inbound, ref
+
+
+def reaction_inbound(body: dict[str, Any], bot_user_id: str | None) -> tuple[Inbound, ThreadRef] | None:
+    """A ✅ put on a message (`reaction_added`), or None for any other emoji, item or the bot's own reaction. The
+    message's thread is not in the event: the worker reads the message back (`SlackReplySink.read_message`)."""
+    event = cast(ReactionEvent, body.get("event") or {})
+    item = event.get("item") or {}
+    name = str(event.get("reaction") or "").split("::", 1)[0]
+    user, channel, ts = event.get("user"), item.get("channel"), item.get("ts")
+    if event.get("type") != "reaction_added" or item.get("type") != "message" or name not in CHECKMARKS:
+        return None
+    if not user or not channel or not ts or user == bot_user_id:
+        return None
+    team = team_of(body)
+    inbound = Inbound(
+        platform=PLATFORM, workspace_id=team, channel_id=channel, thread_id=None, message_id=ts, user_id=user,
+        user_name="", text="", ts=to_datetime(str(event.get("event_ts") or ts)), kind=InboundKind.REACTION,
+        action_id=CHECKMARK, mentioned=False,
+    )  # fmt: skip
+    return inbound, slack_thread_ref(team, channel, ts, user, bot_user_id=bot_user_id)
+
+
+def edit_inbound(body: dict[str, Any]) -> tuple[Inbound, ThreadRef] | None:
+    """A submitted review editor (`view_submission` of the modal `open_editor` opened), or None when it is not ours
+    or says nothing. Where the review message is comes from the modal's private_metadata, which docbot wrote."""
+    view = body.get("view") or {}
+    if view.get("callback_id") != EDITOR_CALLBACK:
+        return None
+    try:
+        where = json.loads(str(view.get("private_metadata") or "{}"))
+    except ValueError:
+        return None
+    values = ((view.get("state") or {}).get("values") or {}).get(EDITOR_BLOCK) or {}
+    text = str((values.get(EDITOR_INPUT) or {}).get("value") or "").strip()
+    channel, message_ts, action = str(where.get("c") or ""), str(where.get("m") or ""), str(where.get("a") or "")
+    if not (text and channel and message_ts and action):
+        return None
+    team, user = team_of(body), body.get("user") or {}
+    thread_ts = str(where.get("t") or message_ts)
+    inbound = Inbound(
+        platform=PLATFORM, workspace_id=team, channel_id=channel, thread_id=thread_ts, message_id=message_ts,
+        user_id=str(user.get("id") or ""), user_name=str(user.get("username") or user.get("name") or ""),
+        text=text, ts=datetime.now(UTC), kind=InboundKind.EDIT, action_id=action,
+    )  # fmt: skip
     return inbound, slack_thread_ref(team, channel, thread_ts, inbound.user_id)
 
 

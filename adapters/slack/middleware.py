@@ -23,7 +23,14 @@ from slack_bolt.response import BoltResponse
 from adapters.slack.agent import ViewContexts
 from adapters.slack.blocks import ACTION_PREFIX
 from adapters.slack.events import ignorable
-from adapters.slack.inbound import Refusal, action_inbound, command_inbound, message_inbound
+from adapters.slack.inbound import (
+    Refusal,
+    action_inbound,
+    command_inbound,
+    edit_inbound,
+    message_inbound,
+    reaction_inbound,
+)
 from adapters.slack.options import SlackOptions
 from adapters.slack.wording import wording
 from pipeline.locales import texts
@@ -113,6 +120,9 @@ class StoreThenAck(AsyncMiddleware):
         if isinstance(event, dict):
             if event.get("type") in PASS_ON_EVENTS:
                 return await next()
+            if event.get("type") == "reaction_added":  # a ✅ may resolve a thread (team answers); others: nothing
+                reaction = reaction_inbound(body, bot_user_of(req))
+                return _ok() if reaction is None else await self._store(reaction, kind="reaction")
             parsed = message_inbound(body, bot_user_of(req))
             if parsed is None:
                 return _ok()
@@ -122,6 +132,10 @@ class StoreThenAck(AsyncMiddleware):
             if not str(action.get("action_id") or "").startswith(ACTION_PREFIX):
                 return _ok()
             return await self._store(action_inbound(body), kind="action")
+        if body.get("type") == "view_submission":
+            edited = edit_inbound(body)
+            if edited is not None:  # the review editor: an empty 200 closes the modal
+                return await self._store(edited, kind="edit")
         if body.get("command") == self._options.ask_command:
             command = command_inbound(body, bot_user_of(req))
             return _ok() if isinstance(command, Refusal) else await self._store(command, kind="command")

@@ -28,6 +28,7 @@ class SlackOptions:
     ask_command: str = "/ask"
     support_mention: str | None = None  # who "Ask a human" reaches (a user group or person)
     max_question_chars: int = 4000
+    watched_groups: frozenset[str] = frozenset()  # user groups of the answers' maintainers and experts, looked up
     # whether the bot answers in a channel (its channel policy), and which collections a question there searches
     channel_allowed: Callable[[str, str], bool] = _everywhere
     search_collections: Callable[[str, str, str | None], tuple[str, ...]] = _default_collections

@@ -28,13 +28,24 @@ from adapters.slack.blocks import (
     render_text,
 )
 from adapters.slack.client import TIMEOUT_S, ClientFor, SlackUser, UserDirectory, creating_client, slack_error
+from adapters.slack.editor import EXPIRED_TRIGGER, TRIGGER, editor_view
 from adapters.slack.events import to_datetime
+from adapters.slack.groups import GroupDirectory
 from adapters.slack.mrkdwn import inert
 from adapters.slack.stream import MIN_INTERVAL_S, SlackAnswerStream
 from adapters.slack.wording import wording
 from adapters.slack.work import SlackWork
 from pipeline.locales import texts
-from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, Reply, ReplyKind, ThreadRef
+from pipeline.messages import (
+    DeliveryAttempt,
+    DeliveryRejected,
+    Inbound,
+    InboundKind,
+    PostedMessage,
+    Reply,
+    ReplyKind,
+    ThreadRef,
+)
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +122,7 @@ class SlackReplySink:
         progress_allowed: Callable[[ThreadRef], bool] = lambda ref: True,
         language_of: LanguageOfText | None = None,
         bot_name: str = "docbot",
+        groups: GroupDirectory | None = None,
     ) -> None:
         """`language_of`: the language of a text (the lang role's detector), so a notice the sink itself sends is in
         the language of the message it answers; without it, the asker's Slack locale."""
@@ -121,6 +133,7 @@ class SlackReplySink:
         self._progress_allowed = progress_allowed
         self._language_of = language_of
         self._bot_name = bot_name
+        self._groups = groups  # the configured user groups (team answers' experts and maintainers), looked up
         self._classic: set[str] = set()  # workspaces that refused today's blocks: their replies use the classic style
 
     async def prepare(self, inbound: Inbound, ref: ThreadRef) -> tuple[Inbound, ThreadRef]:
@@ -132,6 +145,11 @@ class SlackReplySink:
             user = SlackUser(id=inbound.user_id, name=inbound.user_id)
         if not inbound.user_name or inbound.user_name == inbound.user_id:
             inbound = dataclasses.replace(inbound, user_name=user.name)
+        if self._groups is not None and not inbound.groups and (inbound.thread_id or inbound.kind is not
+                                                                 InboundKind.MESSAGE):  # fmt: skip
+            # an expert's reply in a thread, a maintainer's press: which configured user groups they are in
+            groups = await self._groups.groups_of(ref.workspace_id, inbound.user_id)
+            inbound = dataclasses.replace(inbound, groups=groups)
         if ref_extra(ref, ASK_COMMAND) != "1":
             return inbound, ref
         client = await self._client_for(ref.workspace_id)
@@ -417,6 +435,47 @@ class SlackReplySink:
             channel=ref.channel_id, user=asker, text=text, thread_ts=ref.thread_id
         )
         return str(response.get("message_ts") or "")
+
+    async def read_message(self, ref: ThreadRef, message_id: str) -> PostedMessage | None:
+        """One message read back (`pipeline.messages.MessageReader`): a ✅'d message and the thread it is in.
+        conversations.replies takes the ts of any message of a thread; the answer may start with the thread's root."""
+        client = await self._client_for(ref.workspace_id)
+        try:
+            response = await client.conversations_replies(
+                channel=ref.channel_id, ts=message_id, oldest=message_id, latest=message_id, inclusive=True, limit=2
+            )
+        except SlackApiError as exc:
+            if slack_error(exc) in ("thread_not_found", "message_not_found", "channel_not_found"):
+                return None
+            raise
+        found = next((m for m in response.get("messages") or [] if m.get("ts") == message_id), None)
+        if found is None:
+            return None
+        author = str(found.get("user") or found.get("bot_id") or "")
+        name = (await self._users.get(ref.workspace_id, author)).name if found.get("user") else author
+        return PostedMessage(
+            message_id=message_id, thread_id=str(found.get("thread_ts") or message_id), author_id=author,
+            author_name=name, text=str(found.get("text") or ""), ts=to_datetime(message_id),
+            from_bot=bool(found.get("bot_id")) or author == ref_extra(ref, BOT_USER),
+        )  # fmt: skip
+
+    async def open_editor(self, ref: ThreadRef, message_id: str, action_id: str, title: str, text: str) -> bool:
+        """The review editor (`pipeline.messages.ReviewEditor`), for the press whose trigger_id the ref carries;
+        False once Slack no longer takes it (3 s after the press)."""
+        trigger = ref_extra(ref, TRIGGER)
+        if not trigger:
+            return False
+        view = editor_view(title, text, channel=ref.channel_id, message_ts=message_id, thread_ts=ref.thread_id,
+                           action_id=action_id)  # fmt: skip
+        client = await self._client_for(ref.workspace_id)
+        try:
+            await client.views_open(trigger_id=trigger, view=view)
+        except SlackApiError as exc:
+            if slack_error(exc) in EXPIRED_TRIGGER:
+                log.info("editor not opened: the press is too old", extra={"error": slack_error(exc)})
+                return False
+            raise
+        return True
 
     async def _blocks_of(self, client: AsyncWebClient, ref: ThreadRef, message_ts: str) -> list[dict[str, Any]]:
         response = await client.conversations_replies(

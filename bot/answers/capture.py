@@ -89,6 +89,11 @@ def pick(thread: Sequence[ThreadMessage], resolution: Resolution, experts: Peopl
     gaps = [m for m in messages if _is_gap(m) and (limit is None or m.ts <= limit)]
     if not gaps:
         return Skip.NO_GAP
+    if resolution.trigger is Trigger.SOLVED:
+        # where the bot also answered the replies (a thread's follow-ups), the asker's "Solved" is about their own
+        # question: a later refusal of someone's answer (taken as a follow-up) is not the gap it closes
+        asked_by = {m.message_id for m in messages if not m.from_bot and m.author_id == resolution.by.user_id}
+        gaps = [g for g in gaps if g.in_reply_to in asked_by] or gaps
     gap = gaps[-1]
     asked = [m for m in messages if not m.from_bot and m.ts <= gap.ts]
     answered = [m for m in asked if m.message_id == gap.in_reply_to]  # the message the gap replied to
@@ -137,6 +142,10 @@ class Capture:
         self._answers = answers
         self._experts = experts
         self._collections = collection_of
+
+    def is_expert(self, person: Person) -> bool:
+        """Whether a reply by `person` may be drafted (`Trigger.EXPERT_REPLY`)."""
+        return self._experts.includes(person)
 
     async def resolve(self, resolution: Resolution) -> Captured:
         thread = await read_thread(self._db, resolution.thread_key)

@@ -27,7 +27,9 @@ from pipeline.messages.vocabulary import (
 )
 
 __all__ = [
+    "CHECKMARK",
     "PUBLISH_PREFIX",
+    "SOLVED_MARK",
     "SOLVED_PREFIX",
     "ActionKind",
     "ActionOutcome",
@@ -40,6 +42,8 @@ __all__ = [
     "InboundKind",
     "InputProblem",
     "Intake",
+    "MessageReader",
+    "PostedMessage",
     "ProgressCallback",
     "ProgressSink",
     "Reply",
@@ -47,6 +51,7 @@ __all__ = [
     "ReplyKind",
     "ReplySink",
     "ReplyStream",
+    "ReviewEditor",
     "Role",
     "RunControl",
     "RunSummary",
@@ -85,6 +90,12 @@ LOCAL_PLATFORM = "console"  # the terminal chat and `docbot ask`: one person at 
 class InboundKind(StrEnum):
     MESSAGE = "message"
     ACTION = "action"  # a button press; `action_id` holds the opaque stored-action id
+    REACTION = "reaction"  # a mark put on `message_id`; `action_id` says which (`CHECKMARK`)
+    EDIT = "edit"  # an editor opened by a button was submitted: `action_id` is the button, `text` what was written
+
+
+CHECKMARK = "checkmark"  # a reaction's mark: ✅ (Slack white_check_mark / heavy_check_mark, Discord ✅ or ✔️)
+SOLVED_MARK = "solved"  # a mark put on a whole thread: a Discord forum post got its solved tag (by its author's say)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +115,8 @@ class Inbound:
     # the channel the asker was looking at when they asked (Slack's agent view context), as the platform reported
     # it: the service may search that channel's collections instead (the channel's own policy decides)
     context_channel_id: str | None = None
+    # the sender's groups as the platform reported them with the event (Discord role ids); Slack events carry none
+    groups: tuple[str, ...] = ()
 
     @property
     def thread_key(self) -> str:
@@ -117,8 +130,10 @@ class Inbound:
         A press is keyed by who pressed and when (the platform's action time): three people pressing "Helpful" are
         three votes, and a second press is a second event (refused with a notice), while a redelivery is not."""
         base = f"{self.platform}:{self.workspace_id}:{self.channel_id}:{self.message_id}"
-        if self.kind is InboundKind.ACTION:
-            return f"{base}:action:{self.action_id}:{self.user_id}:{self.ts.timestamp():.6f}"
+        if self.kind in (InboundKind.ACTION, InboundKind.EDIT):
+            return f"{base}:{self.kind.value}:{self.action_id}:{self.user_id}:{self.ts.timestamp():.6f}"
+        if self.kind is InboundKind.REACTION:  # one person's mark on one message, however often it is delivered
+            return f"{base}:reaction:{self.action_id}:{self.user_id}"
         return base
 
 
@@ -345,6 +360,38 @@ class RunControl(Protocol):
     """Stops a question while it runs (`bot.delivery.Delivery`), for a platform's stop control."""
 
     async def stop(self, thread_key: str, user_id: str) -> StopOutcome: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PostedMessage:
+    """One message as the platform has it (read back for a reaction on a message the bot never stored)."""
+
+    message_id: str
+    thread_id: str  # the thread it is in (its own id when it starts one)
+    author_id: str
+    author_name: str
+    text: str
+    ts: datetime
+    from_bot: bool = False
+
+
+@runtime_checkable
+class MessageReader(Protocol):
+    """A sink that can read one message back from the platform."""
+
+    async def read_message(self, ref: ThreadRef, message_id: str) -> PostedMessage | None:
+        """The message `message_id` in `ref`'s channel; None when it is not there. Raising is a transient failure."""
+        ...
+
+
+@runtime_checkable
+class ReviewEditor(Protocol):
+    """A sink that can open an editor for a button press (Slack: a modal through views.open); its submission comes
+    back as an `Inbound` of kind `EDIT` carrying the same `action_id`."""
+
+    async def open_editor(self, ref: ThreadRef, message_id: str, action_id: str, title: str, text: str) -> bool:
+        """Open it for the person who pressed; False when the platform no longer allows it (the press is too old)."""
+        ...
 
 
 @runtime_checkable

@@ -233,6 +233,24 @@ def test_pick_prefers_the_experts_message_on_solved_and_ignores_answers_before_t
     assert not isinstance(checked, Skip) and checked.answer.message_id == "guess"  # the asker's ✅ decides
 
 
+def test_solved_closes_the_askers_question_when_the_bot_also_answered_a_reply() -> None:
+    t0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    thread = [
+        ThreadMessage("q", "U-ASK", "asker", "Does the hub do HDMI-CEC with 2024 TVs?", t0),
+        ThreadMessage("bot:r1", "docbot", "docbot", "The documentation doesn't say.", t0 + timedelta(minutes=1),
+                      from_bot=True, reply_kind="refusal", in_reply_to="q"),
+        ThreadMessage("bob", "U-BOB", "bob", "Yes: turn on Anynet+ first, then restart.", t0 + timedelta(minutes=2)),
+        # the bot took bob's reply for a follow-up and refused it too
+        ThreadMessage("bot:r2", "docbot", "docbot", "The documentation doesn't say.", t0 + timedelta(minutes=3),
+                      from_bot=True, reply_kind="refusal", in_reply_to="bob"),
+    ]
+    resolution = Resolution(Trigger.SOLVED, "discord", "G1", "F1", "k", Person("discord", "U-ASK"))
+    picked = pick(thread, resolution, People())
+    assert not isinstance(picked, Skip) and (picked.question.message_id, picked.answer.message_id) == ("q", "bob")
+    by_bob = Resolution(Trigger.SOLVED, "discord", "G1", "F1", "k", Person("discord", "U-BOB"))
+    assert pick(thread, by_bob, People()) is Skip.NO_ANSWER  # bob closing "his" question: nobody answered it
+
+
 def test_the_people_settings_are_checked_when_read() -> None:
     from pydantic import ValidationError
 

@@ -21,7 +21,9 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 import adapters.slack
+from adapters.slack.editor import TRIGGER
 from adapters.slack.fake_web_api import Call, Message
+from adapters.slack.groups import GroupDirectory
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
 from tests.adapters.slack.conftest import (
     TEAM,
@@ -171,6 +173,12 @@ async def test_every_web_api_call_of_the_adapter_matches_the_spec(
     h = await make_harness(progress_delay_s=0.05)
     await _drive_every_scenario(h)
     await _drive_the_agent_experience(await make_harness(steps=True))
+    # the review editor a maintainer's Edit press opens (the worker calls it with the press's trigger_id)
+    pressed = dataclasses.replace(slack_thread_ref(TEAM, "C1", "1.1", "UALICE"), extra=((TRIGGER, "t-edit-1"),))
+    assert await h.adapter.sink.open_editor(pressed, "1.1", "act-1", "Edit the team answer", "The answer.")
+    # the configured user groups an expert's reply or a maintainer's press is looked up in
+    h.api.usergroups["SLEADS"] = ["UALICE"]
+    assert await GroupDirectory(h.adapter.client_for, frozenset({"SLEADS"})).groups_of(TEAM, "UALICE") == ("SLEADS",)
     called = {c.method for c in h.api.calls}
     in_code = adapter_methods()
     assert in_code >= {
