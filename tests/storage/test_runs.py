@@ -9,11 +9,12 @@ from sqlalchemy import event
 
 from pipeline.envelope import Envelope, EnvelopeError, Hop, Payload
 from pipeline.types import LLMUsage, Role
-from storage.conversations import ConversationRecord, ConversationStore
+from storage.conversations import ConversationRecord
 from storage.db import Database
 from storage.runs import RunStore
 from storage.settlement import Answer, ConversationChange, NewRun, Settlement
 from storage.tables import new_uuid
+from tests.helpers.stored import stored_conversation
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +57,7 @@ async def settle_run(
 
 
 async def test_a_settled_run_keeps_every_hop_and_sums_usage(db: Database):
-    conversation = await ConversationStore(db).get_or_create("slack:T:C:1", "slack", "T", "C", "1")
+    conversation = await stored_conversation(db, "slack:T:C:1")
     runs = RunStore(db)
     roles = [Role.MANAGER, Role.LANG, Role.MANAGER, Role.SEARCH, Role.QUALITY, Role.MANAGER]
     statements: list[str] = []
@@ -81,9 +82,8 @@ async def test_a_settled_run_keeps_every_hop_and_sums_usage(db: Database):
 
 
 async def test_trace_last_follows_the_latest_run(db: Database):
-    store = ConversationStore(db)
-    first = await store.get_or_create("slack:T:C:1", "slack", "T", "C", "1")
-    second = await store.get_or_create("slack:T:C:2", "slack", "T", "C", "2")
+    first = await stored_conversation(db, "slack:T:C:1")
+    second = await stored_conversation(db, "slack:T:C:2")
     runs = RunStore(db)
     assert await runs.trace() is None
     for conversation, minute in [(second, 0), (first, 5), (second, 1), (first, 6)]:
