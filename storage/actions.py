@@ -1,11 +1,12 @@
 """Buttons offered in a thread, stored behind opaque ids and consumed exactly once.
 
-The buttons are stored with the reply that offers them (`storage.settlement`, ids minted by the service). A button's value carries only the id. Pressing it goes through `consume`, a single conditional UPDATE, so among
-concurrent presses (in one process or several replicas) exactly one wins. The choices of one clarification
-(search, rephrase, ask a human) are one question: consuming any of them consumes its siblings created in the
-same batch. Feedback buttons stand alone; many people may press them, so the service checks them with `resolve`.
-A press is consumed on behalf of its inbox event (`event_key`): a retry of that event (its first attempt consumed
-the choice and died before answering) gets the same outcome, while any other press finds it already used.
+The buttons are stored with the reply that offers them (`storage.settlement`, ids minted by the service). A button's
+value carries only the id. Pressing it goes through `consume`, a single conditional UPDATE, so among concurrent
+presses (in one process or several replicas) exactly one wins. The choices of one clarification (search, rephrase,
+ask a human) are one question: consuming any of them consumes its siblings created in the same batch. Feedback
+buttons stand alone; many people may press them, so the service checks them with `resolve`. A press is consumed on
+behalf of its inbox event (`event_key`): a retry of that event (its first attempt consumed the choice and died
+before answering) gets the same outcome, while any other press finds it already used.
 """
 
 from __future__ import annotations
