@@ -375,6 +375,15 @@ class MessageReader(Protocol):
 
 
 @runtime_checkable
+class ChannelNamer(Protocol):
+    """A sink that can tell a channel's name (a team answer is cited "in #help", not by the channel's id)."""
+
+    async def channel_name(self, ref: ThreadRef) -> str | None:
+        """The name of `ref`'s channel (of a thread's parent channel), without "#"; None when it cannot be told."""
+        ...
+
+
+@runtime_checkable
 class ReviewEditor(Protocol):
     """A sink that can open an editor for a button press (Slack: a modal through views.open); its submission comes
     back as an `Inbound` of kind `EDIT` carrying the same `action_id`."""
