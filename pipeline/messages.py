@@ -384,6 +384,15 @@ class ChannelNamer(Protocol):
 
 
 @runtime_checkable
+class Permalinker(Protocol):
+    """A sink that can give a message's permalink (Slack's chat.getPermalink: a team answer links to its thread)."""
+
+    async def permalink(self, ref: ThreadRef, message_id: str) -> str | None:
+        """The link to `message_id` in `ref`'s channel; None when it cannot be had now."""
+        ...
+
+
+@runtime_checkable
 class ReviewEditor(Protocol):
     """A sink that can open an editor for a button press (Slack: a modal through views.open); its submission comes
     back as an `Inbound` of kind `EDIT` carrying the same `action_id`."""

@@ -379,6 +379,13 @@ class FakeSlackAPI:
         return {"ok": True, "messages": [m.as_api(with_metadata) for m in page], "has_more": more,
                 "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
 
+    def _m_chat_getPermalink(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(args.get("channel") or ""), str(args.get("message_ts") or "")
+        if self._find(channel, ts) is None:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": channel,
+                "permalink": f"https://fake.slack.com/archives/{channel}/p{ts.replace('.', '')}"}
+
     def _m_conversations_info(self, args: dict[str, Any]) -> dict[str, Any]:
         channel = str(args.get("channel") or "")
         if channel not in self.channel_names:

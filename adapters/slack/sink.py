@@ -450,6 +450,17 @@ class SlackReplySink:
         """The channel's name (`pipeline.messages.ChannelNamer`), for a team answer's citation."""
         return await self._channels.name(ref.workspace_id, ref.channel_id)
 
+    async def permalink(self, ref: ThreadRef, message_id: str) -> str | None:
+        """The message's permalink (`pipeline.messages.Permalinker`), for a team answer's link to its thread; None
+        when Slack cannot give it now (the link then opens the channel)."""
+        try:
+            client = await self._client_for(ref.workspace_id)
+            response = await client.chat_getPermalink(channel=ref.channel_id, message_ts=message_id)
+        except Exception as exc:  # a link is a nicety: the capture goes on with the channel's link
+            log.warning("chat.getPermalink failed", extra={"error": slack_error(exc), "team": ref.workspace_id})
+            return None
+        return str(response.get("permalink") or "") or None
+
     async def read_message(self, ref: ThreadRef, message_id: str) -> PostedMessage | None:
         """One message read back (`pipeline.messages.MessageReader`): a ✅'d message and the thread it is in.
         conversations.replies takes the ts of any message of a thread; the answer may start with the thread's root."""

@@ -32,6 +32,7 @@ from pipeline.messages import (
     Inbound,
     InboundKind,
     MessageReader,
+    Permalinker,
     PostedMessage,
     ReviewEditor,
     ThreadRef,
@@ -169,6 +170,7 @@ class TeamAnswerHooks:
             trigger, inbound.platform, inbound.workspace_id, inbound.channel_id, thread_key, _person(inbound),
             message_id=message.message_id if message is not None else None, message=message,
             channel_name=await self._channel_name(inbound.platform, ref),
+            thread_url=await self._thread_link(inbound.platform, ref, thread_key),
         )  # fmt: skip
         return await self._team.capture.resolve(resolution)
 
@@ -177,6 +179,12 @@ class TeamAnswerHooks:
         platform cannot tell it now."""
         namer = self._sinks.get(platform)
         return (await namer.channel_name(ref) or "") if isinstance(namer, ChannelNamer) else ""
+
+    async def _thread_link(self, platform: str, ref: ThreadRef, thread_key: str) -> str:
+        """The thread's permalink where the platform gives one (Slack); "" makes the capture link the channel."""
+        linker = self._sinks.get(platform)
+        root = thread_key.rsplit(":", 1)[-1]
+        return (await linker.permalink(ref, root) or "") if isinstance(linker, Permalinker) else ""
 
     async def _read(self, inbound: Inbound, ref: ThreadRef) -> PostedMessage | None:
         reader = self._sinks.get(inbound.platform)

@@ -96,6 +96,7 @@ async def test_an_experts_answer_is_reviewed_approved_and_cited_in_another_threa
     assert "Anynet+" in seen(review) and "@Erin" in seen(review)
     (candidate,) = await app.team.answers.store.awaiting_review()
     assert candidate.answer_message_id == expert_ts and candidate.question == CEC
+    assert candidate.thread_url == f"https://fake.slack.com/archives/C1/p{root.replace('.', '')}"  # chat.getPermalink
 
     # unapproved: never quoted
     assert "Anynet+" not in seen(await asked(scenario, "UCARL", CEC))
@@ -219,7 +220,7 @@ async def test_a_user_group_lookup_that_fails_is_asked_again_at_the_next_event(
 
 @pytest.mark.parametrize("failure", [{"status": 500, "error": "internal_error", "times": 3},  # past the retries
                                      {"status": 200, "error": "fatal_error"}])  # fmt: skip
-async def test_a_channel_name_that_cannot_be_read_cites_the_channel_id_and_is_asked_again(
+async def test_a_channel_name_or_link_that_cannot_be_read_falls_back_and_is_asked_again(
     world: tuple[App, SlackScenario], failure: dict[str, Any]
 ) -> None:
     app, scenario = world
@@ -227,11 +228,12 @@ async def test_a_channel_name_that_cannot_be_read_cites_the_channel_id_and_is_as
     # conversations.info fails: the candidate is still drafted once, its citation falls back to the channel's id,
     # and the name is asked again at the next capture (a failure is not kept)
     api.fail_next("conversations.info", **failure)
+    api.fail_next("chat.getPermalink", **failure)
     root = await refused(scenario, app, "UALICE", CEC)
     await scenario.say("UERIN", CEC_ANSWER, thread_ts=root, mention=False)
     (review,) = review_messages(api)
     (candidate,) = await app.team.answers.store.awaiting_review()
-    assert candidate.channel_name == ""
+    assert candidate.channel_name == "" and candidate.thread_url.startswith("https://slack.com/app_redirect?")
     await scenario.press("UMAX", review, "Approve")
     day = f"{to_datetime(root):%Y-%m-%d}"
     assert f"in #C1 on {day}" in seen(await asked(scenario, "UDORA", CEC))
@@ -239,5 +241,5 @@ async def test_a_channel_name_that_cannot_be_read_cites_the_channel_id_and_is_as
     other = await refused(scenario, app, "UCARL", KETTLE)
     await scenario.say("UERIN", KETTLE_ANSWER, thread_ts=other, mention=False)
     (kettle,) = await app.team.answers.store.awaiting_review()
-    assert kettle.channel_name == "help"
+    assert kettle.channel_name == "help" and kettle.thread_url.startswith("https://fake.slack.com/archives/C1/")
     assert [c.status for c in api.calls_to("conversations.info", ok_only=False)][-1] == 200
