@@ -133,6 +133,19 @@ class DiscordReplySink:
         the message id that `post` then edits into the final reply."""
         return DiscordAnswerStream(self._client, ref, min_interval_s=self._stream_interval_s)
 
+    async def channel_name(self, ref: ThreadRef) -> str | None:
+        """The channel's name (`pipeline.messages.ChannelNamer`), for a team answer's citation: from the gateway's
+        cache, else GET /channels/{id}; None for a DM or when it cannot be read now."""
+        channel = self._client.get_channel(int(ref.channel_id))
+        if channel is None:
+            try:
+                channel = await self._client.fetch_channel(int(ref.channel_id))
+            except discord.HTTPException as exc:  # a name is a nicety: the citation falls back to the id
+                log.warning("channel not read", extra={"status": exc.status})
+                return None
+        name = getattr(channel, "name", None)
+        return str(name) if name else None
+
     async def read_message(self, ref: ThreadRef, message_id: str) -> PostedMessage | None:
         """One message read back (`pipeline.messages.MessageReader`): a ✅'d message in the ref's thread."""
         channel = self._client.get_partial_messageable(int(ref.thread_id))

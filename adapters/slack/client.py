@@ -111,3 +111,31 @@ class UserDirectory:
             self._users.clear()
         self._users[key] = user
         return user
+
+
+class ChannelDirectory:
+    """conversations.info, once per channel: the name a team answer's citation shows ("in #help"). A failure is
+    not kept, so the next answer captured there asks again."""
+
+    def __init__(self, client_for: ClientFor, max_channels: int = 10_000) -> None:
+        self._client_for = client_for
+        self._max = max_channels
+        self._names: dict[tuple[str, str], str] = {}
+
+    async def name(self, team_id: str, channel_id: str) -> str | None:
+        key = (team_id, channel_id)
+        if key in self._names:
+            return self._names[key]
+        try:
+            client = await self._client_for(team_id)
+            response = await client.conversations_info(channel=channel_id)
+        except Exception as exc:  # a name is a nicety: the citation falls back to the channel's id
+            log.warning("conversations.info failed", extra={"error": slack_error(exc), "team": team_id})
+            return None
+        name = str((response.get("channel") or {}).get("name") or "")
+        if not name:  # a DM has no name
+            return None
+        if len(self._names) >= self._max:
+            self._names.clear()
+        self._names[key] = name
+        return name

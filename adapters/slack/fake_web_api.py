@@ -108,6 +108,7 @@ class FakeSlackAPI:
         self.responses: list[dict[str, Any]] = []  # what was posted to response_urls
         self.not_member: set[str] = set()  # channels the bot is not in: chat.postMessage answers not_in_channel
         self.usergroups: dict[str, list[str]] = {}  # user group id → its members (usergroups.users.list)
+        self.channel_names: dict[str, str] = {}  # channel id → name (conversations.info; others: channel_not_found)
         self.views: list[tuple[str, dict[str, Any]]] = []  # modals opened: (trigger_id, view)
         self.expired_triggers: set[str] = set()  # presses older than 3 s: views.open answers expired_trigger_id
 
@@ -377,6 +378,19 @@ class FakeSlackAPI:
         with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
         return {"ok": True, "messages": [m.as_api(with_metadata) for m in page], "has_more": more,
                 "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
+
+    def _m_chat_getPermalink(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(args.get("channel") or ""), str(args.get("message_ts") or "")
+        if self._find(channel, ts) is None:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": channel,
+                "permalink": f"https://fake.slack.com/archives/{channel}/p{ts.replace('.', '')}"}
+
+    def _m_conversations_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = str(args.get("channel") or "")
+        if channel not in self.channel_names:
+            return {"ok": False, "error": "channel_not_found"}
+        return {"ok": True, "channel": {"id": channel, "name": self.channel_names[channel], "is_channel": True}}
 
     def _m_assistant_threads_setStatus(self, args: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True}

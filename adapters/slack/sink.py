@@ -27,7 +27,15 @@ from adapters.slack.blocks import (
     render_reply,
     render_text,
 )
-from adapters.slack.client import TIMEOUT_S, ClientFor, SlackUser, UserDirectory, creating_client, slack_error
+from adapters.slack.client import (
+    TIMEOUT_S,
+    ChannelDirectory,
+    ClientFor,
+    SlackUser,
+    UserDirectory,
+    creating_client,
+    slack_error,
+)
 from adapters.slack.editor import EXPIRED_TRIGGER, TRIGGER, editor_view
 from adapters.slack.events import to_datetime
 from adapters.slack.groups import GroupDirectory
@@ -123,6 +131,7 @@ class SlackReplySink:
         language_of: LanguageOfText | None = None,
         bot_name: str = "docbot",
         groups: GroupDirectory | None = None,
+        channels: ChannelDirectory | None = None,
     ) -> None:
         """`language_of`: the language of a text (the lang role's detector), so a notice the sink itself sends is in
         the language of the message it answers; without it, the asker's Slack locale."""
@@ -133,6 +142,7 @@ class SlackReplySink:
         self._progress_allowed = progress_allowed
         self._language_of = language_of
         self._bot_name = bot_name
+        self._channels = channels or ChannelDirectory(client_for)
         self._groups = groups  # the configured user groups (team answers' experts and maintainers), looked up
         self._classic: set[str] = set()  # workspaces that refused today's blocks: their replies use the classic style
 
@@ -435,6 +445,21 @@ class SlackReplySink:
             channel=ref.channel_id, user=asker, text=text, thread_ts=ref.thread_id
         )
         return str(response.get("message_ts") or "")
+
+    async def channel_name(self, ref: ThreadRef) -> str | None:
+        """The channel's name (`pipeline.messages.ChannelNamer`), for a team answer's citation."""
+        return await self._channels.name(ref.workspace_id, ref.channel_id)
+
+    async def permalink(self, ref: ThreadRef, message_id: str) -> str | None:
+        """The message's permalink (`pipeline.messages.Permalinker`), for a team answer's link to its thread; None
+        when Slack cannot give it now (the link then opens the channel)."""
+        try:
+            client = await self._client_for(ref.workspace_id)
+            response = await client.chat_getPermalink(channel=ref.channel_id, message_ts=message_id)
+        except Exception as exc:  # a link is a nicety: the capture goes on with the channel's link
+            log.warning("chat.getPermalink failed", extra={"error": slack_error(exc), "team": ref.workspace_id})
+            return None
+        return str(response.get("permalink") or "") or None
 
     async def read_message(self, ref: ThreadRef, message_id: str) -> PostedMessage | None:
         """One message read back (`pipeline.messages.MessageReader`): a ✅'d message and the thread it is in.

@@ -28,9 +28,11 @@ from pipeline.messages import (
     SOLVED_MARK,
     SOLVED_PREFIX,
     ActionOutcome,
+    ChannelNamer,
     Inbound,
     InboundKind,
     MessageReader,
+    Permalinker,
     PostedMessage,
     ReviewEditor,
     ThreadRef,
@@ -72,9 +74,9 @@ class TeamAnswerHooks:
         if inbound.kind is InboundKind.REACTION:
             return await self._reaction(inbound, ref)
         if inbound.kind is InboundKind.MESSAGE:
-            return await self._message(inbound)
+            return await self._message(inbound, ref)
         if inbound.kind is InboundKind.ACTION and (inbound.action_id or "").startswith(SOLVED_PREFIX):
-            captured = await self._resolve(Trigger.SOLVED, inbound, inbound.thread_key)
+            captured = await self._resolve(Trigger.SOLVED, inbound, ref, inbound.thread_key)
             return Hooked(await self._review_posts(captured))  # the delivery marks the post solved as before
         return Hooked()
 
@@ -137,7 +139,7 @@ class TeamAnswerHooks:
 
     async def _reaction(self, inbound: Inbound, ref: ThreadRef) -> Hooked:
         if inbound.action_id == SOLVED_MARK:  # the post's tag, set in Discord itself or by the Solved button
-            captured = await self._resolve(Trigger.SOLVED, inbound, inbound.thread_key)
+            captured = await self._resolve(Trigger.SOLVED, inbound, ref, inbound.thread_key)
             return Hooked(await self._review_posts(captured), done=True)
         if inbound.action_id != CHECKMARK:
             return Hooked(done=True)
@@ -147,28 +149,42 @@ class TeamAnswerHooks:
             return Hooked(done=True)
         thread = message.thread_id or inbound.thread_id or inbound.message_id
         thread_key = f"{inbound.platform}:{inbound.workspace_id}:{inbound.channel_id}:{thread}"
-        captured = await self._resolve(Trigger.CHECKMARK, inbound, thread_key, message=_as_thread_message(message))
+        captured = await self._resolve(Trigger.CHECKMARK, inbound, ref, thread_key, message=_as_thread_message(message))
         return Hooked(await self._review_posts(captured), done=True)
 
-    async def _message(self, inbound: Inbound) -> Hooked:
+    async def _message(self, inbound: Inbound, ref: ThreadRef) -> Hooked:
         person = _person(inbound)
         if not self._team.capture.is_expert(person):
             return Hooked()
         message = ThreadMessage(inbound.message_id, inbound.user_id, inbound.user_name or inbound.user_id,
                                 inbound.text, inbound.ts)  # fmt: skip
-        captured = await self._resolve(Trigger.EXPERT_REPLY, inbound, inbound.thread_key, message=message)
+        captured = await self._resolve(Trigger.EXPERT_REPLY, inbound, ref, inbound.thread_key, message=message)
         if captured.answer is None:  # no refusal or 👎 before it: a follow-up like any other
             return Hooked()
         # the expert answered the question the bot could not: not a question to the bot, unless it says so
         return Hooked(await self._review_posts(captured), done=not inbound.mentioned)
 
-    async def _resolve(self, trigger: Trigger, inbound: Inbound, thread_key: str,
+    async def _resolve(self, trigger: Trigger, inbound: Inbound, ref: ThreadRef, thread_key: str,
                        message: ThreadMessage | None = None) -> Captured:  # fmt: skip
         resolution = Resolution(
             trigger, inbound.platform, inbound.workspace_id, inbound.channel_id, thread_key, _person(inbound),
             message_id=message.message_id if message is not None else None, message=message,
+            channel_name=await self._channel_name(inbound.platform, ref),
+            thread_url=await self._thread_link(inbound.platform, ref, thread_key),
         )  # fmt: skip
         return await self._team.capture.resolve(resolution)
+
+    async def _channel_name(self, platform: str, ref: ThreadRef) -> str:
+        """The channel's name for the citation ("in #help"); "" (the citation shows the channel's id) where the
+        platform cannot tell it now."""
+        namer = self._sinks.get(platform)
+        return (await namer.channel_name(ref) or "") if isinstance(namer, ChannelNamer) else ""
+
+    async def _thread_link(self, platform: str, ref: ThreadRef, thread_key: str) -> str:
+        """The thread's permalink where the platform gives one (Slack); "" makes the capture link the channel."""
+        linker = self._sinks.get(platform)
+        root = thread_key.rsplit(":", 1)[-1]
+        return (await linker.permalink(ref, root) or "") if isinstance(linker, Permalinker) else ""
 
     async def _read(self, inbound: Inbound, ref: ThreadRef) -> PostedMessage | None:
         reader = self._sinks.get(inbound.platform)

@@ -19,6 +19,7 @@ from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBui
 
 from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.locales import is_supported
 from pipeline.text import one_line, strip_mentions, without_identifiers, word_count
 from pipeline.types import Role
 
@@ -37,6 +38,7 @@ _SCRIPTS = (
     ("ka", re.compile(r"[\u10a0-\u10ff]")), ("bn", re.compile(r"[\u0980-\u09ff]")),
 )  # fmt: skip
 SHORT_TEXT_WORDS = 8
+GUESS_WORDS = 2  # up to this many words, a language without templates must be sure to be taken
 DOCS_PRIOR = 1.6
 THREAD_PRIOR = 2.0
 
@@ -198,6 +200,10 @@ class LangAgent:
             language, confidence, source = thread_language or context.docs_language, 0.0, "default"
         else:
             language, confidence = values[0]
+        if word_count(voting) <= GUESS_WORDS and confidence < self._sure and not is_supported(language):
+            # "token?" reads as Dutch (0.72): a word or two only guessed to be in a language without templates is
+            # answered in English all the same, so the thread's or docs' language spares a wrong "not supported" line
+            language, source = thread_language or context.docs_language, "a guess without templates; thread or docs"
         result = payload.evolve(language=language, confidence=round(confidence, 3))
         return AgentResult(result, f"language={language} ({confidence:.2f}, from {source})")
 

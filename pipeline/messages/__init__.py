@@ -385,6 +385,24 @@ class MessageReader(Protocol):
 
 
 @runtime_checkable
+class ChannelNamer(Protocol):
+    """A sink that can tell a channel's name (a team answer is cited "in #help", not by the channel's id)."""
+
+    async def channel_name(self, ref: ThreadRef) -> str | None:
+        """The name of `ref`'s channel (of a thread's parent channel), without "#"; None when it cannot be told."""
+        ...
+
+
+@runtime_checkable
+class Permalinker(Protocol):
+    """A sink that can give a message's permalink (Slack's chat.getPermalink: a team answer links to its thread)."""
+
+    async def permalink(self, ref: ThreadRef, message_id: str) -> str | None:
+        """The link to `message_id` in `ref`'s channel; None when it cannot be had now."""
+        ...
+
+
+@runtime_checkable
 class ReviewEditor(Protocol):
     """A sink that can open an editor for a button press (Slack: a modal through views.open); its submission comes
     back as an `Inbound` of kind `EDIT` carrying the same `action_id`."""

@@ -139,7 +139,8 @@ async def test_an_experts_answer_is_reviewed_approved_and_cited_in_another_threa
     assert (await app.team.answers.store.get(candidate.id)).status is AnswerStatus.APPROVED  # type: ignore[union-attr]
     answered = p.text_of(world.bot_messages(await team.ask(world.alice, CEC))[-1])
     day = f"{datetime.now(UTC):%Y-%m-%d}"
-    assert "Anynet+" in answered and "answered by @Bob" in answered and day in answered, answered
+    channel = world.rest.channels[world.channel_id]["name"]  # the channel's name, not its id
+    assert "Anynet+" in answered and f"answered by @Bob in #{channel} on {day}" in answered, answered
     assert len(team.reviews()) == 1
 
 

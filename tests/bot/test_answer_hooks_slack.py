@@ -39,6 +39,7 @@ async def world(make_app: Callable[..., Any], tmp_path: Path) -> AsyncIterator[t
     api = FakeSlackAPI(users={u: {"name": n, "profile": {"display_name": n.title()}} for u, n in PEOPLE.items()},
                        page_size=100)  # fmt: skip
     api.usergroups.update({"SEXPERTS": ["UFRED"], "SLEADS": ["UGWEN"]})
+    api.channel_names["C1"] = "help"
     api.wall_clock = True  # the thread's order mixes Slack's ts with the bot's own clock, as in production
     await api.start()
     app: App = await make_app(
@@ -95,6 +96,7 @@ async def test_an_experts_answer_is_reviewed_approved_and_cited_in_another_threa
     assert "Anynet+" in seen(review) and "@Erin" in seen(review)
     (candidate,) = await app.team.answers.store.awaiting_review()
     assert candidate.answer_message_id == expert_ts and candidate.question == CEC
+    assert candidate.thread_url == f"https://fake.slack.com/archives/C1/p{root.replace('.', '')}"  # chat.getPermalink
 
     # unapproved: never quoted
     assert "Anynet+" not in seen(await asked(scenario, "UCARL", CEC))
@@ -111,7 +113,7 @@ async def test_an_experts_answer_is_reviewed_approved_and_cited_in_another_threa
     assert "Approved by @" in seen(next(m for m in api.messages[REVIEW] if m.ts == review.ts))
     answer = await asked(scenario, "UDORA", CEC)
     day = f"{to_datetime(expert_ts):%Y-%m-%d}"
-    assert "Anynet+" in seen(answer) and f"answered by @Erin in #C1 on {day}" in seen(answer), seen(answer)
+    assert "Anynet+" in seen(answer) and f"answered by @Erin in #help on {day}" in seen(answer), seen(answer)
     assert len(review_messages(api)) == 1
     assert_calls_valid(api.calls)
 
@@ -214,3 +216,30 @@ async def test_a_user_group_lookup_that_fails_is_asked_again_at_the_next_event(
     lookups = [c.status for c in api.calls_to("usergroups.users.list", ok_only=False)
                if c.args.get("usergroup") == "SEXPERTS"]  # fmt: skip
     assert lookups[:3] == [500, 500, 500] and lookups[3:] == [200]
+
+
+@pytest.mark.parametrize("failure", [{"status": 500, "error": "internal_error", "times": 3},  # past the retries
+                                     {"status": 200, "error": "fatal_error"}])  # fmt: skip
+async def test_a_channel_name_or_link_that_cannot_be_read_falls_back_and_is_asked_again(
+    world: tuple[App, SlackScenario], failure: dict[str, Any]
+) -> None:
+    app, scenario = world
+    api = scenario.api
+    # conversations.info fails: the candidate is still drafted once, its citation falls back to the channel's id,
+    # and the name is asked again at the next capture (a failure is not kept)
+    api.fail_next("conversations.info", **failure)
+    api.fail_next("chat.getPermalink", **failure)
+    root = await refused(scenario, app, "UALICE", CEC)
+    await scenario.say("UERIN", CEC_ANSWER, thread_ts=root, mention=False)
+    (review,) = review_messages(api)
+    (candidate,) = await app.team.answers.store.awaiting_review()
+    assert candidate.channel_name == "" and candidate.thread_url.startswith("https://slack.com/app_redirect?")
+    await scenario.press("UMAX", review, "Approve")
+    day = f"{to_datetime(root):%Y-%m-%d}"
+    assert f"in #C1 on {day}" in seen(await asked(scenario, "UDORA", CEC))
+
+    other = await refused(scenario, app, "UCARL", KETTLE)
+    await scenario.say("UERIN", KETTLE_ANSWER, thread_ts=other, mention=False)
+    (kettle,) = await app.team.answers.store.awaiting_review()
+    assert kettle.channel_name == "help" and kettle.thread_url.startswith("https://fake.slack.com/archives/C1/")
+    assert [c.status for c in api.calls_to("conversations.info", ok_only=False)][-1] == 200

@@ -44,6 +44,21 @@ async def test_short_text_without_history_falls_back_to_the_docs_language() -> N
     assert result.payload.language == "en"
 
 
+@pytest.mark.parametrize(
+    ("text", "language"), [("token?", "en"), ("tokens", "en"), ("Bonjour", "fr"), ("Hilfe!", "de")]
+)
+async def test_a_word_guessed_to_be_in_a_language_without_templates_takes_the_docs_language(
+    text: str, language: str
+) -> None:
+    result = await AGENT.run(Payload(text=text), Context(docs_language="en"))
+    assert result.payload.language == language, result.decision
+
+
+async def test_a_sure_short_text_in_a_language_without_templates_keeps_it() -> None:
+    result = await AGENT.run(Payload(text="Hoe werkt het?"), Context(docs_language="en"))
+    assert result.payload.language == "nl"
+
+
 async def test_a_sure_short_text_keeps_its_own_language() -> None:
     thread = history("How do I pair the remote with my speaker?")
     result = await AGENT.run(Payload(text="как это работает?"), Context(history=thread))

@@ -179,6 +179,12 @@ async def test_every_web_api_call_of_the_adapter_matches_the_spec(
     # the configured user groups an expert's reply or a maintainer's press is looked up in
     h.api.usergroups["SLEADS"] = ["UALICE"]
     assert await GroupDirectory(h.adapter.client_for, frozenset({"SLEADS"})).groups_of(TEAM, "UALICE") == ("SLEADS",)
+    # the channel's name a team answer's citation shows
+    h.api.channel_names["C1"] = "help"
+    assert await h.adapter.sink.channel_name(slack_thread_ref(TEAM, "C1", "1.1", "UALICE")) == "help"
+    # the thread's permalink it links to
+    linked = h.api.seed("C1", "how do I pair?", user="UALICE")
+    assert await h.adapter.sink.permalink(slack_thread_ref(TEAM, "C1", linked, "UALICE"), linked)
     called = {c.method for c in h.api.calls}
     in_code = adapter_methods()
     assert in_code >= {
