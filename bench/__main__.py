@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,13 +31,13 @@ from typing import Any
 from bench import crosslang, emanual, overhead, search_latency, squad, throughput
 from bench.report import FIGURE_KEYS, RECALL_SETS, SYSTEMS, data_missing, machine, table, write_json
 from bench.retrieval import FIXTURE_MANUAL, fixture_questions, folder_to_seed, run_questions, summarise
+from bench.shared import DEFAULT_DATA, cached_embedder, make_embedder
 from bot import evaluation
 from bot.settings import Settings
 from pipeline.types import Embedder
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-DEFAULT_DATA = Path(os.environ.get("DOCBOT_SHARED_DATA", REPO.parent / "shared" / "data"))  # as tests/conftest.py
 RESULTS = BENCH / "results"
 MANUAL_QA = REPO / "tests" / "bench" / "data" / "manual_qa.jsonl"
 DOCS_BASE_URL = "https://docs.example.com/"
@@ -71,26 +70,6 @@ class Options:
     @classmethod
     def quick_preset(cls) -> Options:
         return cls(True, 300, 200, 0.02, (10_000, 100_000), 50, 2, 3, 2.0, None, 5, 200, None)
-
-
-def make_embedder(kind: str) -> Embedder:
-    from storage.embedder import E5Embedder, HashingEmbedder
-
-    if kind == "hashing":
-        return HashingEmbedder()
-    return E5Embedder()
-
-
-EMBEDDING_CACHE = BENCH / ".cache" / "embeddings"  # gitignored
-
-
-def cached_embedder(kind: str) -> Embedder:
-    """The embedder with its vectors kept under bench/.cache/, for the quality sections (never the timed ones)."""
-    from bench.retrieval import DiskCachedEmbedder
-
-    if kind == "hashing":  # fast and only for smoke tests: nothing worth keeping
-        return make_embedder(kind)
-    return DiskCachedEmbedder(make_embedder(kind), EMBEDDING_CACHE)
 
 
 def _say(message: str) -> None:

@@ -288,7 +288,7 @@ def _say(message: str) -> None:
 
 
 async def collect(args: argparse.Namespace) -> dict[str, Any]:
-    from bench.__main__ import cached_embedder
+    from bench.shared import cached_embedder
 
     embedder = cached_embedder(args.embedder)  # vectors memoised under bench/.cache/ (no timing is reported)
     figures: dict[str, Any] = {"threshold_confirmed": args.confirm}

@@ -153,7 +153,7 @@ def reply_text(reply: Any) -> str:
 
 def emanual_items() -> tuple[Path, list[dict[str, Any]]]:
     sys.path.insert(0, str(ROOT))
-    from tests.helpers.emanual import _gold, load_corpus
+    from bench.emanual_data import _gold, load_corpus
 
     corpus = load_corpus(EMANUAL / "raw" / "smart_tv_remote_manual_corpus.json")
     seed = Path(tempfile.mkdtemp(prefix="answers_emanual_")) / "emanual.json"

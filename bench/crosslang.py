@@ -67,7 +67,7 @@ async def run(data: Path, embedder: Embedder, *, split: str | None = "test",
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from bench.__main__ import DEFAULT_DATA, cached_embedder
+    from bench.shared import DEFAULT_DATA, cached_embedder
 
     parser = argparse.ArgumentParser(prog="python -m bench.crosslang", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench import emanual
-from bench.__main__ import DEFAULT_DATA, cached_embedder
+from bench.shared import DEFAULT_DATA, cached_embedder
 
 SEED = 31
 AMAZON = Path("emanual") / "amazon_user_questions.jsonl"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.emanual import load_corpus
+from bench.emanual_data import load_corpus
 
 CORPUS = Path("emanual") / "raw" / "smart_tv_remote_manual_corpus.json"
 QA = Path("emanual") / "smart_tv_remote_qa.cleaned.jsonl"

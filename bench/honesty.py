@@ -76,7 +76,7 @@ def classify(item: dict[str, Any], kind: str, urls: list[str], offered: list[str
 
 def emanual_corpus() -> Path:
     sys.path.append(str(ROOT))  # after PYTHONPATH, so a baseline tree given there is the one measured
-    from tests.helpers.emanual import load_corpus
+    from bench.emanual_data import load_corpus
 
     corpus = load_corpus(SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json")
     seed = Path(tempfile.mkdtemp(prefix="honesty_emanual_")) / "emanual.json"
@@ -100,7 +100,7 @@ def held_out(key: str) -> str:
 
 def emanual_items() -> list[dict[str, Any]]:
     sys.path.append(str(ROOT))  # after PYTHONPATH, so a baseline tree given there is the one measured
-    from tests.helpers.emanual import _gold, load_corpus
+    from bench.emanual_data import _gold, load_corpus
 
     corpus = load_corpus(SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json")
     items = []

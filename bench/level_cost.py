@@ -73,7 +73,7 @@ async def run(data: Path) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from bench.__main__ import DEFAULT_DATA
+    from bench.shared import DEFAULT_DATA
 
     parser = argparse.ArgumentParser(prog="python -m bench.level_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)

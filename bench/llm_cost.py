@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 from pipeline.agents.base import Strategy
 from pipeline.envelope import Context, Payload
 from pipeline.llm.client import OpenAIChat
 from pipeline.llm.strategies import build_strategies
 from pipeline.types import LLMUsage, QualityDecision, Role, SourceReference
-from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 
 MANUAL = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "manual"
 UNDERSTANDING = (Role.LANG, Role.TRANSLATION, Role.ESSENCE, Role.GUARDRAILS)

@@ -10,7 +10,7 @@ Two parts, both through the whole bot (`build_app`, `service.handle_message`), o
 3. E-manual questions (shared data, `emanual/`), asked once offline and once in LLM mode on the same index, in the
    same run: the rate of answers citing the gold section. LLM mode must not be worse than offline.
 
-Reproducible as far as the server allows: temperature 0, the server's fixed seed (`tests.fakes.llama_server.SEED`),
+Reproducible as far as the server allows: temperature 0, the server's fixed seed (`bench.fakes.llama_server.SEED`),
 one thread; the load average before and after goes into the report.
 
     .venv/bin/python -m bench.llm_real                    # 21 table questions, 6 throttled, 10 e-manual questions
@@ -217,7 +217,7 @@ def _cites_gold(reply: Reply | None, gold: str) -> bool:
 
 
 async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: Report) -> None:
-    from tests.helpers.emanual import load_emanual
+    from bench.emanual_data import load_emanual
 
     folder = args.data / "emanual" / "raw"
     if not folder.is_dir():
@@ -472,7 +472,7 @@ def _load() -> str:
 
 
 async def run(args: argparse.Namespace) -> Report:
-    from tests.fakes.llama_server import DEFAULT_THREADS, LlamaServer, ThrottledProxy, model_path
+    from bench.fakes.llama_server import DEFAULT_THREADS, LlamaServer, ThrottledProxy, model_path
 
     model = model_path()
     report = Report(model=model.name if model else "?", question_deadline_s=args.deadline, fast_mode=args.fast)

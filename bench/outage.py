@@ -56,6 +56,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from adapters.slack.app import SlackAdapter
 from adapters.slack.blocks import PROGRESS_BLOCK
 from adapters.slack.fake_web_api import BOT_USER, TEAM, Failure, FakeSlackAPI, Message
+from bot.adapter_options import slack_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.service import ConversationService
 from bot.settings import Settings
@@ -118,7 +119,7 @@ async def serve_replica(name: str, db_url: str, slack_url: str, stop: asyncio.Ev
         settings=settings, conversations=ConversationStore(db), runs=RunStore(db), actions=ActionStore(db),
         feedback=FeedbackStore(db), runner=cast(PipelineRunner, InstantRunner()),
     )  # fmt: skip
-    adapter = SlackAdapter(settings)
+    adapter = SlackAdapter(slack_options(settings))
     if fast:  # the same path with shorter waits (the test's short outage)
         config = DeliveryConfig(lease_s=6.0, heartbeat_s=1.5, poll_s=0.1, sweep_s=0.5, progress_timeout_s=2.0)
         inbox = Inbox(db, base_backoff_s=0.2, max_backoff_s=1.0)

@@ -25,13 +25,13 @@ from typing import Any
 
 from sqlalchemy import select
 
+from bench.fakes.llama_server import LlamaServer, unavailable
 from bot.app import build_app
 from bot.settings import Settings
 from storage.doc_tables import ChunkRow
 from storage.embedder import E5Embedder
 from storage.ingest.ingestor import embedding_text
 from storage.remote_embedder import OpenAIEmbedder
-from tests.fakes.llama_server import LlamaServer, unavailable
 
 BATCH = 16
 MANUAL = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "manual"

@@ -2,7 +2,7 @@
 embedding-only baselines, in one run over the same index; plus quality-threshold calibration and index latency.
 
     python -m bench.retrieval                    # fixture manual: English and cross-language questions
-    python -m bench.retrieval --emanual DIR      # the public e-manual corpus + QA (see tests/helpers/emanual.py)
+    python -m bench.retrieval --emanual DIR      # the public e-manual corpus + QA (see bench/emanual_data.py)
     python -m bench.retrieval --calibrate        # fit storage/search/quality.py thresholds on labelled questions
     python -m bench.retrieval --latency          # LocalVectorIndex p50/p95 at 100k x 384
 """
@@ -372,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(asyncio.run(latency()), indent=2))
         return
     if args.emanual:
-        from tests.helpers.emanual import load_emanual
+        from bench.emanual_data import load_emanual
 
         corpus, qa = load_emanual(args.emanual)
         results = asyncio.run(run_questions(corpus, qa, ALL_SYSTEMS))

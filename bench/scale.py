@@ -434,13 +434,13 @@ def _isolated(argv: list[str], root: Path) -> dict[str, Any]:
 
 def _ceiling_corpus(work: Path) -> Path:
     """The e-manual's 261 sections as a seed file (real prose, ../shared/data), else the fixture manual."""
-    from bench.__main__ import DEFAULT_DATA  # the shared data where the tests look for it ($DOCBOT_SHARED_DATA)
+    from bench.shared import DEFAULT_DATA  # the shared data where the tests look for it ($DOCBOT_SHARED_DATA)
 
     corpus = DEFAULT_DATA / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json"
     if not corpus.is_file():
         return REPO / "tests" / "fixtures" / "manual"
     sys.path.insert(0, str(REPO))
-    from tests.helpers.emanual import load_corpus
+    from bench.emanual_data import load_corpus
 
     seed = work / "emanual.jsonl"
     seed.write_text("\n".join(json.dumps(record) for record in load_corpus(corpus)), encoding="utf-8")

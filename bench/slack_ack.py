@@ -33,6 +33,7 @@ from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
 from adapters.slack.fake_web_api import FakeSlackAPI
+from bot.adapter_options import slack_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher
@@ -157,7 +158,7 @@ async def run(concurrency: int = 50, rounds: int = 10, pipeline_s: float = 2.0) 
     settings = Settings(_env_file=None, slack_bot_token="xoxb-bench", slack_signing_secret=SECRET,
                         slack_api_url=api_url)  # fmt: skip
     handler = SlowHandler(pipeline_s)
-    adapter = SlackAdapter(settings)
+    adapter = SlackAdapter(slack_options(settings))
     # the production path: every ack waits for the inbox write (SQLite, the default database); the worker answers
     folder = tempfile.TemporaryDirectory(prefix="docbot-ack-bench-")
     db = Database(f"sqlite+aiosqlite:///{Path(folder.name) / 'bench.db'}")

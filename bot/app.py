@@ -14,10 +14,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
-
 from bot.answers.wiring import TeamAnswerParts, build_team_answers
-from bot.budget import SqlTokenLedger, UsageGuard
+from bot.budget import UsageGuard
 from bot.latency import keep_loop_responsive
 from bot.metrics import Metrics
 from bot.service import ConversationService
@@ -31,8 +29,8 @@ from pipeline.runner import PipelineRunner
 from pipeline.types import Embedder, Role
 from storage.actions import ActionStore
 from storage.conversations import ConversationStore
+from storage.corpus_versions import corpus_version
 from storage.db import Database, mask_url
-from storage.doc_tables import CorpusVersionRow
 from storage.embedder import E5Embedder, QueryMemo, ZerosOnFailure
 from storage.embedding_space import check_space
 from storage.errors import EmbeddingUnavailable
@@ -45,6 +43,7 @@ from storage.runs import RunStore
 from storage.search.retriever import HybridRetriever
 from storage.semantic_cache import SemanticCache
 from storage.source_facts import source_facts
+from storage.usage_counters import SqlTokenLedger
 from storage.vector_index import VectorIndex
 
 if TYPE_CHECKING:  # what only serving needs loads in `serve`: `docbot ask` never imports the HTTP server,
@@ -176,20 +175,22 @@ class App:
         if self.settings.slack_enabled:
             from adapters.slack.app import SlackAdapter
             from adapters.slack.installations import database_oauth_stores
+            from bot.adapter_options import slack_options
             from bot.topics import DocsTopics
 
             stores: dict[str, Any] = {}
             if self.settings.slack_client_id is not None:  # multi-workspace OAuth: installations in our database
                 installations, states = await database_oauth_stores(self.db.engine, self.settings.slack_client_id)
                 stores = {"installation_store": installations, "oauth_state_store": states}
-            slack = SlackAdapter(self.settings, language_of=self._text_language(), **stores)
+            slack = SlackAdapter(slack_options(self.settings), language_of=self._text_language(), **stores)
             slack.topics = DocsTopics(self.db)  # the suggested prompts of the Messages tab: the docs' top sections
             slack.add_routes(web_app)
             adapters["slack"] = slack
         if self.settings.discord_enabled:
             from adapters.discord.client import DocbotClient
+            from bot.adapter_options import discord_options
 
-            adapters["discord"] = DocbotClient(self.settings, language_of=self._text_language())
+            adapters["discord"] = DocbotClient(discord_options(self.settings), language_of=self._text_language())
         return adapters
 
     def _text_language(self) -> Callable[[str], Awaitable[str | None]]:
@@ -207,7 +208,7 @@ class App:
 
     def _jobs(self, delivery: Delivery) -> list[JobSpec]:
         from bot.jobs import standard_jobs
-        from bot.jobs.retention import RetentionPolicy
+        from storage.retention import RetentionPolicy
 
         settings = self.settings
         platform, workspace, channel = (settings.digest_channel or "::").split(":")
@@ -226,7 +227,7 @@ class App:
             digest_target=digest,
             embedder=self.embedder,
             team=self.team,
-            corpus_version=lambda: _all_versions(self.db),
+            corpus_version=lambda: corpus_version(self.db),
             reload_search=self.reload_search,
         )
 
@@ -242,23 +243,6 @@ class App:
             except Exception:
                 log.warning("error while closing", exc_info=True)
         self._closers.clear()
-
-
-async def _all_versions(db: Database) -> int:
-    async with db.session() as session:
-        return int(await session.scalar(select(func.coalesce(func.sum(CorpusVersionRow.version), 0))) or 0)
-
-
-async def _corpus_version(db: Database, collections: Sequence[str]) -> int:
-    """One number that grows whenever any of the collections changes (each collection's counter only grows); one
-    statement for all of them."""
-    async with db.session() as session:
-        total = await session.scalar(
-            select(func.coalesce(func.sum(CorpusVersionRow.version), 0)).where(
-                CorpusVersionRow.collection.in_(list(collections))
-            )
-        )
-    return int(total or 0)
 
 
 def answerer_of(settings: Settings) -> str:
@@ -468,7 +452,7 @@ async def build_app(
             ),
             metrics=metrics,
             cache=cache,
-            corpus_version=lambda collections: _corpus_version(db, collections),
+            corpus_version=lambda collections: corpus_version(db, collections),
             cache_language=detect,
             message_language=detect,  # notices in the language of the message they answer
             source_facts=lambda doc_ids: source_facts(db, doc_ids),

@@ -7,8 +7,8 @@ LLM token budget per workspace.
     await guard.record_tokens(workspace_id, result_usage.total_tokens)   # after it
 
 `storage` is a `limits` async storage (memory by default; pass e.g. `storage_from_string("redis://...")` to share
-rate limits across replicas). The token ledger is memory by default; `SqlTokenLedger` keeps it in the
-`usage_counters` table so every replica sees the same spend.
+rate limits across replicas). The token ledger is memory by default; `SqlTokenLedger` (`storage/usage_counters.py`)
+keeps it in the `usage_counters` table so every replica sees the same spend.
 """
 
 from __future__ import annotations
@@ -22,9 +22,6 @@ from typing import Protocol
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
-
-from storage.db import Database
-from storage.tables import UsageCounterRow
 
 # message keys of the localized texts (`pipeline.locales.Texts` fields)
 RATE_LIMITED = "rate_limited"
@@ -60,26 +57,6 @@ class MemoryTokenLedger:
 
     async def spent(self, scope: str, day: date) -> int:
         return self._spent.get((scope, day), 0)
-
-
-class SqlTokenLedger:
-    """Token counts in the `usage_counters` table, added atomically (an upsert), shared by all replicas."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def add(self, scope: str, day: date, tokens: int) -> None:
-        statement = self.db.insert(UsageCounterRow).values(scope=scope, day=day, tokens=tokens)
-        statement = statement.on_conflict_do_update(
-            index_elements=["scope", "day"], set_={"tokens": UsageCounterRow.tokens + statement.excluded.tokens}
-        )
-        async with self.db.session() as session:
-            await session.execute(statement)
-
-    async def spent(self, scope: str, day: date) -> int:
-        async with self.db.session() as session:
-            row = await session.get(UsageCounterRow, (scope, day))
-            return int(row.tokens) if row is not None else 0
 
 
 def _seconds_to_midnight(now: datetime) -> float:

@@ -23,8 +23,9 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast, runtime_checkable
 
+from pipeline.envelope import ProgressCallback, StreamCallback
 from pipeline.locales import texts
 from pipeline.messages import (
     PROGRESS_UNKNOWN,
@@ -36,7 +37,6 @@ from pipeline.messages import (
     Inbound,
     InboundKind,
     ProgressSink,
-    ReplayingHandler,
     Reply,
     ReplyAction,
     ReplyKind,
@@ -55,6 +55,7 @@ from pipeline.types import ActionKind
 from storage.db import Database
 from storage.inbox import RETRY_PREFIX, Inbox, InboxItem, is_retry, new_retry_token
 from storage.outbox import Outbox, OutboxItem, OutgoingReply
+from storage.settlement import Answer, Pressed
 
 if TYPE_CHECKING:
     from bot.answers.hooks import TeamAnswerHooks
@@ -71,11 +72,51 @@ class ProgressUnknown(Exception):
     event is retried rather than answered beside a placeholder nobody replaces."""
 
 
-class AnswerLost(Exception):
-    """A retried event the handler no longer answers and has no stored reply for: an earlier attempt recorded it
-    as answered and died before its reply was stored. `ConversationService` keeps each reply with the run that
-    answers it (`stored_reply`), so this is left for runs recorded before migration 0004_run_reply and for handlers
-    that keep no replies."""
+@runtime_checkable
+class Answering(Protocol):
+    """What the delivery needs of the conversation service: decide an event's answer and write nothing, so that the
+    inbox settles it with the event in one transaction (`ConversationService`). A handler that keeps no records
+    (`pipeline.messages.ConversationHandler`: demos, test doubles) is wrapped by `Unrecorded`."""
+
+    async def answer(
+        self,
+        inbound: Inbound,
+        fetcher: ThreadFetcher | None = None,
+        stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> Answer | None: ...
+
+    async def press(self, inbound: Inbound) -> Pressed: ...
+
+
+class Unrecorded:
+    """A `ConversationHandler` whose replies carry nothing to store, as an `Answering`."""
+
+    def __init__(self, handler: ConversationHandler) -> None:
+        self.handler = handler
+
+    async def answer(
+        self,
+        inbound: Inbound,
+        fetcher: ThreadFetcher | None = None,
+        stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> Answer | None:
+        if progress is not None or stream is not None:
+            handler = cast(StreamingConversationHandler, self.handler)
+            shown = {"progress": progress} if progress is not None else {}
+            reply = await handler.handle_message(inbound, fetcher, stream=stream, **shown)
+        else:
+            reply = await self.handler.handle_message(inbound, fetcher)
+        return Answer(reply) if reply is not None else None
+
+    async def press(self, inbound: Inbound) -> Pressed:
+        outcome = await self.handler.handle_action(inbound)
+        return Pressed(outcome, Answer(outcome.reply) if outcome.reply is not None else None)
+
+    async def reply_on_record(self, thread_key: str, message_id: str) -> Reply | None:
+        lookup = getattr(self.handler, "reply_on_record", None)
+        return None if lookup is None else cast(Reply | None, await lookup(thread_key, message_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +147,13 @@ class SweepReport:
 
 
 class Delivery:
-    """Implements the inbox/outbox protocol around a `ConversationHandler`. One per process."""
+    """Implements the inbox/outbox protocol around the conversation service. One per process. `db` is the service's
+    own database: each answer is settled there together with its event."""
 
     def __init__(
         self,
         db: Database,
-        handler: ConversationHandler,
+        handler: Answering | ConversationHandler,
         sinks: Mapping[str, ReplySink],
         worker_id: str,
         *,
@@ -126,7 +168,7 @@ class Delivery:
     ) -> None:
         self.inbox = inbox or Inbox(db)
         self.outbox = outbox or Outbox(db)
-        self._handler = handler
+        self._handler: Answering = handler if isinstance(handler, Answering) else Unrecorded(handler)
         self._sinks = dict(sinks)
         self.worker_id = worker_id
         self.config = config or DeliveryConfig()
@@ -227,7 +269,7 @@ class Delivery:
     # -- one event ----------------------------------------------------------------------------------------------
 
     async def handle(self, item: InboxItem) -> None:
-        """Run the handler for one claimed event, store its reply with the event's completion, then post it."""
+        """Decide the answer to one claimed event, settle it with the event's completion, then post its reply."""
         handed_on = False
         try:
             handed_on = await self._handle(item)
@@ -246,15 +288,13 @@ class Delivery:
         started = time.monotonic()
         self._holding.add(item.key)
         failure: str | None = None
+        answer: Answer | None = None
         try:
-            replies = await self._produce(item)
+            replies, answer = await self._produce(item)
         except DeliveryRejected as exc:  # the platform refused the event for good (e.g. /ask where the bot is not
             # a member: the sink told the person privately); settled without a reply, never retried or apologised for
             log.info("event declined by the platform", extra={"key": item.key, "reason": exc.reason})
             replies = []
-        except AnswerLost:
-            log.warning("answer lost in an earlier attempt", extra={"key": item.key, "attempts": item.attempts})
-            replies, failure = [], "answer_lost"
         except Exception as exc:
             log.warning(
                 "handler failed",
@@ -270,7 +310,8 @@ class Delivery:
             ref = self._refs.pop(item.key, item.ref)
         if failure is not None:
             return await self._give_up(dataclasses.replace(item, ref=ref), failure)
-        row_ids = await self.inbox.complete(item, replies)
+        # the one transaction that settles the event: claim still held, event done, answer and outbox row written
+        row_ids = await self.inbox.complete(item, replies, answer)
         if row_ids is None:
             log.warning("claim lost before completion; another worker answers", extra={"key": item.key})
             return False
@@ -289,7 +330,7 @@ class Delivery:
             log.warning("sending left to the sweep", extra={"key": item.key, "error": type(exc).__name__})
         return True
 
-    async def _produce(self, item: InboxItem) -> list[OutgoingReply]:
+    async def _produce(self, item: InboxItem) -> tuple[list[OutgoingReply], Answer | None]:
         inbound, ref = item.inbound, item.ref
         sink = self._sinks.get(ref.platform)
         signs = sink if isinstance(sink, ProgressSink) else None
@@ -301,47 +342,32 @@ class Delivery:
         hooked = await self._hooks.take(inbound, ref) if self._hooks is not None else None
         extra = list(hooked.replies) if hooked is not None else []
         if (hooked is not None and hooked.done) or inbound.kind is InboundKind.REACTION:  # reactions: the hooks'
-            return extra
-        return [*await self._respond(item, inbound, ref, sink, signs), *extra]
+            return extra, None
+        replies, answer = await self._respond(item, inbound, ref, sink, signs)
+        return [*replies, *extra], answer
 
     async def _respond(
         self, item: InboxItem, inbound: Inbound, ref: ThreadRef, sink: ReplySink | None, signs: ProgressSink | None
-    ) -> list[OutgoingReply]:
+    ) -> tuple[list[OutgoingReply], Answer | None]:
         if inbound.kind in (InboundKind.ACTION, InboundKind.EDIT):
             return await self._press(item, inbound, ref, signs)
         # a retried question's thread was read on its first attempt, and its message id is not the platform's
         fetcher = self._fetcher_for(inbound, ref) if self._fetcher_for and not is_retry(inbound) else None
         if self.config.show_work and isinstance(sink, WorkDisplaySink) and _takes_progress(self._handler):
-            reply, ref = await self._worked(item, inbound, ref, fetcher, sink)
+            answer, ref = await self._worked(item, inbound, ref, fetcher, sink)
         elif self.config.stream_answers and isinstance(sink, StreamingSink):
-            reply, ref = await self._streamed(inbound, ref, fetcher, sink)
+            answer, ref = await self._streamed(inbound, ref, fetcher, sink)
         else:
-            reply, ref = await self._with_progress(
-                self._handler.handle_message(inbound, fetcher), item, inbound, ref, signs
-            )
-        if reply is None and item.attempts > 1:  # a retry: an earlier attempt may have answered and died
-            reply = await self._replay(inbound)
-        if reply is None:
+            answer, ref = await self._with_progress(self._handler.answer(inbound, fetcher), item, inbound, ref, signs)
+        if answer is None or answer.reply is None:
             if signs is not None and ref.placeholder_id:
                 await signs.clear_progress(ref)
-            if item.attempts > 1 and inbound.mentioned:
-                raise AnswerLost(item.key)
-            return []
-        return [OutgoingReply(ref, reply, item.key)]
-
-    async def _replay(self, inbound: Inbound) -> Reply | None:
-        """The reply an earlier attempt recorded with its run but never stored in the outbox (it died in between).
-        Safe to post: a reply is stored for an event only with its completion, and this event is not complete."""
-        if not isinstance(self._handler, ReplayingHandler):
-            return None
-        reply = await self._handler.stored_reply(inbound)
-        if reply is not None:
-            log.info("replaying the reply of an earlier attempt", extra={"key": inbound.dedup_key})
-        return reply
+            return [], answer
+        return [OutgoingReply(ref, answer.reply, item.key)], answer
 
     async def _press(
         self, item: InboxItem, inbound: Inbound, ref: ThreadRef, signs: ProgressSink | None
-    ) -> list[OutgoingReply]:
+    ) -> tuple[list[OutgoingReply], Answer | None]:
         """A button: the handler checks it (exists, unexpired, this thread, this workspace) before anything on the
         platform changes; only an accepted choice is shown on its message, rebuilt from the stored action."""
         action_id = inbound.action_id or ""
@@ -350,38 +376,38 @@ class Delivery:
             log.info("retry button", extra={"key": item.key, "queued": queued})
             if queued:
                 self._wake.set()
-            return []
+            return [], None
         if action_id.startswith(PUBLISH_PREFIX):
-            return await self._publish(item, inbound, ref, action_id.removeprefix(PUBLISH_PREFIX))
+            return await self._publish(item, inbound, ref, action_id.removeprefix(PUBLISH_PREFIX)), None
         if action_id.startswith(SOLVED_PREFIX):
             sink = self._sinks.get(ref.platform)
             if not isinstance(sink, ThreadMarker):
-                return []
-            return [OutgoingReply(ref, await sink.mark_solved(ref), item.key)]
-        outcome = await self._hooks.press(inbound, ref) if self._hooks is not None else None  # a review button
-        if outcome is None and inbound.kind is InboundKind.EDIT:
-            return []  # an editor nothing opens any more
-        if outcome is None:
-            outcome = await self._handler.handle_action(inbound)
+                return [], None
+            return [OutgoingReply(ref, await sink.mark_solved(ref), item.key)], None
+        hooked = await self._hooks.press(inbound, ref) if self._hooks is not None else None  # a review button
+        if hooked is None and inbound.kind is InboundKind.EDIT:
+            return [], None  # an editor nothing opens any more
+        pressed = Pressed(hooked) if hooked is not None else await self._handler.press(inbound)
+        outcome = pressed.outcome
         language = (outcome.reply.language if outcome.reply else None) or await self._language(inbound)
         if outcome.accepted and outcome.marks_message and signs is not None:
             await self._best_effort(
                 "choice sign", signs.show_choice(ref, inbound.message_id, action_id, outcome.chosen_label, language)
             )
         if outcome.reply is not None:
-            return [OutgoingReply(ref, outcome.reply, item.key)]
+            return [OutgoingReply(ref, outcome.reply, item.key)], pressed.answer
         if outcome.notice and self.config.post_action_notices:
             notice = Reply(ReplyKind.NOTICE, outcome.notice, language, "", reason="action_notice")
-            return [OutgoingReply(ref, notice, item.key)]
-        return []
+            return [OutgoingReply(ref, notice, item.key)], pressed.answer
+        return [], pressed.answer
 
     async def _publish(
         self, item: InboxItem, inbound: Inbound, ref: ThreadRef, question_id: str
     ) -> list[OutgoingReply]:
         """Post in public the answer only its asker saw: the reply stored with that question (its message id) in the
         same conversation, through the outbox to `ref` (the sink has prepared where it goes)."""
-        asked = dataclasses.replace(inbound, kind=InboundKind.MESSAGE, action_id=None, message_id=question_id)
-        reply = await self._replay(asked)
+        lookup = getattr(self._handler, "reply_on_record", None)
+        reply = await lookup(inbound.thread_key, question_id) if lookup is not None else None
         if reply is None:
             language = await self._language(inbound)
             log.info("nothing to publish", extra={"key": item.key})
@@ -419,8 +445,8 @@ class Delivery:
                 raise
             except Exception as exc:
                 # a placeholder may be up that we cannot see: replying now could leave it beside the answer (two
-                # posts in the thread), so this attempt fails and the retry replays the recorded answer; the last
-                # attempt answers anyway (a placeholder left beside the answer beats an apology instead of it)
+                # posts in the thread), so this attempt fails and the retry answers again (nothing of this one was
+                # kept); the last attempt answers anyway (a placeholder beside the answer beats an apology instead)
                 if item.attempts < self.inbox.max_attempts:
                     raise ProgressUnknown(type(exc).__name__) from None
                 log.warning("finding progress failed", extra={"worker": self.worker_id, "error": _error_name(exc)})
@@ -439,27 +465,26 @@ class Delivery:
 
     async def _streamed(
         self, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, sink: StreamingSink
-    ) -> tuple[Reply | None, ThreadRef]:
+    ) -> tuple[Answer | None, ThreadRef]:
         """Handle a question while streaming its answer straight to the platform (ephemeral progress, not in the
         outbox); the returned ref points the final reply at the streamed message, so it replaces it."""
         stream = sink.open_stream(ref)
-        handler = cast(StreamingConversationHandler, self._handler)
         try:
-            reply = await handler.handle_message(inbound, fetcher, stream=stream.update)
+            answer = await self._handler.answer(inbound, fetcher, stream=stream.update)
         except Exception:
             await stream.discard()  # the event is retried or apologised for; no half-written answer stays
             raise
         streamed_id = await stream.finish()
         if streamed_id is None:
-            return reply, ref
-        if reply is None:
+            return answer, ref
+        if answer is None or answer.reply is None:
             await stream.discard()
-            return reply, ref
-        return reply, dataclasses.replace(ref, placeholder_id=streamed_id)
+            return answer, ref
+        return answer, dataclasses.replace(ref, placeholder_id=streamed_id)
 
     async def _worked(
         self, item: InboxItem, inbound: Inbound, ref: ThreadRef, fetcher: ThreadFetcher | None, sink: WorkDisplaySink
-    ) -> tuple[Reply | None, ThreadRef]:
+    ) -> tuple[Answer | None, ThreadRef]:
         """Handle a question while its steps are shown in the thread (and its answer text, when streaming is on);
         the returned ref points the final reply at the shown work, so it replaces it. A question addressed to the bot
         shows its work at once; a follow-up from its first step (the service may leave it unanswered). The asker
@@ -467,7 +492,6 @@ class Delivery:
         if item.attempts > 1:  # an earlier attempt may have left its work shown: the reply must replace it
             ref = await self._earlier_progress(item, ref, sink)
         display = sink.open_work(ref, inbound)
-        handler = cast(StreamingConversationHandler, self._handler)
         begun = False
 
         async def progress(step: Step) -> None:
@@ -481,11 +505,11 @@ class Delivery:
             begun = True
             await display.begin()
         stream = display.update if self.config.stream_answers else None
-        work = asyncio.ensure_future(handler.handle_message(inbound, fetcher, stream=stream, progress=progress))
+        work = asyncio.ensure_future(self._handler.answer(inbound, fetcher, stream=stream, progress=progress))
         run = _Run(work, inbound.user_id)
         self._running[inbound.thread_key] = run
         try:
-            reply: Reply | None = await work
+            answer: Answer | None = await work
         except asyncio.CancelledError:
             this = asyncio.current_task()
             if not run.stopped or (this is not None and this.cancelling()):  # not a stop: shutdown, a lost claim
@@ -493,8 +517,8 @@ class Delivery:
                 await display.discard()
                 raise
             log.info("question stopped by its asker", extra={"key": item.key})
-            language = await self._language(inbound)
-            reply = Reply(ReplyKind.NOTICE, texts(language).stopped, language, "", reason="stopped")
+            language = await self._language(inbound)  # nothing of the stopped run is kept
+            answer = Answer(Reply(ReplyKind.NOTICE, texts(language).stopped, language, "", reason="stopped"))
         except Exception:
             await display.discard()  # the event is retried or apologised for; no half-shown work stays
             raise
@@ -503,11 +527,11 @@ class Delivery:
                 del self._running[inbound.thread_key]
         shown = await display.finish()
         if shown is None:
-            return reply, (_progress_unknown(ref) if display.maybe_shown else ref)
-        if reply is None:
+            return answer, (_progress_unknown(ref) if display.maybe_shown else ref)
+        if answer is None or answer.reply is None:
             await display.discard()
-            return reply, ref
-        return reply, dataclasses.replace(ref, placeholder_id=shown)
+            return answer, ref
+        return answer, dataclasses.replace(ref, placeholder_id=shown)
 
     async def _earlier_progress(self, item: InboxItem, ref: ThreadRef, sink: object) -> ThreadRef:
         """The progress an earlier attempt left in the thread, for this attempt to replace (ProgressUnknown when it
@@ -647,16 +671,18 @@ class Delivery:
 class _Run:
     """A question being answered: its handler task, who asked it, and whether they asked to stop it."""
 
-    work: asyncio.Future[Reply | None]
+    work: asyncio.Future[Answer | None]
     asker_id: str
     stopped: bool = False
 
 
-def _takes_progress(handler: ConversationHandler) -> bool:
-    """Whether the handler's `handle_message` takes `progress=` (`ConversationService` does; simple handlers and test
-    doubles may not)."""
+def _takes_progress(handler: Answering) -> bool:
+    """Whether the handler can be told each step (`ConversationService` can; simple handlers and test doubles whose
+    `handle_message` takes no `progress=` cannot)."""
+    if not isinstance(handler, Unrecorded):
+        return True
     try:
-        return "progress" in inspect.signature(handler.handle_message).parameters
+        return "progress" in inspect.signature(handler.handler.handle_message).parameters
     except (TypeError, ValueError):
         return False
 

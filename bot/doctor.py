@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from pydantic import SecretStr
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.settings import Settings
 from storage.db import mask_url
 from storage.embedder import E5_MODEL_NAME
+from storage.health import index_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,19 +33,12 @@ def _shown(name: str, value: object) -> str:
 
 async def _database_check(settings: Settings) -> Check:
     url = settings.effective_database_url
-    engine = create_async_engine(url)
-    try:
-        async with engine.connect() as conn:
-            try:
-                docs = (await conn.execute(text("SELECT count(*) FROM documents"))).scalar_one()
-                chunks = (await conn.execute(text("SELECT count(*) FROM chunks"))).scalar_one()
-                return Check("database", True, f"{mask_url(url)}: {docs} documents, {chunks} chunks indexed")
-            except Exception:
-                return Check("database", True, f"{mask_url(url)}: reachable, not migrated yet (run any command)")
-    except Exception as exc:
-        return Check("database", False, f"{mask_url(url)}: cannot connect ({type(exc).__name__})")
-    finally:
-        await engine.dispose()
+    state = await index_state(url)
+    if not state.reachable:
+        return Check("database", False, f"{mask_url(url)}: cannot connect ({state.error})")
+    if not state.migrated:
+        return Check("database", True, f"{mask_url(url)}: reachable, not migrated yet (run any command)")
+    return Check("database", True, f"{mask_url(url)}: {state.documents} documents, {state.chunks} chunks indexed")
 
 
 async def _stored_vectors(settings: Settings, model: str, dim: int) -> str:
@@ -230,20 +222,12 @@ class SourceState:
 
 async def source_states(settings: Settings) -> list[SourceState]:
     """Each ingested input's newest run, and the configured re-ingest sources never ingested yet."""
-    from sqlalchemy import func, select
-
     from storage.db import Database
-    from storage.doc_tables import IngestRunRow
+    from storage.health import newest_ingest_runs
 
     db = Database(settings.effective_database_url)
     try:
-        async with db.session() as session:
-            newest = (
-                select(IngestRunRow.collection, IngestRunRow.origin, func.max(IngestRunRow.id).label("id"))
-                .group_by(IngestRunRow.collection, IngestRunRow.origin)
-                .subquery()
-            )
-            rows = list(await session.scalars(select(IngestRunRow).join(newest, IngestRunRow.id == newest.c.id)))
+        rows = await newest_ingest_runs(db)
     except Exception:
         return []  # not migrated yet, or unreachable: the database check says which
     finally:

@@ -10,12 +10,12 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from bot.budget import Denial, NoticeOnce
 from bot.citations import cite
-from bot.input_check import InputProblem, check_question
 from bot.metrics import Metrics
 from bot.settings import Settings
 from bot.thread_locks import ThreadLocks
@@ -34,16 +34,27 @@ from pipeline.messages import (
     RunSummary,
     ThreadFetcher,
 )
+from pipeline.messages.question import InputProblem, check_question
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner, stop_text
 from pipeline.types import ActionKind, HistoryMessage, QualityDecision, Role, SourceReference, SuggestedAction
 from storage.actions import ActionStore
 from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
-from storage.runs import RunStore, Settled
+from storage.runs import RunStore
 from storage.semantic_cache import SemanticCache
+from storage.settlement import (
+    Answer,
+    ConversationChange,
+    NewAction,
+    NewMessage,
+    NewRun,
+    Pressed,
+    Settlement,
+    ThreadState,
+)
 from storage.source_facts import SourceFacts
-from storage.tables import new_uuid
+from storage.tables import ConversationState, new_action_token, new_uuid
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +80,26 @@ class _Unlimited:
         return None
 
 
+@dataclass(slots=True)
+class _Thread:
+    """The conversation an answer is being decided in, and what it will write before its run: the thread's
+    earlier messages read from the platform and the person's message."""
+
+    record: ConversationRecord
+    new: bool
+    messages: list[NewMessage]
+    history_fetched: bool = False
+
+    def change(self, state: ThreadState | None = None) -> ConversationChange:
+        return ConversationChange(self.record, new=self.new, history_fetched=self.history_fetched, state=state)
+
+
 class ConversationService:
-    """Implements `pipeline.messages.ConversationHandler` (and `StreamingConversationHandler`, `ReplayingHandler`)."""
+    """Decides the answer to an event and writes nothing (`answer`, `press`): the caller settles it with the event
+    (`storage.inbox.Inbox.complete`). `handle_message` and `handle_action` (`pipeline.messages.ConversationHandler`)
+    decide and settle at once, for callers without an inbox event: the terminal chat, `docbot ask`, the evaluation.
+    The semantic cache and the token budget are written when the run ends (they count what happened, settled or
+    not)."""
 
     def __init__(
         self,
@@ -81,6 +110,7 @@ class ConversationService:
         actions: ActionStore,
         feedback: FeedbackStore,
         runner: PipelineRunner,
+        settlement: Settlement | None = None,
         usage: UsageLimiter | None = None,
         metrics: Metrics | None = None,
         cache: SemanticCache | None = None,
@@ -98,6 +128,7 @@ class ConversationService:
         self._actions = actions
         self._feedback = feedback
         self._runner = runner
+        self._settlement = settlement or Settlement(conversations.db)
         self._usage: UsageLimiter = usage or _Unlimited()
         self._metrics = metrics or Metrics()
         self._cache = cache
@@ -109,7 +140,7 @@ class ConversationService:
         self._thread_locks = ThreadLocks()
         self._notice_once = NoticeOnce()
 
-    # -- messages ---------------------------------------------------------------------------------------------
+    # -- callers without an inbox event ------------------------------------------------------------------------
 
     async def handle_message(
         self,
@@ -118,8 +149,36 @@ class ConversationService:
         stream: StreamCallback | None = None,
         progress: ProgressCallback | None = None,
     ) -> Reply | None:
-        """The reply to `inbound`, or None. `stream` is shown the answer text while the LLM writes it, when
-        `Settings.llm_streaming` is on (the offline strategy never calls it); `progress` is told each pipeline step."""
+        """Decide the reply to `inbound` and settle it at once. The thread's lock stands in for the inbox's
+        one-event-per-thread order, which callers without an inbox event do not have."""
+        async with self._thread_locks.hold(inbound.thread_key):
+            answer = await self.answer(inbound, fetcher, stream, progress)
+            if answer is None:
+                return None
+            await self._settlement.settle(answer)
+            return answer.reply
+
+    async def handle_action(self, inbound: Inbound) -> ActionOutcome:
+        """Decide a button press and settle it at once (see `handle_message`)."""
+        async with self._thread_locks.hold(inbound.thread_key):
+            pressed = await self.press(inbound)
+            if pressed.answer is not None:
+                await self._settlement.settle(pressed.answer)
+            return pressed.outcome
+
+    # -- messages ---------------------------------------------------------------------------------------------
+
+    async def answer(
+        self,
+        inbound: Inbound,
+        fetcher: ThreadFetcher | None = None,
+        stream: StreamCallback | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> Answer | None:
+        """The answer to `inbound`, or None (a thread message the bot is not engaged in). `stream` is shown the
+        answer text while the LLM writes it, when `Settings.llm_streaming` is on (the offline strategy never calls
+        it); `progress` is told each pipeline step. Reads the conversation and writes nothing of it: the reads stay
+        true until the answer is settled because the inbox hands out one event per conversation at a time."""
         policy = self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id)
         existing = await self._conversations.find(inbound.thread_key)
         if not inbound.mentioned and (existing is None or policy.follow_mode == "mention"):
@@ -128,17 +187,17 @@ class ConversationService:
         if not policy.allowed:
             log.info("channel refused", extra={"platform": inbound.platform, "channel": inbound.channel_id})
             language = await self._language_of(checked.text, existing)
-            return self._notice(language, "channel_not_allowed", conversation_id="")
+            return Answer(self._notice(language, "channel_not_allowed", conversation_id=""))
         if checked.problem is not None:
             log.info("input refused", extra={"reason": checked.problem.value, "chars": len(inbound.text)})
             readable = checked.problem is InputProblem.TOO_LONG  # empty or junk says nothing about a language
             language = await self._language_of(checked.text if readable else "", existing)
-            return self._notice(language, checked.problem.value, conversation_id=existing.id if existing else "")
+            conversation_id = existing.id if existing else ""
+            return Answer(self._notice(language, checked.problem.value, conversation_id=conversation_id))
 
         collections = self._collections(inbound, policy.collections)
-        async with self._thread_locks.hold(inbound.thread_key):
-            stream = stream if self._settings.llm_streaming else None
-            return await self._answer(inbound, checked.text, collections, fetcher, stream, progress)
+        stream = stream if self._settings.llm_streaming else None
+        return await self._answer(inbound, existing, checked.text, collections, fetcher, stream, progress)
 
     def _collections(self, inbound: Inbound, own: tuple[str, ...]) -> tuple[str, ...]:
         """The collections a question searches: its channel's, or those configured for the channel the asker was
@@ -153,49 +212,30 @@ class ConversationService:
     async def _answer(
         self,
         inbound: Inbound,
+        existing: ConversationRecord | None,
         text: str,
         collections: tuple[str, ...],
         fetcher: ThreadFetcher | None,
         stream: StreamCallback | None = None,
         progress: ProgressCallback | None = None,
-    ) -> Reply | None:
-        conversation = await self._conversations.get_or_create(
-            inbound.thread_key,
-            inbound.platform,
-            inbound.workspace_id,
-            inbound.channel_id,
-            inbound.thread_id or inbound.message_id,
-        )
-        if fetcher is not None and inbound.thread_id and not conversation.history_fetched:
-            await self._import_thread(conversation, fetcher, skip_message_id=inbound.message_id)
-        history = await self._conversations.history(conversation.id, limit=HISTORY_LIMIT)
-        is_new = await self._conversations.add_message(
-            conversation.id,
-            platform_message_id=inbound.message_id,
-            author_id=inbound.user_id,
-            author_name=inbound.user_name,
-            text=text,
-            ts=inbound.ts,
-            from_bot=False,
-        )
-        if not is_new:
-            if await self._runs.answer_for(conversation.id, inbound.message_id) is not None:
-                log.info("duplicate message ignored", extra={"key": inbound.dedup_key})
-                return None
-            # stored before, never answered: the process handling it died; answer it now
-            log.info("finishing a message an earlier attempt did not answer", extra={"key": inbound.dedup_key})
-            if history and not history[-1].from_bot and history[-1].text == text:
-                history = history[:-1]  # the stored copy of this very message is not earlier context
+    ) -> Answer:
+        thread = self._thread_of(inbound, existing)
+        history = [] if thread.new else await self._conversations.history(thread.record.id, limit=HISTORY_LIMIT)
+        if fetcher is not None and inbound.thread_id and not thread.record.history_fetched:
+            history = await self._import_thread(thread, fetcher, history)
+        thread.messages.append(NewMessage(inbound.message_id, inbound.user_id, inbound.user_name, text, inbound.ts))
+        conversation = thread.record
 
         local = inbound.platform == LOCAL_PLATFORM  # the person at their own terminal is not rate-limited
         denial = None if local else await self._usage.check(inbound.user_id, inbound.workspace_id)
         if denial is not None:
             if not self._notice_once.first(inbound.workspace_id, inbound.user_id, denial):
                 log.info("usage limit, already told", extra={"reason": denial.message_key, "scope": denial.scope})
-                return None
+                return Answer(None, thread.change(), tuple(thread.messages))
             log.info("usage limit", extra={"reason": denial.message_key, "scope": denial.scope})
             language = await self._detect(text, history, conversation.language)
-            return self._notice(language, denial.message_key, conversation_id=conversation.id)
+            notice = self._notice(language, denial.message_key, conversation_id=conversation.id)
+            return Answer(notice, thread.change(), tuple(thread.messages))
 
         context = Context(
             history=tuple(history),
@@ -207,12 +247,13 @@ class ConversationService:
             progress=progress,
         )
         started = self._now()
-        pending = await self._conversations.get_pending(conversation.id)
-        if pending is not None and not is_new and envelope_from_json(pending).message_id == inbound.message_id:
-            pending = None  # this very message's clarification, left by an attempt that died before its run
+        pending = conversation.pending_envelope
         new_topic = not any(not m.from_bot for m in history)
-        if pending is None and new_topic and (cached := await self._cached(inbound, text, collections, context)):
-            return await self._finish(conversation, inbound.message_id, cached, started, cached=True)
+        cached, version = (None, None)
+        if pending is None and new_topic:
+            cached, version = await self._cached(inbound, text, collections, context)
+        if cached is not None:
+            return await self._finish(thread, inbound.message_id, cached, started, cached=True)
         if pending is not None and answers_clarification(envelope_from_json(pending).payload, text):
             envelope = envelope_from_json(pending)
             result = await self._runner.resume(envelope, context=context, reply_text=text)
@@ -227,10 +268,24 @@ class ConversationService:
             # stopped before the lang role said which language this message is in: the notice must not fall back
             # to English (or to the thread's previous language)
             language = await self._detect(text, history, conversation.language)
-            notice = stop_text(result.kind, result.reason, language)
-            result = dataclasses.replace(result, text=notice, language=language)
-        await self._remember(result, collections)
-        return await self._finish(conversation, inbound.message_id, result, started)
+            said = stop_text(result.kind, result.reason, language)
+            result = dataclasses.replace(result, text=said, language=language)
+        await self._remember(result, collections, version)
+        return await self._finish(thread, inbound.message_id, result, started)
+
+    def _thread_of(self, inbound: Inbound, existing: ConversationRecord | None) -> _Thread:
+        """The conversation of the thread: the stored one, or a new one with its id minted here (inserted when the
+        answer is settled)."""
+        if existing is not None:
+            return _Thread(existing, new=False, messages=[])
+        now = self._now()
+        record = ConversationRecord(
+            id=new_uuid(), thread_key=inbound.thread_key, platform=inbound.platform,
+            workspace_id=inbound.workspace_id, channel_id=inbound.channel_id,
+            thread_id=inbound.thread_id or inbound.message_id, created_at=now, updated_at=now, history_fetched=False,
+            state=ConversationState.IDLE, language=None,
+        )  # fmt: skip
+        return _Thread(record, new=True, messages=[])
 
     async def language_of(self, inbound: Inbound) -> str:
         """The language to tell the sender of `inbound` something in (a notice, an apology, a progress sign): the
@@ -262,22 +317,22 @@ class ConversationService:
 
     async def _cached(
         self, inbound: Inbound, text: str, collections: tuple[str, ...], context: Context
-    ) -> PipelineResult | None:
+    ) -> tuple[PipelineResult | None, int | None]:
         """A previously approved answer to a near-identical question in the asker's language over the same corpus
-        version, if any (no lookup when the language is unknown)."""
+        version, if any (no lookup when the language is unknown); and that version, for storing the new answer."""
         if self._cache is None or self._corpus_version is None or self._cache_language is None:
-            return None
+            return None, None
         try:
             language = await self._cache_language(text, context)
             if language is None:
-                return None
+                return None, None
             version = await self._corpus_version(collections)
             hit = await self._cache.lookup(text, collections, version, language=language)
         except Exception:
             log.warning("semantic cache lookup failed", exc_info=True)
-            return None
+            return None, None
         if hit is None:
-            return None
+            return None, version
         now = self._now()
         payload = Payload(
             text=text,
@@ -289,9 +344,11 @@ class ConversationService:
         )
         hop = Hop(Role.SEARCH, f"semantic cache hit ({hit.similarity:.3f})", now, 0.0, strategy="cache")
         envelope = Envelope(inbound.thread_key, inbound.message_id, payload, now, now, process_count=1, hops=[hop])
-        return PipelineResult(ResultKind.ANSWER, hit.response, hit.language, envelope, sources=hit.sources)
+        return PipelineResult(ResultKind.ANSWER, hit.response, hit.language, envelope, sources=hit.sources), version
 
-    async def _remember(self, result: PipelineResult, collections: tuple[str, ...]) -> None:
+    async def _remember(self, result: PipelineResult, collections: tuple[str, ...], version: int | None) -> None:
+        """Keep an approved answer in the semantic cache under the corpus version it was looked up with (read
+        once per question)."""
         payload = result.envelope.payload
         if self._cache is None or self._corpus_version is None or result.kind != ResultKind.ANSWER:
             return
@@ -301,7 +358,7 @@ class ConversationService:
             await self._cache.store(
                 payload.canonical_question or payload.text,
                 collections,
-                await self._corpus_version(collections),
+                version if version is not None else await self._corpus_version(collections),
                 response=result.text,
                 language=result.language,
                 sources=result.sources,
@@ -311,62 +368,45 @@ class ConversationService:
             log.warning("semantic cache store failed", exc_info=True)
 
     async def _import_thread(
-        self, conversation: ConversationRecord, fetcher: ThreadFetcher, *, skip_message_id: str
-    ) -> None:
-        """Store the thread's earlier messages the bot never saw (once per conversation)."""
+        self, thread: _Thread, fetcher: ThreadFetcher, history: list[HistoryMessage]
+    ) -> list[HistoryMessage]:
+        """The thread's earlier messages the bot never saw, read from the platform once per conversation: added to
+        the answer's writes and to the history the question is read with."""
         try:
             earlier = await fetcher.fetch_thread()
         except Exception:  # the platform failing must not cost the person their answer
             log.warning("could not fetch earlier thread messages", exc_info=True)
-            return
-        for index, message in enumerate(earlier):
-            await self._conversations.add_message(
-                conversation.id,
-                platform_message_id=f"imported:{message.ts.timestamp():.6f}:{index}",
-                author_id=message.author,
-                author_name=message.author,
-                text=message.text,
-                ts=message.ts,
-                from_bot=message.from_bot,
-            )
-        await self._conversations.mark_history_fetched(conversation.id)
+            return history
+        thread.messages += [
+            NewMessage(f"imported:{m.ts.timestamp():.6f}:{index}", m.author, m.author, m.text, m.ts, m.from_bot)
+            for index, m in enumerate(earlier)
+        ]
+        thread.history_fetched = True
+        return sorted([*history, *earlier], key=lambda m: m.ts)[-HISTORY_LIMIT:]
 
     async def _finish(
         self,
-        conversation: ConversationRecord,
+        thread: _Thread,
         message_id: str,
         result: PipelineResult,
         started: datetime,
         *,
         cached: bool = False,
-        event_key: str | None = None,
-    ) -> Reply:
+    ) -> Answer:
+        """The answer a run ends in: its reply with buttons minted here, the run, the bot's message in the thread,
+        and the clarification it parks (or clears) on the conversation, to be settled in one transaction."""
         envelope = result.envelope
+        conversation = thread.record
         run_id = new_uuid()
-        reply = await self._build_reply(conversation, result, run_id, cached=cached)
-        # the commit point: the run and its reply in one row, so "answered" always comes with the answer to replay,
-        # and the clarification it parks (or clears) in the same transaction: a press or message that dies before
-        # this finds the clarification it resumed from still pending on its retry
+        reply, actions = await self._build_reply(conversation, result, run_id, cached=cached)
+        finished = self._now()
+        run = NewRun(run_id, message_id, envelope, result.kind, cached, started, finished)
         pending = envelope_to_json(envelope) if result.kind == "clarification" else None
-        await self._runs.save_run(
-            conversation.id,
-            message_id,
-            envelope,
-            status=result.kind,
-            reply_kind=result.kind,
-            cached=cached,
-            started_at=started,
-            finished_at=self._now(),
-            run_id=run_id,
-            reply=reply,
-            event_key=event_key,
-            settled=Settled(pending, result.language),
-        )
+        said = NewMessage(f"bot:{run_id}", BOT_NAME, BOT_NAME, result.text, finished, from_bot=True)
         tokens = sum(h.usage.total_tokens for h in envelope.hops)
         if tokens:
             await self._usage.record_tokens(conversation.workspace_id, tokens)
-        self._metrics.observe_run(envelope, result.kind, (self._now() - started).total_seconds())
-        await self._add_bot_message(conversation.id, run_id, result.text)
+        self._metrics.observe_run(envelope, result.kind, (finished - started).total_seconds())
         log.info(
             "reply ready",
             extra={
@@ -374,78 +414,56 @@ class ConversationService:
                 "run": run_id,
                 "kind": result.kind,
                 "hops": len(envelope.hops),
-                "ms": round((self._now() - started).total_seconds() * 1000, 1),
+                "ms": round((finished - started).total_seconds() * 1000, 1),
             },
         )
-        return reply
-
-    async def stored_reply(self, inbound: Inbound) -> Reply | None:
-        """The reply recorded with the run that answered `inbound`, if any (`pipeline.messages.ReplayingHandler`):
-        an attempt that answered and died before its reply reached the outbox left it here. A message's run is found
-        by its message id, a button press's by its inbox event. Also puts an answer in the thread's history if that
-        attempt died before it did."""
-        if inbound.kind is InboundKind.ACTION:
-            pressed = await self._runs.answer_for_event(inbound.dedup_key)
-            if pressed is None or pressed.reply is None:
-                return None
-            if pressed.reply.run_id is not None:  # a resumed answer (a handoff or rephrase notice has no run id)
-                await self._add_bot_message(pressed.reply.conversation_id, pressed.run_id, pressed.reply.text)
-            return pressed.reply
-        conversation = await self._conversations.find(inbound.thread_key)
-        if conversation is None:
-            return None
-        stored = await self._runs.answer_for(conversation.id, inbound.message_id)
-        if stored is None or stored.reply is None:  # not answered, or answered before replies were kept (0004)
-            return None
-        await self._add_bot_message(conversation.id, stored.run_id, stored.reply.text)
-        return stored.reply
-
-    async def _add_bot_message(self, conversation_id: str, run_id: str, text: str) -> None:
-        """The bot's reply in the thread's history (once: a replay after a crash finds it already stored)."""
-        await self._conversations.add_message(
-            conversation_id,
-            platform_message_id=f"bot:{run_id}",
-            author_id=BOT_NAME,
-            author_name=BOT_NAME,
-            text=text,
-            ts=self._now(),
-            from_bot=True,
+        return Answer(
+            reply,
+            thread.change(ThreadState(pending, result.language)),
+            (*thread.messages, said),
+            run,
+            actions,
         )
 
     async def _build_reply(
         self, conversation: ConversationRecord, result: PipelineResult, run_id: str, *, cached: bool = False
-    ) -> Reply:
+    ) -> tuple[Reply, tuple[NewAction, ...]]:
         t = texts(result.language)
         kind = {
             "answer": ReplyKind.ANSWER,
             "clarification": ReplyKind.CLARIFICATION,
             "refusal": ReplyKind.REFUSAL,
         }.get(result.kind, ReplyKind.NOTICE)
-        wanted: list[tuple[str, str, str]] = []
+        wanted: list[tuple[ActionKind, str, str]] = []
         if kind is ReplyKind.CLARIFICATION:
-            wanted += [(a.kind.value, a.label, a.value) for a in result.suggested_actions[:5]]
+            wanted += [(a.kind, a.label, a.value) for a in result.suggested_actions[:5]]
         if kind in (ReplyKind.ANSWER, ReplyKind.REFUSAL):
             wanted += [
-                (ActionKind.HELPFUL.value, t.feedback_helpful, run_id),
-                (ActionKind.NOT_HELPFUL.value, t.feedback_not_helpful, run_id),
+                (ActionKind.HELPFUL, t.feedback_helpful, run_id),
+                (ActionKind.NOT_HELPFUL, t.feedback_not_helpful, run_id),
             ]
         if kind is not ReplyKind.NOTICE and self._support_configured(conversation.platform):
-            wanted.append((ActionKind.HUMAN.value, t.ask_human, run_id))  # only when someone is there to ask
-        stored = await self._actions.create(conversation.id, wanted, expires_at=self._now() + CLARIFICATION_TTL)
+            wanted.append((ActionKind.HUMAN, t.ask_human, run_id))  # only when someone is there to ask
+        now, batch = self._now(), new_action_token()  # one batch: the choices of one question
+        actions = tuple(
+            NewAction(new_action_token(), batch, kind_, label, value, now, now + CLARIFICATION_TTL)
+            for kind_, label, value in wanted
+        )
         citations = cite(result.sources, await self._facts_of(result.sources), result.language)
-        return Reply(
+        reply = Reply(
             kind=kind,
             text=with_unsupported_line(result.text, result.language),
             language=result.language,
             conversation_id=conversation.id,
             citations=citations,
-            actions=tuple(ReplyAction(id=a.id, label=a.label, kind=ActionKind(a.kind)) for a in stored),
+            actions=tuple(ReplyAction(id=a.id, label=a.label, kind=a.kind) for a in actions),
             reason=result.reason,
             note=result.note,
             run_id=run_id,
             cached=cached,
             summary=summarize(result),
         )
+        return reply, actions
 
     async def _facts_of(self, sources: Sequence[SourceReference]) -> Mapping[str, SourceFacts]:
         """How old each source is and who gave a team answer; a failed read cites without them."""
@@ -477,7 +495,10 @@ class ConversationService:
 
     # -- button presses ---------------------------------------------------------------------------------------
 
-    async def handle_action(self, inbound: Inbound) -> ActionOutcome:
+    async def press(self, inbound: Inbound) -> Pressed:
+        """What a button press decides. Accepting a choice is the one write made here (`ActionStore.consume`, which
+        must decide among concurrent presses at once); it is made on behalf of this press's inbox event, so a retry
+        of the event is accepted again and decides again, while any other press finds the choice used."""
         assert inbound.kind is InboundKind.ACTION and inbound.action_id
         existing = await self._conversations.find(inbound.thread_key)
         language = existing.language if existing and existing.language else "en"
@@ -485,14 +506,17 @@ class ConversationService:
         checked = await self._actions.resolve(inbound.action_id, inbound.thread_key)
         feedback = checked.action is not None and checked.action.kind in (ActionKind.HELPFUL, ActionKind.NOT_HELPFUL)
         # Feedback buttons stay usable by everyone (one vote per person); every other button works once.
-        # A choice is consumed on behalf of this press's inbox event: its retry is accepted again, not "already used".
-        consumed = checked if feedback else await self._actions.consume(
-            inbound.action_id, inbound.thread_key, inbound.user_id, event_key=inbound.dedup_key
+        consumed = (
+            checked
+            if feedback
+            else await self._actions.consume(
+                inbound.action_id, inbound.thread_key, inbound.user_id, event_key=inbound.dedup_key
+            )
         )
         if not consumed.accepted or consumed.action is None:
             reason = f"action_{consumed.reason.value if consumed.reason else 'unknown'}"
             log.info("button refused", extra={"reason": reason, "platform": inbound.platform})
-            return ActionOutcome(accepted=False, chosen_label="", notice=notice_text(language, reason))
+            return Pressed(ActionOutcome(accepted=False, chosen_label="", notice=notice_text(language, reason)))
         action = consumed.action
         kind = action.kind
         if feedback:
@@ -500,71 +524,50 @@ class ConversationService:
                 action.conversation_id, action.value or None, inbound.user_id, helpful=kind is ActionKind.HELPFUL
             )
             log.info("feedback", extra={"first_vote": first_vote, "helpful": kind is ActionKind.HELPFUL})
-            return ActionOutcome(
-                accepted=first_vote, chosen_label=action.label, notice=t.feedback_thanks, marks_message=False
-            )
-        replayed = await self.stored_reply(inbound)  # an earlier attempt of this press answered and died
-        if replayed is not None:
-            log.info("replaying the reply of an earlier attempt", extra={"key": inbound.dedup_key})
-            return ActionOutcome(accepted=True, chosen_label=action.label, reply=replayed)
-        if kind is ActionKind.HUMAN:
-            if not self._support_configured(inbound.platform):  # a button from before support was unset
-                return ActionOutcome(accepted=False, chosen_label="", notice=t.button_expired)
-            reply = await self._press_notice(inbound, action.conversation_id, t.human_handoff, language,
-                                             "human_requested")  # fmt: skip
-            return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
-        if kind is ActionKind.REPHRASE:
-            reply = await self._press_notice(inbound, action.conversation_id, t.clarify["rephrase"], language,
-                                             "rephrase")  # fmt: skip
-            return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
-        reply = await self._resume_with(inbound, action.conversation_id, action.label, action.value, kind)
-        return ActionOutcome(accepted=True, chosen_label=action.label, reply=reply)
-
-    async def _press_notice(
-        self, inbound: Inbound, conversation_id: str, text: str, language: str, reason: str
-    ) -> Reply:
-        """A press's reply made without the pipeline (handoff, rephrase), recorded with a run keyed by the press's
-        event like a resumed answer, so a retry of the press replays it."""
-        reply = Reply(kind=ReplyKind.NOTICE, text=text, language=language, conversation_id=conversation_id,
-                      reason=reason)  # fmt: skip
-        await self._runs.save_reply(
-            conversation_id, inbound.message_id, reply, event_key=inbound.dedup_key, at=self._now()
-        )
-        return reply
+            return Pressed(
+                ActionOutcome(accepted=first_vote, chosen_label=action.label, notice=t.feedback_thanks,
+                              marks_message=False)
+            )  # fmt: skip
+        if kind is ActionKind.HUMAN and not self._support_configured(inbound.platform):
+            return Pressed(ActionOutcome(accepted=False, chosen_label="", notice=t.button_expired))  # support unset
+        if kind in (ActionKind.HUMAN, ActionKind.REPHRASE):  # a reply made without the pipeline
+            text, reason = (t.human_handoff, "human_requested") if kind is ActionKind.HUMAN else (
+                t.clarify["rephrase"], "rephrase")  # fmt: skip
+            reply = Reply(kind=ReplyKind.NOTICE, text=text, language=language,
+                          conversation_id=action.conversation_id, reason=reason)  # fmt: skip
+            return Pressed(ActionOutcome(accepted=True, chosen_label=action.label, reply=reply), Answer(reply))
+        answer = await self._resume_with(inbound, existing, action.label, action.value, kind)
+        return Pressed(ActionOutcome(accepted=True, chosen_label=action.label, reply=answer.reply), answer)
 
     async def _resume_with(
-        self, inbound: Inbound, conversation_id: str, label: str, value: str, kind: ActionKind
-    ) -> Reply:
-        async with self._thread_locks.hold(inbound.thread_key):
-            conversation = await self._conversations.get(conversation_id)
-            pending = await self._conversations.get_pending(conversation_id)
+        self, inbound: Inbound, conversation: ConversationRecord | None, label: str, value: str, kind: ActionKind
+    ) -> Answer:
+        pending = conversation.pending_envelope if conversation is not None else None
+        if conversation is None or pending is None:
             language = conversation.language if conversation and conversation.language else "en"
-            if conversation is None or pending is None:
-                return self._notice(language, "action_expired", conversation_id=conversation_id)
-            policy = self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id)
-            history = await self._conversations.history(conversation_id, limit=HISTORY_LIMIT)
-            await self._conversations.add_message(
-                conversation_id,
-                platform_message_id=f"choice:{inbound.action_id}",
-                author_id=inbound.user_id,
-                author_name=inbound.user_name,
-                text=label,
-                ts=inbound.ts,
-                from_bot=False,
-            )
-            context = Context(
-                history=tuple(history),
-                user_name=inbound.user_name,
-                collections=policy.collections,
-                docs_language=self._settings.docs_language,
-                deadline=time.monotonic() + self._settings.question_deadline_s,
-            )
-            started = self._now()
-            envelope = envelope_from_json(pending)
-            chosen = SuggestedAction(label=label, kind=kind, value=value or label)
-            result = await self._runner.resume(envelope, context=context, chosen=chosen)
-            return await self._finish(conversation, envelope.message_id, result, started, event_key=inbound.dedup_key)
+            conversation_id = conversation.id if conversation else ""
+            return Answer(self._notice(language, "action_expired", conversation_id=conversation_id))
+        policy = self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id)
+        history = await self._conversations.history(conversation.id, limit=HISTORY_LIMIT)
+        chose = NewMessage(f"choice:{inbound.action_id}", inbound.user_id, inbound.user_name, label, inbound.ts)
+        thread = _Thread(conversation, new=False, messages=[chose])
+        context = Context(
+            history=tuple(history),
+            user_name=inbound.user_name,
+            collections=policy.collections,
+            docs_language=self._settings.docs_language,
+            deadline=time.monotonic() + self._settings.question_deadline_s,
+        )
+        started = self._now()
+        envelope = envelope_from_json(pending)
+        chosen = SuggestedAction(label=label, kind=kind, value=value or label)
+        result = await self._runner.resume(envelope, context=context, chosen=chosen)
+        return await self._finish(thread, envelope.message_id, result, started)
 
+    async def reply_on_record(self, thread_key: str, message_id: str) -> Reply | None:
+        """The reply stored with the run that answered the question `message_id` in the thread (`PUBLISH_PREFIX`:
+        an answer only its asker saw, posted again in public)."""
+        return await self._runs.reply_to(thread_key, message_id)
 
 
 _NOTICE_FIELDS = {

@@ -30,6 +30,7 @@ from aiohttp import web
 
 from adapters.slack.app import EVENTS_PATH, SlackAdapter
 from adapters.slack.fake_web_api import BOT_USER, TEAM, FakeSlackAPI, Message
+from bot.adapter_options import slack_options
 from bot.answers.hooks import TeamAnswerHooks
 from bot.answers.wiring import TeamAnswerParts
 from bot.delivery import Delivery, DeliveryConfig
@@ -61,7 +62,7 @@ class SlackScenario:
                  team: TeamAnswerParts | None = None, outbox: Outbox | None = None) -> None:  # fmt: skip
         """`team`: the app's team answers, so ✅, experts' replies and review buttons reach them as in `serve`."""
         self.api = api
-        self.adapter = SlackAdapter(settings)
+        self.adapter = SlackAdapter(slack_options(settings))
         outbox = outbox or Outbox(db)
         sinks = {"slack": self.adapter.sink}
         self.delivery = Delivery(  # the production path: inbox → worker → outbox → the adapter's sink

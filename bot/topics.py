@@ -11,10 +11,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from sqlalchemy import func, select
-
 from storage.db import Database
-from storage.doc_tables import ChunkRow, DocumentRow
+from storage.health import documents_with_sections
 
 MAX_DEPTH = 3  # look at most this deep for the level where the documents differ
 
@@ -33,28 +31,9 @@ class DocsTopics:
         cached = self._cache.get(key)
         if cached is not None and self._clock() - cached[0] < self._ttl_s:
             return cached[1][:limit]
-        labels = top_sections(await self._documents(key))
+        labels = top_sections(await documents_with_sections(self._db, key))
         self._cache[key] = (self._clock(), labels)
         return labels[:limit]
-
-    async def _documents(self, collections: tuple[str, ...]) -> list[tuple[list[str], int]]:
-        """(breadcrumb path with the title last, number of sections) per document."""
-        query = (
-            select(DocumentRow.title, DocumentRow.crumbs, func.count(ChunkRow.id))
-            .join(ChunkRow, ChunkRow.doc_id == DocumentRow.id)
-            .where(DocumentRow.collection.in_(collections))
-            .group_by(DocumentRow.id, DocumentRow.title, DocumentRow.crumbs)
-        )
-        async with self._db.session() as session:
-            rows = (await session.execute(query)).all()
-        documents = []
-        for title, crumbs, sections in rows:
-            path = [str(c) for c in (crumbs or []) if str(c).strip()]
-            if title and (not path or path[-1] != title):
-                path.append(str(title))
-            if path:
-                documents.append((path, int(sections)))
-        return documents
 
 
 def top_sections(documents: Sequence[tuple[list[str], int]]) -> list[str]:

@@ -1,6 +1,9 @@
-"""Envelope <-> JSON-ready dict, exact in both directions (used to persist a conversation that waits).
+"""The one codec for the neutral types: dataclasses <-> JSON-ready values, exact in both directions. It stores the
+envelope of a conversation that waits (`envelope_to_json`, versioned) and the inbox's events, the outbox's replies and
+their thread refs (`to_json`, `from_json`).
 
-Generic over the envelope's dataclasses, so new optional payload fields round-trip without codec changes.
+Generic over dataclasses, enums, datetimes, tuples and lists, so new optional fields round-trip without codec changes,
+and a stored value missing a field that has a default (written before the field existed) reads back with it.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ import typing
 from datetime import datetime
 from enum import Enum
 from functools import cache
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from pipeline.envelope import Envelope
 
 FORMAT_VERSION = 1
+T = TypeVar("T")
 
 
 class CodecError(ValueError):
@@ -38,6 +42,21 @@ def envelope_from_json(data: dict[str, Any]) -> Envelope:
         raise CodecError(f"malformed envelope: {exc}") from exc
     assert isinstance(envelope, Envelope)
     return envelope
+
+
+def to_json(value: Any) -> Any:
+    """A dataclass (or any value of the supported types) as a JSON-ready value."""
+    return _encode(value)
+
+
+def from_json(cls: type[T], data: Any) -> T:
+    """The `cls` a `to_json` value stands for; raises `CodecError` when it cannot be read back."""
+    try:
+        value = _decode(cls, data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CodecError(f"malformed {cls.__name__}: {exc}") from exc
+    assert isinstance(value, cls)
+    return value
 
 
 def _encode(value: Any) -> Any:
@@ -70,8 +89,9 @@ def _decode(tp: Any, value: Any) -> Any:
             raise TypeError(f"ambiguous union {tp}")
         return _decode(inner[0], value)
     if origin is tuple:
-        item = args[0]
-        return tuple(_decode(item, v) for v in value)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in value)
+        return tuple(_decode(item, v) for item, v in zip(args, value, strict=True))
     if origin is list:
         return [_decode(args[0], v) for v in value]
     if origin is dict:
@@ -87,6 +107,8 @@ def _decode(tp: Any, value: Any) -> Any:
         return datetime.fromisoformat(value)
     if tp is float:
         return float(value)
+    if tp is int and isinstance(value, float) and value.is_integer():
+        return int(value)
     if tp in (str, int, bool):
         if not isinstance(value, tp):
             raise TypeError(f"expected {tp.__name__}, got {type(value).__name__}")

@@ -7,12 +7,14 @@ system attributes by construction.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, ClassVar, Protocol
 
+from pipeline.messages.vocabulary import ProgressCallback as ProgressCallback
+from pipeline.messages.vocabulary import Step as Step
+from pipeline.messages.vocabulary import StepStatus as StepStatus
+from pipeline.messages.vocabulary import StreamCallback as StreamCallback
 from pipeline.types import (
     Answerability,
     ContextType,
@@ -62,33 +64,6 @@ class Payload:
     def evolve(self, **changes: Any) -> Payload:
         """A copy with `changes` applied (the payload itself is immutable)."""
         return replace(self, **changes)
-
-
-StreamCallback = Callable[[str], Awaitable[None]]
-"""Receives the whole answer text so far (not a delta) each time the model adds to it; it must not raise."""
-
-
-class StepStatus(StrEnum):
-    STARTED = "started"
-    DONE = "done"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One role's turn as the person may see it while the question runs (a task timeline): typed facts only, never
-    the question's or the documents' text."""
-
-    role: Role
-    status: StepStatus
-    attempt: int = 1  # 2 when the role runs again in this run (the quality role asked to search again or rewrite)
-    language: str | None = None  # lang, done: the language the question is in
-    sections: int | None = None  # search, done: how many sections were found
-    decision: str | None = None  # search: its quality grade; quality: approve / research / regenerate / clarify
-
-
-ProgressCallback = Callable[[Step], Awaitable[None]]
-"""Told each step as it starts and ends; it must return quickly (queue the showing) and must not raise."""
 
 
 @dataclass(frozen=True, slots=True)

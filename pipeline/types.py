@@ -12,6 +12,11 @@ from typing import Any, Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+# the shared words live with the neutral messages; the pipeline names them from here too
+from pipeline.messages.vocabulary import ActionKind as ActionKind
+from pipeline.messages.vocabulary import HistoryMessage as HistoryMessage
+from pipeline.messages.vocabulary import Role as Role
+
 Vector = npt.NDArray[np.float32]
 
 
@@ -22,19 +27,6 @@ TEAM_ANSWER_DOC_PREFIX: Final = "answer-"
 
 def is_team_answer(doc_id: str) -> bool:
     return doc_id.startswith(TEAM_ANSWER_DOC_PREFIX)
-
-
-class Role(StrEnum):
-    MANAGER = "manager"
-    LANG = "lang"
-    TRANSLATION = "translation"
-    ESSENCE = "essence"
-    GUARDRAILS = "guardrails"
-    SEARCH = "search"
-    AUGMENTATION = "augmentation"
-    RESPONSE = "response"
-    QUALITY = "quality"
-    CLARIFICATION = "clarification"
 
 
 class ContextType(StrEnum):
@@ -53,35 +45,6 @@ class QualityDecision(StrEnum):
     RESEARCH = "research"
     REGENERATE = "regenerate"
     CLARIFY = "clarify"
-
-
-class ActionKind(StrEnum):
-    """What pressing a suggested action does when the conversation resumes."""
-
-    SEARCH = "search"  # search again with `value` as the topic
-    REPHRASE = "rephrase"  # ask the person to rephrase (no search)
-    HUMAN = "human"  # hand over to the configured support person/group
-    HELPFUL = "helpful"  # feedback
-    NOT_HELPFUL = "not_helpful"  # feedback
-    RETRY = "retry"  # re-run a question the bot failed to answer (handled by bot.delivery, never stored)
-    # a maintainer's review of an answer the team gave in a thread (bot.answers.review; its own stored buttons)
-    APPROVE_ANSWER = "approve_answer"
-    EDIT_ANSWER = "edit_answer"
-    REJECT_ANSWER = "reject_answer"
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryMessage:
-    """One message of a thread as the pipeline sees it."""
-
-    ts: datetime  # timezone-aware UTC
-    author: str
-    text: str
-    from_bot: bool = False
-
-    def line(self) -> str:
-        """`[YYYY.MM.DD HH:MM:SS] name: text`, the form the essence role reads."""
-        return f"[{self.ts:%Y.%m.%d %H:%M:%S}] {self.author}: {self.text}"
 
 
 @dataclass(frozen=True, slots=True)

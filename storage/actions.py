@@ -1,11 +1,12 @@
 """Buttons offered in a thread, stored behind opaque ids and consumed exactly once.
 
-A button's value carries only the id. Pressing it goes through `consume`, a single conditional UPDATE, so among
-concurrent presses (in one process or several replicas) exactly one wins. The choices of one clarification
-(search, rephrase, ask a human) are one question: consuming any of them consumes its siblings created in the
-same batch. Feedback buttons stand alone; many people may press them, so the service checks them with `resolve`.
-A press is consumed on behalf of its inbox event (`event_key`): a retry of that event (its first attempt consumed
-the choice and died before answering) gets the same outcome, while any other press finds it already used.
+The buttons are stored with the reply that offers them (`storage.settlement`, ids minted by the service). A button's
+value carries only the id. Pressing it goes through `consume`, a single conditional UPDATE, so among concurrent
+presses (in one process or several replicas) exactly one wins. The choices of one clarification (search, rephrase,
+ask a human) are one question: consuming any of them consumes its siblings created in the same batch. Feedback
+buttons stand alone; many people may press them, so the service checks them with `resolve`. A press is consumed on
+behalf of its inbox event (`event_key`): a retry of that event (its first attempt consumed the choice and died
+before answering) gets the same outcome, while any other press finds it already used.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from pipeline.types import ActionKind
 from storage.db import Database, utc_now
-from storage.tables import ActionRow, ConversationRow, new_action_token
+from storage.tables import ActionRow, ConversationRow
 
 CHOICE_KINDS = frozenset({ActionKind.SEARCH, ActionKind.REPHRASE, ActionKind.HUMAN})
 """Kinds that answer one clarifying question: one choice per batch."""
@@ -82,32 +83,6 @@ class ActionStore:
     def __init__(self, db: Database, clock: Callable[[], datetime] = utc_now) -> None:
         self._db = db
         self._now = clock
-
-    async def create(
-        self,
-        conversation_id: str,
-        actions: Sequence[tuple[ActionKind | str, str, str]],
-        expires_at: datetime | None = None,
-    ) -> list[StoredAction]:
-        """Store the buttons of one message (`(kind, label, value)` each), in order, as one batch."""
-        batch_id = new_action_token()
-        now = self._now()
-        rows = [
-            ActionRow(
-                id=new_action_token(),
-                conversation_id=conversation_id,
-                batch_id=batch_id,
-                kind=ActionKind(kind).value,
-                label=label,
-                value=value,
-                created_at=now,
-                expires_at=expires_at,
-            )
-            for kind, label, value in actions
-        ]
-        async with self._db.session() as session:
-            session.add_all(rows)
-        return [_stored(row) for row in rows]
 
     async def attach_message(self, action_ids: Sequence[str], message_ref: str) -> None:
         """Remember which platform message carries the buttons (to update it once one is pressed)."""

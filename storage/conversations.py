@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from pipeline.types import HistoryMessage
-from storage.db import Database, utc_now
-from storage.errors import RecordNotFound
-from storage.tables import ConversationRow, ConversationState, MessageRow, new_uuid
+from storage.db import Database
+from storage.tables import ConversationRow, ConversationState, MessageRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +26,7 @@ class ConversationRecord:
     history_fetched: bool
     state: ConversationState
     language: str | None
+    pending_envelope: dict[str, Any] | None = None  # the envelope parked while a clarification waits
 
     @property
     def awaiting_clarification(self) -> bool:
@@ -46,40 +46,14 @@ def _record(row: ConversationRow) -> ConversationRecord:
         history_fetched=row.history_fetched,
         state=ConversationState(row.state),
         language=row.language,
+        pending_envelope=row.pending_envelope,
     )
 
 
 class ConversationStore:
     def __init__(self, db: Database) -> None:
+        self.db = db
         self._db = db
-
-    async def get_or_create(
-        self, thread_key: str, platform: str, workspace_id: str, channel_id: str, thread_id: str
-    ) -> ConversationRecord:
-        """The conversation of a thread; concurrent calls for one key create exactly one row."""
-        now = utc_now()
-        insert = (
-            self._db.insert(ConversationRow)
-            .values(
-                id=new_uuid(),
-                thread_key=thread_key,
-                platform=platform,
-                workspace_id=workspace_id,
-                channel_id=channel_id,
-                thread_id=thread_id,
-                created_at=now,
-                updated_at=now,
-                history_fetched=False,
-                state=ConversationState.IDLE.value,
-            )
-            .on_conflict_do_nothing(index_elements=["thread_key"])
-        )
-        async with self._db.session() as session:
-            await session.execute(insert)
-            row = (
-                await session.execute(select(ConversationRow).where(ConversationRow.thread_key == thread_key))
-            ).scalar_one()
-            return _record(row)
 
     async def get(self, conversation_id: str) -> ConversationRecord | None:
         async with self._db.session() as session:
@@ -94,40 +68,6 @@ class ConversationStore:
             ).scalar_one_or_none()
             return _record(row) if row is not None else None
 
-    async def add_message(
-        self,
-        conversation_id: str,
-        platform_message_id: str,
-        author_id: str,
-        author_name: str,
-        text: str,
-        ts: datetime,
-        *,
-        from_bot: bool = False,
-    ) -> bool:
-        """Store a message of the thread; False when it was already stored (same platform message id)."""
-        insert = (
-            self._db.insert(MessageRow)
-            .values(
-                conversation_id=conversation_id,
-                platform_message_id=platform_message_id,
-                author_id=author_id,
-                author_name=author_name,
-                from_bot=from_bot,
-                text=text,
-                ts=ts,
-            )
-            .on_conflict_do_nothing(index_elements=["conversation_id", "platform_message_id"])
-        )
-        async with self._db.session() as session:
-            result = await session.execute(insert)
-            added: bool = result.rowcount == 1  # type: ignore[attr-defined]
-            if added:
-                await session.execute(
-                    update(ConversationRow).where(ConversationRow.id == conversation_id).values(updated_at=utc_now())
-                )
-            return added
-
     async def history(self, conversation_id: str, limit: int = 50) -> list[HistoryMessage]:
         """The newest `limit` messages of the conversation, oldest first."""
         query = (
@@ -139,31 +79,3 @@ class ConversationStore:
         async with self._db.session() as session:
             rows = (await session.execute(query)).scalars().all()
         return [HistoryMessage(ts=r.ts, author=r.author_name, text=r.text, from_bot=r.from_bot) for r in reversed(rows)]
-
-    async def mark_history_fetched(self, conversation_id: str) -> None:
-        await self._update(conversation_id, history_fetched=True)
-
-    async def set_language(self, conversation_id: str, language: str | None) -> None:
-        await self._update(conversation_id, language=language)
-
-    async def set_pending(self, conversation_id: str, envelope_json: dict[str, Any] | None) -> None:
-        """Park an envelope while waiting for a clarification answer, or clear it (None)."""
-        state = ConversationState.IDLE if envelope_json is None else ConversationState.AWAITING_CLARIFICATION
-        await self._update(conversation_id, pending_envelope=envelope_json, state=state.value)
-
-    async def get_pending(self, conversation_id: str) -> dict[str, Any] | None:
-        async with self._db.session() as session:
-            row = await session.get(ConversationRow, conversation_id)
-            if row is None:
-                raise RecordNotFound("conversation", conversation_id)
-            return row.pending_envelope
-
-    async def _update(self, conversation_id: str, **values: Any) -> None:
-        async with self._db.session() as session:
-            result = await session.execute(
-                update(ConversationRow)
-                .where(ConversationRow.id == conversation_id)
-                .values(updated_at=utc_now(), **values)
-            )
-            if result.rowcount == 0:  # type: ignore[attr-defined]
-                raise RecordNotFound("conversation", conversation_id)

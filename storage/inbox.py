@@ -1,9 +1,9 @@
 """The inbox: every accepted platform event, written once per platform-stable key before or at the acknowledgement.
 
-Workers claim events atomically with a lease (PostgreSQL `FOR UPDATE SKIP LOCKED`; on SQLite one `UPDATE ...
-RETURNING`, which SQLite's single writer makes atomic), extend it with heartbeats, and finish an event by storing its
-reply in the outbox in the same transaction that marks the event done — only while they still hold the claim, so an
-event whose lease lapsed and was taken over is answered once. A failure does not burn the key: the event goes back to
+Workers claim events atomically with a lease (`storage.leased_queue.LeasedQueue`, shared with the outbox), extend it
+with heartbeats, and settle an event by storing its answer (`storage.settlement`) and its reply's outbox row in the
+same transaction that marks the event done — only while they still hold the claim, so an event whose lease lapsed
+and was taken over is answered once. A failure does not burn the key: the event goes back to
 pending with a backoff (`lease_until` doubles as "not before"), and after `max_attempts` the caller gives up with an
 apology and a parked retry the person can resume with a button.
 
@@ -19,16 +19,19 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, exists, func, or_, select, update
+from sqlalchemy import Table, and_, exists, func, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
-from pipeline.messages import Inbound, InboundKind, ThreadRef
+from pipeline.codec import from_json, to_json
+from pipeline.messages import Inbound, ThreadRef
 from storage.db import Database, utc_now
-from storage.outbox import OutgoingReply, insert_replies, ref_from_json, ref_to_json
+from storage.leased_queue import LeasedQueue
+from storage.outbox import OutgoingReply, insert_replies
+from storage.settlement import Answer, write_answer
 from storage.tables import InboxRow, InboxStatus
 
 log = logging.getLogger(__name__)
@@ -39,18 +42,6 @@ RETRY_PREFIX = "retry-"  # action ids of retry buttons
 RETRY_KEY_PREFIX = "retry:"
 ERROR_CHARS = 500
 _LIVE = (InboxStatus.PENDING.value, InboxStatus.CLAIMED.value)
-
-
-def inbound_to_json(inbound: Inbound) -> dict[str, Any]:
-    data = asdict(inbound)
-    data["ts"] = inbound.ts.isoformat()
-    data["kind"] = inbound.kind.value
-    return data
-
-
-def inbound_from_json(data: dict[str, Any]) -> Inbound:
-    return Inbound(**{**data, "ts": datetime.fromisoformat(data["ts"]), "kind": InboundKind(data["kind"]),
-                      "groups": tuple(data.get("groups") or ())})  # fmt: skip
 
 
 RETRY_SEPARATOR = "~"
@@ -93,9 +84,9 @@ class Inbox:
     ) -> None:
         self._db = db
         self.max_attempts = max_attempts
-        self._base_backoff_s = base_backoff_s
-        self._max_backoff_s = max_backoff_s
         self._now = now
+        self._queue = LeasedQueue(db, INBOX, key=INBOX.c.dedup_key, not_before=INBOX.c.lease_until,
+                                  base_backoff_s=base_backoff_s, max_backoff_s=max_backoff_s, now=now)  # fmt: skip
         self._queued: list[tuple[Inbound, ThreadRef, asyncio.Future[bool]]] = []
         self._writer: asyncio.Task[None] | None = None
 
@@ -163,7 +154,7 @@ class Inbox:
         return {
             "dedup_key": inbound.dedup_key,
             "platform": inbound.platform,
-            "payload": {"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)},
+            "payload": {"inbound": to_json(inbound), "ref": to_json(ref)},
             "status": InboxStatus.PENDING.value,
             "attempts": 0,
             "created_at": self._now(),
@@ -182,7 +173,9 @@ class Inbox:
     def _next_in_its_conversation(now: datetime) -> ColumnElement[bool]:
         """No other event of the same conversation runs (a live claim) or comes before it (an earlier message
         not yet done, pending or backing off): the messages of one thread run one at a time, in the platform's
-        order, on every replica. A follow-up stored before the thread's first message still waits for it."""
+        order, on every replica. A follow-up stored before the thread's first message still waits for it. The
+        settling relies on it (`storage.settlement`): the service reads a conversation and writes nothing until
+        the event's own transaction, since no other event of that conversation can run in between."""
         other = INBOX.alias("other")
         earlier = or_(
             other.c.sent_at < INBOX.c.sent_at,
@@ -201,27 +194,12 @@ class Inbox:
 
         Events out of attempts are left to `exhausted()`, so a message that crashes workers cannot loop forever."""
         now = self._now()
-        candidates = (
-            select(INBOX.c.dedup_key)
-            .where(self._claimable(now), INBOX.c.attempts < self.max_attempts, self._next_in_its_conversation(now))
-            .order_by(INBOX.c.created_at)
-            .limit(limit)
-        )
-        if not self._db.is_sqlite:
-            candidates = candidates.with_for_update(skip_locked=True)
-        statement = (
-            update(INBOX)
-            .where(INBOX.c.dedup_key.in_(candidates.scalar_subquery()))
-            .values(
-                status=InboxStatus.CLAIMED.value,
-                claimed_by=worker_id,
-                lease_until=now + timedelta(seconds=lease_s),
-                attempts=INBOX.c.attempts + 1,
-            )
-            .returning(INBOX.c.dedup_key, INBOX.c.payload, INBOX.c.attempts, INBOX.c.created_at)
-        )
-        async with self._db.session() as session:
-            rows = (await session.execute(statement)).all()
+        rows = await self._queue.claim(
+            (self._claimable(now), INBOX.c.attempts < self.max_attempts, self._next_in_its_conversation(now)),
+            now=now, lease_s=lease_s, limit=limit, order_by=(INBOX.c.created_at,),
+            values={"status": InboxStatus.CLAIMED.value, "claimed_by": worker_id},
+            returning=(INBOX.c.dedup_key, INBOX.c.payload, INBOX.c.attempts, INBOX.c.created_at),
+        )  # fmt: skip
         rows = sorted(rows, key=lambda row: row.created_at)
         return [_item(row.dedup_key, row.payload, row.attempts, worker_id) for row in rows]
 
@@ -248,28 +226,25 @@ class Inbox:
         statement = (
             update(INBOX)
             .where(*self._held(item))
-            .values(payload={"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)})
+            .values(payload={"inbound": to_json(inbound), "ref": to_json(ref)})
         )
         async with self._db.session() as session:
             return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
-    async def complete(self, item: InboxItem, replies: Sequence[OutgoingReply] = ()) -> list[int] | None:
-        """Mark the event done and store its replies in one transaction; None when the claim was lost."""
-        return await self._settle(item, InboxStatus.DONE.value, replies, error=None)
+    async def complete(
+        self, item: InboxItem, replies: Sequence[OutgoingReply] = (), answer: Answer | None = None
+    ) -> list[int] | None:
+        """Settle the event in one transaction: the claim still held, the event done, the `answer` the service
+        decided written (`storage.settlement`) and its replies stored in the outbox; None when the claim was lost
+        (nothing is written: the worker that took the event over answers it)."""
+        return await self._settle(item, InboxStatus.DONE.value, replies, error=None, answer=answer)
 
     async def fail(self, item: InboxItem, error: str) -> datetime | None:
         """Give the event back for a later retry (with backoff); returns when, or None when the claim was lost."""
         retry_at = self._now() + timedelta(seconds=self.backoff_s(item.attempts))
-        statement = (
-            update(INBOX)
-            .where(*self._held(item))
-            .values(
-                status=InboxStatus.PENDING.value, claimed_by=None, lease_until=retry_at, error=error[:ERROR_CHARS]
-            )
-        )
-        async with self._db.session() as session:
-            result = await session.execute(statement)
-        return retry_at if result.rowcount else None  # type: ignore[attr-defined]
+        values = {"status": InboxStatus.PENDING.value, "claimed_by": None, "lease_until": retry_at,
+                  "error": error[:ERROR_CHARS]}  # fmt: skip
+        return retry_at if await self._queue.update_held(self._held(item), values) else None
 
     async def give_up(
         self, item: InboxItem, replies: Sequence[OutgoingReply], *, error: str, retry_token: str | None = None
@@ -285,6 +260,7 @@ class Inbox:
         *,
         error: str | None,
         retry_token: str | None = None,
+        answer: Answer | None = None,
     ) -> list[int] | None:
         now = self._now()
         statement = (
@@ -301,7 +277,7 @@ class Inbox:
                     INBOX.insert().values(
                         dedup_key=RETRY_KEY_PREFIX + retry_token,
                         platform=item.inbound.platform,
-                        payload={"inbound": inbound_to_json(parked), "ref": ref_to_json(item.ref)},
+                        payload={"inbound": to_json(parked), "ref": to_json(item.ref)},
                         status=PARKED,
                         attempts=0,
                         created_at=now,
@@ -309,17 +285,14 @@ class Inbox:
                         sent_at=now,
                     )
                 )
+            if answer is not None:
+                await write_answer(session, self._db, answer, now)
             return await insert_replies(session, replies, now)
 
     def _held(self, item: InboxItem) -> tuple[ColumnElement[bool], ...]:
         """The event is still in the state this item saw: same claimant, same attempt, not settled."""
         owner = INBOX.c.claimed_by.is_(None) if item.claimed_by is None else INBOX.c.claimed_by == item.claimed_by
-        return (
-            INBOX.c.dedup_key == item.key,
-            INBOX.c.status.in_(_LIVE),
-            INBOX.c.attempts == item.attempts,
-            owner,
-        )
+        return self._queue.held(item.key, item.attempts, INBOX.c.status.in_(_LIVE), owner)
 
     async def exhausted(self, *, limit: int = 50) -> list[InboxItem]:
         """Events out of attempts whose last lease lapsed (their worker died): to be given up with an apology."""
@@ -345,7 +318,7 @@ class Inbox:
             return bool((await session.execute(statement)).rowcount)  # type: ignore[attr-defined]
 
     def backoff_s(self, attempts: int) -> float:
-        return float(min(self._base_backoff_s * 2 ** max(attempts - 1, 0), self._max_backoff_s))
+        return self._queue.backoff_s(attempts)
 
     async def lag_seconds(self) -> float:
         """Age of the oldest event not yet handled (0 when none): the `docbot_inbox_lag_seconds` gauge."""
@@ -359,20 +332,12 @@ class Inbox:
 
     async def counts(self) -> dict[str, int]:
         """Events per status."""
-        async with self._db.session() as session:
-            rows = (await session.execute(select(INBOX.c.status, func.count()).group_by(INBOX.c.status))).all()
-        return {str(status): int(count) for status, count in rows}
+        return await self._queue.counts()
 
     async def purge(self, older_than: datetime) -> int:
         """Delete settled events (done, failed, parked) older than `older_than`. A purged key could be accepted
         again, so keep this well beyond the platforms' retry windows (Slack retries for minutes, not days)."""
-        statement = delete(INBOX).where(
-            INBOX.c.status.in_((InboxStatus.DONE.value, InboxStatus.FAILED.value, PARKED)),
-            INBOX.c.created_at < older_than,
-        )
-        async with self._db.session() as session:
-            result = await session.execute(statement)
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        return await self._queue.purge((InboxStatus.DONE.value, InboxStatus.FAILED.value, PARKED), older_than)
 
 
 def new_retry_token() -> str:
@@ -382,8 +347,8 @@ def new_retry_token() -> str:
 def _item(key: str, payload: dict[str, Any], attempts: int, claimed_by: str | None) -> InboxItem:
     return InboxItem(
         key=key,
-        inbound=inbound_from_json(payload["inbound"]),
-        ref=ref_from_json(payload["ref"]),
+        inbound=from_json(Inbound, payload["inbound"]),
+        ref=from_json(ThreadRef, payload["ref"]),
         attempts=attempts,
         claimed_by=claimed_by,
     )

@@ -1,89 +1,33 @@
 """The outbox: every reply is stored before it is posted, and marked sent with the platform's message id.
 
-A row is claimed for sending with one atomic UPDATE that pushes its `next_attempt_at` forward by a lease, so two
-replicas never post the same row at the same time; a sender that dies mid-post leaves the row to be picked up again
-when the lease lapses. Transient failures are retried with capped, jittered exponential backoff for as long as the
-row is younger than the horizon (a day by default: a platform outage of hours loses no answer); past it, or on a
-permanent failure, the row is marked failed, where `docbot outbox retry` (`retry_failed`) can queue it again.
+A row is claimed for sending with one atomic UPDATE that pushes its `next_attempt_at` forward by a lease
+(`storage.leased_queue.LeasedQueue`, shared with the inbox), so two replicas never post the same row at the same
+time; a sender that dies mid-post leaves the row to be picked up again when the lease lapses. Transient failures are
+retried with capped, jittered exponential backoff for as long as the row is younger than the horizon (a day by
+default: a platform outage of hours loses no answer); past it, or on a permanent failure, the row is marked failed,
+where `docbot outbox retry` (`retry_failed`) can queue it again.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy import Table, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
 
-from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
-from pipeline.types import ActionKind
+from pipeline.codec import from_json, to_json
+from pipeline.messages import Reply, ThreadRef
 from storage.db import Database, utc_now
+from storage.leased_queue import LeasedQueue
 from storage.tables import OutboxRow, OutboxStatus
 
 OUTBOX: Table = OutboxRow.__table__  # type: ignore[assignment]
 ERROR_CHARS = 500
-
-
-# -- codecs ---------------------------------------------------------------------------------------------------
-
-
-def ref_to_json(ref: ThreadRef) -> dict[str, Any]:
-    data = asdict(ref)
-    data["extra"] = [list(pair) for pair in ref.extra]
-    return data
-
-
-def ref_from_json(data: dict[str, Any]) -> ThreadRef:
-    return ThreadRef(
-        platform=data["platform"],
-        workspace_id=data["workspace_id"],
-        channel_id=data["channel_id"],
-        thread_id=data["thread_id"],
-        placeholder_id=data.get("placeholder_id"),
-        extra=tuple((str(k), str(v)) for k, v in data.get("extra", ())),
-    )
-
-
-def reply_to_json(reply: Reply) -> dict[str, Any]:
-    data = asdict(reply)
-    data["kind"] = reply.kind.value
-    data["actions"] = [{"id": a.id, "label": a.label, "kind": a.kind.value} for a in reply.actions]
-    return data
-
-
-def reply_from_json(data: dict[str, Any]) -> Reply:
-    summary = data.get("summary")
-    return Reply(
-        kind=ReplyKind(data["kind"]),
-        text=data["text"],
-        language=data["language"],
-        conversation_id=data["conversation_id"],
-        citations=tuple(
-            Citation(**{**c, "crumbs": tuple(c.get("crumbs", ()))}) for c in data.get("citations", ())
-        ),
-        actions=tuple(
-            ReplyAction(id=a["id"], label=a["label"], kind=ActionKind(a["kind"])) for a in data.get("actions", ())
-        ),
-        reason=data.get("reason"),
-        note=data.get("note"),
-        cached=bool(data.get("cached", False)),
-        run_id=data.get("run_id"),
-        summary=_summary_from_json(summary) if summary else None,
-    )
-
-
-def _summary_from_json(data: dict[str, Any]) -> RunSummary:
-    return RunSummary(
-        **{
-            **data,
-            "role_ms": tuple((str(role), float(ms)) for role, ms in data.get("role_ms", ())),
-            "errors": tuple(data.get("errors", ())),
-            "fallback_notes": tuple(data.get("fallback_notes", ())),
-        }
-    )
 
 
 # -- the store ------------------------------------------------------------------------------------------------
@@ -131,8 +75,8 @@ def outbox_values(message: OutgoingReply, now: datetime) -> dict[str, Any]:
     return {
         "inbox_key": message.inbox_key,
         "platform": message.ref.platform,
-        "target": ref_to_json(message.ref),
-        "reply": reply_to_json(message.reply),
+        "target": to_json(message.ref),
+        "reply": to_json(message.reply),
         "status": OutboxStatus.PENDING.value,
         "attempts": 0,
         "next_attempt_at": now,
@@ -164,10 +108,10 @@ class Outbox:
         """`max_backoff_s` bounds how long after a platform's recovery a waiting reply is posted."""
         self._db = db
         self.horizon = horizon
-        self._base_backoff_s = base_backoff_s
-        self._max_backoff_s = max_backoff_s
         self._jitter = jitter
         self._now = now
+        self._queue = LeasedQueue(db, OUTBOX, key=OUTBOX.c.id, not_before=OUTBOX.c.next_attempt_at,
+                                  base_backoff_s=base_backoff_s, max_backoff_s=max_backoff_s, now=now)  # fmt: skip
 
     async def add(self, message: OutgoingReply) -> int:
         async with self._db.session() as session:
@@ -190,35 +134,22 @@ class Outbox:
         """Pending rows whose time has come (or the one row `row_id`), leased for `lease_s` seconds; only rows for
         `platforms` when given (a replica claims only what it can post)."""
         now = self._now()
-        candidates = (
-            select(OUTBOX.c.id)
-            .where(OUTBOX.c.status == OutboxStatus.PENDING.value, OUTBOX.c.next_attempt_at <= now)
-            .order_by(OUTBOX.c.id)
-            .limit(limit)
-        )
+        where = [OUTBOX.c.status == OutboxStatus.PENDING.value, OUTBOX.c.next_attempt_at <= now]
         if row_id is not None:
-            candidates = candidates.where(OUTBOX.c.id == row_id)
+            where.append(OUTBOX.c.id == row_id)
         if platforms is not None:
-            candidates = candidates.where(OUTBOX.c.platform.in_(list(platforms)))
-        if not self._db.is_sqlite:
-            candidates = candidates.with_for_update(skip_locked=True)
-        statement = (
-            update(OUTBOX)
-            .where(OUTBOX.c.id.in_(candidates.scalar_subquery()))
-            .values(next_attempt_at=now + timedelta(seconds=lease_s), attempts=OUTBOX.c.attempts + 1)
-            .returning(
-                OUTBOX.c.id, OUTBOX.c.inbox_key, OUTBOX.c.target, OUTBOX.c.reply, OUTBOX.c.attempts,
-                OUTBOX.c.created_at,
-            )
-        )
-        async with self._db.session() as session:
-            rows = (await session.execute(statement)).all()
+            where.append(OUTBOX.c.platform.in_(list(platforms)))
+        rows = await self._queue.claim(
+            where, now=now, lease_s=lease_s, limit=limit, order_by=(OUTBOX.c.id,), values={},
+            returning=(OUTBOX.c.id, OUTBOX.c.inbox_key, OUTBOX.c.target, OUTBOX.c.reply, OUTBOX.c.attempts,
+                       OUTBOX.c.created_at),
+        )  # fmt: skip
         items = [
             OutboxItem(
                 id=row.id,
                 inbox_key=row.inbox_key,
-                ref=ref_from_json(row.target),
-                reply=reply_from_json(row.reply),
+                ref=from_json(ThreadRef, row.target),
+                reply=from_json(Reply, row.reply),
                 attempts=row.attempts,
                 created_at=row.created_at,
             )
@@ -228,23 +159,9 @@ class Outbox:
 
     async def mark_sent(self, item: OutboxItem, platform_message_id: str) -> bool:
         """Record the delivery; False when the row was no longer ours (its lease lapsed and it was re-claimed)."""
-        statement = (
-            update(OUTBOX)
-            .where(
-                OUTBOX.c.id == item.id,
-                OUTBOX.c.status == OutboxStatus.PENDING.value,
-                OUTBOX.c.attempts == item.attempts,
-            )
-            .values(
-                status=OutboxStatus.SENT.value,
-                platform_message_id=platform_message_id,
-                sent_at=self._now(),
-                error=None,
-            )
-        )
-        async with self._db.session() as session:
-            result = await session.execute(statement)
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+        values = {"status": OutboxStatus.SENT.value, "platform_message_id": platform_message_id,
+                  "sent_at": self._now(), "error": None}  # fmt: skip
+        return await self._queue.update_held(self._held(item), values)
 
     async def mark_failed(self, item: OutboxItem, error: str, *, permanent: bool = False) -> bool:
         """Schedule a retry with backoff (never past the horizon), or give up when the failure is permanent or the
@@ -258,39 +175,24 @@ class Outbox:
         else:
             retry_at = now + timedelta(seconds=self._jitter(self.backoff_s(item.attempts)))
             values["next_attempt_at"] = min(retry_at, deadline)
-        statement = (
-            update(OUTBOX)
-            .where(
-                OUTBOX.c.id == item.id,
-                OUTBOX.c.status == OutboxStatus.PENDING.value,
-                OUTBOX.c.attempts == item.attempts,
-            )
-            .values(**values)
-        )
-        async with self._db.session() as session:
-            await session.execute(statement)
+        await self._queue.update_held(self._held(item), values)
         return give_up
 
+    def _held(self, item: OutboxItem) -> tuple[ColumnElement[bool], ...]:
+        return self._queue.held(item.id, item.attempts, OUTBOX.c.status == OutboxStatus.PENDING.value)
+
     def backoff_s(self, attempts: int) -> float:
-        """Before jitter; the exponent stops growing long before a day of retries would overflow a float."""
-        return float(min(self._base_backoff_s * 2 ** min(max(attempts - 1, 0), 32), self._max_backoff_s))
+        """Before jitter."""
+        return self._queue.backoff_s(attempts)
 
     async def counts(self) -> dict[str, int]:
         """Rows per status."""
-        async with self._db.session() as session:
-            rows = (await session.execute(select(OUTBOX.c.status, func.count()).group_by(OUTBOX.c.status))).all()
-        return {str(status): int(count) for status, count in rows}
+        return await self._queue.counts()
 
     async def undelivered(self) -> dict[str, int]:
         """Pending and failed rows (both 0 when there are none): what doctor and the metrics show. Reads only
         those two statuses, through the status index, not the sent history."""
-        wanted = (OutboxStatus.PENDING.value, OutboxStatus.FAILED.value)
-        statement = (
-            select(OUTBOX.c.status, func.count()).where(OUTBOX.c.status.in_(wanted)).group_by(OUTBOX.c.status)
-        )
-        async with self._db.session() as session:
-            rows = (await session.execute(statement)).all()
-        return {status: 0 for status in wanted} | {str(status): int(count) for status, count in rows}
+        return await self._queue.counts((OutboxStatus.PENDING.value, OutboxStatus.FAILED.value))
 
     async def entries(self, *, statuses: Sequence[str], limit: int = 100) -> list[OutboxEntry]:
         """The oldest rows with these statuses (for an operator: ids, platform, attempts, times, last error)."""
@@ -321,10 +223,4 @@ class Outbox:
 
     async def purge(self, older_than: datetime) -> int:
         """Delete sent and failed rows created before `older_than`; pending rows are kept."""
-        statement = delete(OUTBOX).where(
-            OUTBOX.c.status.in_((OutboxStatus.SENT.value, OutboxStatus.FAILED.value)),
-            OUTBOX.c.created_at < older_than,
-        )
-        async with self._db.session() as session:
-            result = await session.execute(statement)
-        return int(result.rowcount)  # type: ignore[attr-defined]
+        return await self._queue.purge((OutboxStatus.SENT.value, OutboxStatus.FAILED.value), older_than)

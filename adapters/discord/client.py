@@ -1,6 +1,6 @@
 """The Discord bot: mentions, `/ask`, thread follow-ups and DMs in; threaded replies with persistent buttons out.
 
-    client = DocbotClient(settings)
+    client = DocbotClient(discord_options(settings))  # bot.adapter_options: what the client is told of the settings
     client.intake = delivery          # bot.delivery.Delivery, with client.sink and client.fetcher_for registered
     await client.start(settings.discord_bot_token.get_secret_value())
 
@@ -27,10 +27,9 @@ from adapters.discord.buttons import EDIT, PUBLISH, SOLVED, ActionButton, Button
 from adapters.discord.dedupe import RecentIds
 from adapters.discord.editor import AnswerEditor
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
+from adapters.discord.options import DiscordOptions
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
-from bot.input_check import InputProblem, check_question
-from bot.settings import ClickPolicy, Settings
 from pipeline.messages import (
     CHECKMARK,
     PUBLISH_PREFIX,
@@ -43,6 +42,7 @@ from pipeline.messages import (
     ThreadFetcher,
     ThreadRef,
 )
+from pipeline.messages.question import InputProblem, check_question
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class DocbotClient(discord.Client):
 
     def __init__(
         self,
-        settings: Settings,
+        options: DiscordOptions,
         *,
         intents: discord.Intents | None = None,
         sync_commands: bool = True,
@@ -118,9 +118,9 @@ class DocbotClient(discord.Client):
     ) -> None:
         """`language_of` detects a text's language: a refused /ask is told in the question's language (the asker's
         client locale only when the text says nothing, e.g. it is empty)."""
-        use_api_url(settings.discord_api_url)
+        use_api_url(options.api_url)
         super().__init__(intents=intents or default_intents(), allowed_mentions=no_mentions())
-        self._settings = settings
+        self._options = options
         self._sync_commands = sync_commands
         self._recent = recent or RecentIds()
         self._history_limit = history_limit
@@ -137,9 +137,9 @@ class DocbotClient(discord.Client):
         self.tree.add_command(ask_about_command)
         self.tree.error(self._on_command_error)
         self.sink = DiscordReplySink(
-            self, support_role_id=settings.discord_support_role_id, solved_tag=settings.discord_solved_tag
+            self, support_role_id=options.support_role_id, solved_tag=options.solved_tag
         )
-        self._forums = frozenset(settings.discord_forum_channels)
+        self._forums = frozenset(options.forum_channels)
 
     async def _on_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -243,7 +243,7 @@ class DocbotClient(discord.Client):
         applied it; the author is the one whose question it closes."""
         if self._forum_post(after) is None or after.owner_id is None:
             return
-        wanted = self._settings.discord_solved_tag.casefold()
+        wanted = self._options.solved_tag.casefold()
         had = {tag.name.casefold() for tag in before.applied_tags}
         if wanted in had or wanted not in {tag.name.casefold() for tag in after.applied_tags}:
             return
@@ -284,7 +284,7 @@ class DocbotClient(discord.Client):
         post = self._forum_post(message.channel)
         if post is not None and message.id == post.id:  # a new forum post: its title and first message ask
             addressed, text = True, "\n\n".join(part for part in (post.name, text) if part.strip())
-        new_thread = thread_id is None and self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed
+        new_thread = thread_id is None and self._options.channel_allowed(workspace_id, channel_id)
         if new_thread:
             thread_id = str(message.id)  # a thread started on a message has the message's id
         inbound = Inbound(
@@ -353,17 +353,17 @@ class DocbotClient(discord.Client):
         first (ephemeral "thinking", Discord's 3 s rule) and acknowledged by the follow-up."""
         if not self._recent.first_time(f"interaction:{interaction.id}"):
             return
-        checked = check_question(question, max_chars=self._settings.max_question_chars)
+        checked = check_question(question, max_chars=self._options.max_question_chars)
         said = checked.text if checked.problem in (None, InputProblem.TOO_LONG) else ""  # junk says no language
         t = wording.texts_for(await self._language(said) or interaction.locale.value)
         workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
         channel_id, thread_id = conversation_ids(interaction.channel)
-        if not self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
+        if not self._options.channel_allowed(workspace_id, channel_id):
             await interaction.response.send_message(t.channel_not_allowed, ephemeral=True)
             return
         if checked.problem is not None:
             log.info("discord /ask refused", extra={"reason": checked.problem.value, "chars": len(question)})
-            notice = getattr(t, checked.problem.value).format(limit=self._settings.max_question_chars)
+            notice = getattr(t, checked.problem.value).format(limit=self._options.max_question_chars)
             await interaction.response.send_message(notice, ephemeral=True)
             return
         user = interaction.user
@@ -405,18 +405,18 @@ class DocbotClient(discord.Client):
         t = wording.texts_for(interaction.locale.value)
         workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
         channel_id, thread_id = conversation_ids(interaction.channel)
-        if not self._settings.channel_policy(PLATFORM, workspace_id, channel_id).allowed:
+        if not self._options.channel_allowed(workspace_id, channel_id):
             await interaction.response.send_message(t.channel_not_allowed, ephemeral=True)
             return
         me = self.user
         text = strip_bot_mention(message.content, me.id) if me is not None else message.content.strip()
-        checked = check_question(text, max_chars=self._settings.max_question_chars)
+        checked = check_question(text, max_chars=self._options.max_question_chars)
         if not text.strip():
             await interaction.response.send_message(wording.ASK_ABOUT_EMPTY, ephemeral=True)
             return
         if checked.problem is not None:
             log.info("discord ask-about refused", extra={"reason": checked.problem.value, "chars": len(text)})
-            notice = getattr(t, checked.problem.value).format(limit=self._settings.max_question_chars)
+            notice = getattr(t, checked.problem.value).format(limit=self._options.max_question_chars)
             await interaction.response.send_message(notice, ephemeral=True)
             return
         # the conversation is the thread on that message (a thread's id is its message's), or the thread it is in
@@ -517,7 +517,7 @@ class DocbotClient(discord.Client):
         if ref.kind == EDIT and await self._open_editor(interaction, ref):
             return
         user = interaction.user
-        if self._settings.discord_click_policy is ClickPolicy.ASKER and ref.asker_id and user.id != ref.asker_id:
+        if self._options.only_asker_clicks and ref.asker_id and user.id != ref.asker_id:
             await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
             return
         if not self._recent.first_time(f"interaction:{interaction.id}") or interaction.message is None:

@@ -29,13 +29,11 @@ from adapters.slack.client import TIMEOUT_S, UserDirectory, retry_handlers, web_
 from adapters.slack.fetcher import SlackThreadFetcher
 from adapters.slack.front_door import Refusal, RefusalLog, body_problem, signature_valid
 from adapters.slack.groups import GroupDirectory
-from adapters.slack.inbound import PLATFORM
-from adapters.slack.middleware import StoreThenAck
+from adapters.slack.middleware import AskGuard, IgnoreSelf, StoreThenAck
+from adapters.slack.options import SlackOptions
 from adapters.slack.sink import BOT_USER, SlackReplySink, ref_extra
 from adapters.slack.stream import MIN_INTERVAL_S
 from adapters.slack.unhandled import acknowledge_the_rest
-from bot.answers.people import People
-from bot.settings import Settings
 from pipeline.messages import Inbound, Intake, ThreadFetcher, ThreadRef
 from pipeline.types import HistoryMessage
 
@@ -77,7 +75,7 @@ class SlackAdapter:
 
     def __init__(
         self,
-        settings: Settings,
+        options: SlackOptions,
         intake: Intake | None = None,
         *,
         installation_store: AsyncInstallationStore | None = None,
@@ -89,25 +87,24 @@ class SlackAdapter:
         `stream_interval_s`: the least time between two stream appends (or status updates) of one question.
         `language_of` detects a text's language, for the notices the adapter itself sends (a refused /ask, the
         invitation a /ask in a channel without the bot gets)."""
-        self._settings = settings
+        self._options = options
         self.intake = intake
-        self._base_url = settings.slack_api_url
-        multi = settings.slack_client_id is not None
-        token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token and not multi else None
+        self._base_url = options.api_url
+        multi = options.client_id is not None
+        token = options.bot_token if not multi else None
         self._client = web_client(token, self._base_url)
         self._installations = installation_store
         oauth_settings = None
         if multi:
-            secret = settings.slack_client_secret.get_secret_value() if settings.slack_client_secret else ""
             oauth_settings = AsyncOAuthSettings(
-                client_id=settings.slack_client_id,
-                client_secret=secret,
+                client_id=options.client_id,
+                client_secret=options.client_secret,
                 scopes=list(BOT_SCOPES),
                 installation_store=installation_store,
                 state_store=oauth_state_store,
             )
             self._installations = oauth_settings.installation_store
-        signing = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+        signing = options.signing_secret
         self.bolt = AsyncApp(
             name="docbot",
             client=web_client(None, self._base_url) if token else self._client,
@@ -122,21 +119,22 @@ class SlackAdapter:
         self._refusals = RefusalLog(log)
         self._team_clients: dict[str, AsyncWebClient] = {}
         self.users = UserDirectory(self.client_for)
-        watched = People.parse((*settings.answers_maintainers, *settings.answers_experts)).group_ids(PLATFORM)
+        watched = options.watched_groups
         self.groups = GroupDirectory(self.client_for, watched) if watched else None
         self.sink = SlackReplySink(
-            self.client_for, support_mention=settings.slack_support_mention, users=self.users,
-            progress_allowed=lambda ref: settings.channel_policy(PLATFORM, ref.workspace_id, ref.channel_id).allowed,
+            self.client_for, support_mention=options.support_mention, users=self.users,
+            progress_allowed=lambda ref: options.channel_allowed(ref.workspace_id, ref.channel_id),
             stream_interval_s=stream_interval_s, language_of=language_of, groups=self.groups,
         )  # fmt: skip
         self._tasks: set[asyncio.Task[None]] = set()
         self._socket: AsyncSocketModeHandler | None = None
         self.contexts = ViewContexts()
         self.agent = AgentSurface(
-            self.client_for, self.users, lambda team, channel, viewed: settings.search_collections(
-                PLATFORM, team, channel, viewed), lambda: self.intake, self.contexts,
+            self.client_for, self.users, options.search_collections, lambda: self.intake, self.contexts,
         )  # fmt: skip
-        self.bolt.use(StoreThenAck(settings, lambda: self.intake, self.contexts, language_of))
+        self.bolt.use(IgnoreSelf())
+        self.bolt.use(AskGuard(options, language_of))
+        self.bolt.use(StoreThenAck(options, lambda: self.intake, self.contexts))
         self._register_listeners()
 
     @property
@@ -160,10 +158,10 @@ class SlackAdapter:
 
     async def start_socket_mode(self) -> None:
         """Connect over Socket Mode with the app-level token (returns once connected)."""
-        if self._settings.slack_app_token is None:
+        if self._options.app_token is None:
             raise ValueError("Socket Mode needs SLACK_APP_TOKEN (an app-level token, xapp-...)")
         self._socket = AsyncSocketModeHandler(
-            self.bolt, app_token=self._settings.slack_app_token.get_secret_value(), web_client=self._client
+            self.bolt, app_token=self._options.app_token, web_client=self._client
         )
         await self._socket.connect_async()  # type: ignore[no-untyped-call]
 

@@ -1,4 +1,6 @@
-"""The adapter's one global middleware: ignore what is not a person talking, store the rest, then acknowledge.
+"""The adapter's global middleware, three small pieces in bolt's style, in this order: ignore what is not a person
+talking (`IgnoreSelf`), refuse a /ask that cannot be asked (`AskGuard`), store the rest, then acknowledge
+(`StoreThenAck`).
 
     person's message / press of our button / /ask  →  `Inbound` → intake.accept (the durable inbox) → 200
     the write fails                                   →  500 (not acknowledged: Slack delivers again)
@@ -29,11 +31,11 @@ from adapters.slack.inbound import (
     message_inbound,
     reaction_inbound,
 )
+from adapters.slack.options import SlackOptions
 from adapters.slack.wording import wording
-from bot.input_check import InputProblem, check_question
-from bot.settings import Settings
 from pipeline.locales import texts
 from pipeline.messages import Inbound, Intake, ThreadRef
+from pipeline.messages.question import InputProblem, check_question
 
 log = logging.getLogger(__name__)
 
@@ -44,39 +46,84 @@ PASS_ON_EVENTS = frozenset({
 })  # fmt: skip
 
 
-class StoreThenAck(AsyncMiddleware):
-    """Acknowledges only what is stored (or what is not for the bot at all); bolt has verified the signature."""
+class IgnoreSelf(AsyncMiddleware):
+    """What is not a person talking to us (our own posts, other bots, edits and deletions) is acknowledged and
+    dropped."""
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse:
+        if ignorable(req.body, bot_user_of(req), req.context.bot_id):
+            return _ok()
+        return await next()
+
+
+class AskGuard(AsyncMiddleware):
+    """A /ask that cannot be asked (no question, a refused channel, an empty, unreadable or too long question) is
+    refused privately, in the question's language, before anything is stored or posted in the channel."""
 
     def __init__(
-        self,
-        settings: Settings,
-        intake: Callable[[], Intake | None],
-        contexts: ViewContexts | None = None,
-        language_of: Callable[[str], Awaitable[str | None]] | None = None,
+        self, options: SlackOptions, language_of: Callable[[str], Awaitable[str | None]] | None = None
     ) -> None:
-        """`contexts`: where the people are looking (app_context_changed); a DM question carries its asker's.
-        `language_of`: the language of a text (the lang role's detector); a refusal of a /ask is said in the
-        question's language, not the asker's client locale."""
-        self._settings = settings
-        self._intake = intake
-        self._contexts = contexts
+        """`language_of`: the language of a text (the lang role's detector), not the asker's client locale."""
+        self._options = options
         self._language_of = language_of
 
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
     ) -> BoltResponse:
         body: dict[str, Any] = req.body
-        bot_user = req.context.bot_user_id or _bot_user_of(body)
-        if ignorable(body, bot_user, req.context.bot_id):
-            return _ok()
+        if body.get("command") != self._options.ask_command:
+            return await next()
+        parsed = command_inbound(body, bot_user_of(req))
+        if isinstance(parsed, Refusal):
+            return _ephemeral(wording(None).usage_ask.format(command=self._options.ask_command))
+        inbound = parsed[0]
+        if not self._options.channel_allowed(inbound.workspace_id, inbound.channel_id):
+            return _ephemeral(texts(await self._language(inbound.text)).channel_not_allowed)
+        checked = check_question(inbound.text, max_chars=self._options.max_question_chars)
+        if checked.problem is not None:
+            said = checked.text if checked.problem is InputProblem.TOO_LONG else ""  # junk says nothing of a language
+            t = texts(await self._language(said))
+            return _ephemeral(getattr(t, checked.problem.value).format(limit=self._options.max_question_chars))
+        return await next()
+
+    async def _language(self, text: str) -> str | None:
+        """The language of the question (None: the default, English); a detector failure never blocks the ack."""
+        if self._language_of is None or not text.strip():
+            return None
+        try:
+            return await self._language_of(text)
+        except Exception:
+            log.warning("language detection for a /ask notice failed", exc_info=log.isEnabledFor(logging.DEBUG))
+            return None
+
+
+class StoreThenAck(AsyncMiddleware):
+    """A person's message, a press of our button or a /ask (past `AskGuard`) is stored in the inbox, and only then
+    acknowledged; bolt has verified the signature. The agent experience's events and anything else go on to bolt's
+    listeners."""
+
+    def __init__(
+        self, options: SlackOptions, intake: Callable[[], Intake | None], contexts: ViewContexts | None = None
+    ) -> None:
+        """`contexts`: where the people are looking (app_context_changed); a DM question carries its asker's."""
+        self._options = options
+        self._intake = intake
+        self._contexts = contexts
+
+    async def async_process(
+        self, *, req: AsyncBoltRequest, resp: BoltResponse, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse:
+        body: dict[str, Any] = req.body
         event = body.get("event")
         if isinstance(event, dict):
             if event.get("type") in PASS_ON_EVENTS:
                 return await next()
             if event.get("type") == "reaction_added":  # a ✅ may resolve a thread (team answers); others: nothing
-                reaction = reaction_inbound(body, bot_user)
+                reaction = reaction_inbound(body, bot_user_of(req))
                 return _ok() if reaction is None else await self._store(reaction, kind="reaction")
-            parsed = message_inbound(body, bot_user)
+            parsed = message_inbound(body, bot_user_of(req))
             if parsed is None:
                 return _ok()
             return await self._store(self._with_context(parsed, event), kind="message")
@@ -89,8 +136,9 @@ class StoreThenAck(AsyncMiddleware):
             edited = edit_inbound(body)
             if edited is not None:  # the review editor: an empty 200 closes the modal
                 return await self._store(edited, kind="edit")
-        if body.get("command") == self._settings.slack_ask_command:
-            return await self._ask(body, bot_user)
+        if body.get("command") == self._options.ask_command:
+            command = command_inbound(body, bot_user_of(req))
+            return _ok() if isinstance(command, Refusal) else await self._store(command, kind="command")
         return await next()
 
     def _with_context(self, parsed: tuple[Inbound, ThreadRef], event: dict[str, Any]) -> tuple[Inbound, ThreadRef]:
@@ -100,32 +148,6 @@ class StoreThenAck(AsyncMiddleware):
             return parsed
         viewed = self._contexts.get(inbound.workspace_id, inbound.user_id)
         return (dataclasses.replace(inbound, context_channel_id=viewed), ref) if viewed else parsed
-
-    async def _ask(self, body: dict[str, Any], bot_user: str | None) -> BoltResponse:
-        """/ask: refuse what cannot be asked right away, privately, before anything is posted in the channel."""
-        parsed = command_inbound(body, bot_user)
-        if isinstance(parsed, Refusal):
-            return _ephemeral(wording(None).usage_ask.format(command=self._settings.slack_ask_command))
-        inbound = parsed[0]
-        if not self._settings.channel_policy(inbound.platform, inbound.workspace_id, inbound.channel_id).allowed:
-            return _ephemeral(texts(await self._language(inbound.text)).channel_not_allowed)
-        checked = check_question(parsed[0].text, max_chars=self._settings.max_question_chars)
-        if checked.problem is not None:
-            limit = self._settings.max_question_chars
-            said = checked.text if checked.problem is InputProblem.TOO_LONG else ""  # junk says nothing of a language
-            t = texts(await self._language(said))
-            return _ephemeral(getattr(t, checked.problem.value).format(limit=limit))
-        return await self._store(parsed, kind="command")
-
-    async def _language(self, text: str) -> str | None:
-        """The language of the question (None: the default, English); a detector failure never blocks the ack."""
-        if self._language_of is None or not text.strip():
-            return None
-        try:
-            return await self._language_of(text)
-        except Exception:
-            log.warning("language detection for a /ask notice failed", exc_info=log.isEnabledFor(logging.DEBUG))
-            return None
 
     async def _store(self, parsed: tuple[Inbound, ThreadRef], *, kind: str) -> BoltResponse:
         intake = self._intake()
@@ -138,6 +160,11 @@ class StoreThenAck(AsyncMiddleware):
             log.error("slack event not stored; not acknowledged", extra={"kind": kind, "error": type(exc).__name__})
             return BoltResponse(status=500, body="")
         return _ok()
+
+
+def bot_user_of(req: AsyncBoltRequest) -> str | None:
+    """The bot's user id: bolt's context, else as the Events API states it."""
+    return req.context.bot_user_id or _bot_user_of(req.body)
 
 
 def _bot_user_of(body: dict[str, Any]) -> str | None:

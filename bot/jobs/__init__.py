@@ -15,15 +15,15 @@ from datetime import datetime, timedelta
 from bot.answers.wiring import TeamAnswerParts
 from bot.delivery import Delivery
 from bot.jobs.answers import tend_team_answers
-from bot.jobs.clarifications import expire_clarifications
 from bot.jobs.digest import post_docs_gap_digest
 from bot.jobs.refresh import CorpusWatcher
 from bot.jobs.reingest import IngestSource, reingest_sources
-from bot.jobs.retention import RetentionPolicy, purge_expired
 from bot.scheduler import EPOCH, JobSpec
 from pipeline.messages import ThreadRef
 from pipeline.types import Embedder
+from storage.clarifications import expire_clarifications
 from storage.db import Database
+from storage.retention import RetentionPolicy, purge_expired
 
 WEEK = timedelta(days=7)
 DIGEST_ANCHOR = EPOCH + timedelta(hours=9)  # Mondays 09:00 UTC

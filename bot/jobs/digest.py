@@ -11,43 +11,34 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
-
-from sqlalchemy import Table, and_, func, select
+from typing import Protocol
 
 from bot.answers.capture import channel_link
 from bot.jobs.clusters import DEFAULT_MAX_DISTANCE, MAX_QUESTIONS, cluster_by_meaning, medoid
 from pipeline.messages import Citation, Reply, ReplyKind, ThreadRef
-from pipeline.types import Embedder, is_team_answer
+from pipeline.types import Embedder
 from storage.answers.model import TeamAnswer
 from storage.db import Database
-from storage.doc_tables import ChunkRow, DocumentRow
+from storage.digest_sources import (
+    STALE_AFTER,
+    Gap,
+    RatedDown,
+    StalePage,
+    collect_gaps,
+    collect_rated_down,
+    collect_stale_pages,
+    thread_places,
+)
 from storage.outbox import Outbox, OutgoingReply
-from storage.tables import ConversationRow, FeedbackRow, MessageRow, RunRow
 
 log = logging.getLogger(__name__)
 
-RUNS: Table = RunRow.__table__  # type: ignore[assignment]
-MESSAGES: Table = MessageRow.__table__  # type: ignore[assignment]
-FEEDBACK: Table = FeedbackRow.__table__  # type: ignore[assignment]
-GAP_KINDS = ("refusal", "clarification")
 REASON_LABELS = {"refusal": "refused", "clarification": "clarified", "not_helpful": "not helpful"}
 DIGEST_REASON = "docs_gap_digest"
 MAX_CLUSTERS = 10
 MAX_EXAMPLES = 3  # questions quoted under a cluster besides its representative
-MAX_STALE_PAGES = 5
-MAX_RATED_DOWN = 8
 MAX_REVIEWS = 5  # awaiting answers posted with their buttons after the digest
 QUESTION_CHARS = 200
-STALE_AFTER = timedelta(days=180)  # a page unchanged this long is stale
-
-
-@dataclass(frozen=True, slots=True)
-class Gap:
-    question: str
-    reason: str  # refusal | clarification | not_helpful
-    conversation_id: str = ""
-    asked_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,23 +48,6 @@ class Cluster:
 
     def reasons(self) -> Counter[str]:
         return Counter(gap.reason for gap in self.gaps)
-
-
-@dataclass(frozen=True, slots=True)
-class StalePage:
-    doc_id: str
-    title: str
-    url: str
-    changed_at: datetime
-    answers: int  # answers of the period that cited it
-
-
-@dataclass(frozen=True, slots=True)
-class RatedDown:
-    question: str
-    answer: str  # the reply's text, shortened
-    votes: int
-    conversation_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,42 +82,6 @@ class ReviewMessages(Protocol):
     async def review_reply(self, answer: TeamAnswer) -> Reply: ...
 
 
-def _question_of() -> Any:
-    return (
-        select(MESSAGES.c.text)
-        .where(
-            and_(
-                MESSAGES.c.conversation_id == RUNS.c.conversation_id,
-                MESSAGES.c.platform_message_id == RUNS.c.message_id,
-            )
-        )
-        .limit(1)
-        .scalar_subquery()
-    )
-
-
-async def collect_gaps(db: Database, *, since: datetime, until: datetime) -> list[Gap]:
-    """The period's gaps, one per question (a question both clarified and rated down counts once, as not helpful)."""
-    question = _question_of()
-    gap_runs = select(
-        RUNS.c.id, RUNS.c.reply_kind, RUNS.c.conversation_id, RUNS.c.started_at, question.label("question")
-    ).where(RUNS.c.started_at >= since, RUNS.c.started_at < until, RUNS.c.reply_kind.in_(GAP_KINDS))
-    rated_down = (
-        select(RUNS.c.id, RUNS.c.conversation_id, RUNS.c.started_at, question.label("question"))
-        .join(FEEDBACK, FEEDBACK.c.run_id == RUNS.c.id)
-        .where(FEEDBACK.c.created_at >= since, FEEDBACK.c.created_at < until, FEEDBACK.c.helpful.is_(False))
-    )
-    by_run: dict[str, Gap] = {}
-    async with db.session() as session:
-        for row in (await session.execute(gap_runs)).all():
-            if row.question:
-                by_run[row.id] = Gap(row.question, row.reply_kind, row.conversation_id, row.started_at)
-        for rated in (await session.execute(rated_down)).all():
-            if rated.question:
-                by_run[rated.id] = Gap(rated.question, "not_helpful", rated.conversation_id, rated.started_at)
-    return sorted(by_run.values(), key=lambda g: (g.asked_at is None, g.asked_at))
-
-
 async def cluster_gaps(gaps: list[Gap], embedder: Embedder, *, max_distance: float = DEFAULT_MAX_DISTANCE
                        ) -> list[Cluster]:  # fmt: skip
     """The gaps grouped by meaning (the most recent MAX_QUESTIONS of them), largest group first."""
@@ -159,81 +97,12 @@ async def cluster_gaps(gaps: list[Gap], embedder: Embedder, *, max_distance: flo
     return clusters
 
 
-async def collect_rated_down(db: Database, *, since: datetime, until: datetime) -> list[RatedDown]:
-    """Answers rated not helpful in the period, most votes first."""
-    question = _question_of()
-    votes = (
-        select(FEEDBACK.c.run_id, func.count().label("votes"))
-        .where(FEEDBACK.c.created_at >= since, FEEDBACK.c.created_at < until, FEEDBACK.c.helpful.is_(False))
-        .group_by(FEEDBACK.c.run_id)
-        .subquery()
-    )
-    query = (
-        select(RUNS.c.id, RUNS.c.conversation_id, RUNS.c.reply, question.label("question"), votes.c.votes)
-        .join(votes, votes.c.run_id == RUNS.c.id)
-        .where(RUNS.c.reply_kind == "answer")
-    )
-    async with db.session() as session:
-        rows = (await session.execute(query)).all()
-    found = [
-        RatedDown(row.question or "", _one_line(str((row.reply or {}).get("text", ""))), int(row.votes),
-                  row.conversation_id)
-        for row in rows
-    ]  # fmt: skip
-    return sorted(found, key=lambda r: -r.votes)[:MAX_RATED_DOWN]
-
-
-async def collect_stale_pages(
-    db: Database, *, since: datetime, until: datetime, stale_after: timedelta = STALE_AFTER
-) -> list[StalePage]:
-    """Pages unchanged for `stale_after` that the period's answers cited, most cited first."""
-    async with db.session() as session:
-        replies = (
-            await session.scalars(
-                select(RUNS.c.reply).where(
-                    RUNS.c.started_at >= since, RUNS.c.started_at < until, RUNS.c.reply_kind == "answer"
-                )
-            )
-        ).all()
-        cited: list[set[str]] = [
-            {str(c.get("chunk_id")) for c in (reply or {}).get("citations", ()) if c.get("chunk_id")}
-            for reply in replies
-        ]
-        chunk_ids = list(set().union(*cited)) if cited else []
-        doc_of: dict[str, str] = {}
-        for start in range(0, len(chunk_ids), 500):
-            rows = await session.execute(
-                select(ChunkRow.id, ChunkRow.doc_id).where(ChunkRow.id.in_(chunk_ids[start : start + 500]))
-            )
-            doc_of.update({chunk_id: doc_id for chunk_id, doc_id in rows.all()})
-        counts: Counter[str] = Counter()
-        for chunks in cited:
-            counts.update({doc_of[c] for c in chunks if c in doc_of})
-        docs = (
-            await session.execute(
-                select(DocumentRow.id, DocumentRow.title, DocumentRow.source, DocumentRow.updated_at).where(
-                    DocumentRow.id.in_(list(counts)), DocumentRow.updated_at < until - stale_after
-                )
-            )
-        ).all() if counts else []  # fmt: skip
-    pages = [StalePage(d.id, d.title, d.source, d.updated_at, counts[d.id]) for d in docs if not is_team_answer(d.id)]
-    return sorted(pages, key=lambda p: (-p.answers, p.changed_at))[:MAX_STALE_PAGES]
-
-
 async def thread_links(db: Database, conversation_ids: set[str]) -> dict[str, str]:
-    if not conversation_ids:
-        return {}
-    async with db.session() as session:
-        rows = await session.execute(
-            select(ConversationRow.id, ConversationRow.platform, ConversationRow.workspace_id,
-                   ConversationRow.channel_id, ConversationRow.thread_id)
-            .where(ConversationRow.id.in_(list(conversation_ids)))
-        )  # fmt: skip
-        return {
-            row.id: link
-            for row in rows.all()
-            if (link := channel_link(row.platform, row.workspace_id, row.channel_id, row.thread_id))
-        }
+    return {
+        place.conversation_id: link
+        for place in await thread_places(db, conversation_ids)
+        if (link := channel_link(place.platform, place.workspace_id, place.channel_id, place.thread_id))
+    }
 
 
 async def build_digest(

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bench.answerability import Question, Row, curve, docbot_set, point, run_set
+from bench.emanual_data import session_embedder
 from bot.settings import Settings
-from tests.helpers.emanual import session_embedder
 
 OPERATING_POINT = Settings.model_fields["answerability_threshold"].default  # the deployed default
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.budget import RATE_LIMITED, TOKEN_BUDGET_SPENT, SqlTokenLedger, UsageGuard
+from bot.budget import RATE_LIMITED, TOKEN_BUDGET_SPENT, UsageGuard
 from storage.db import Database
+from storage.usage_counters import SqlTokenLedger
 from tests.storage.dbutil import drop_database, make_database
 
 

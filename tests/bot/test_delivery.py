@@ -199,19 +199,6 @@ async def test_a_worker_dying_mid_answer_is_replaced_after_the_lease(db: Databas
 
 
 @pytest.mark.integration
-async def test_a_half_done_answer_the_handler_skips_on_retry_gets_an_apology(db: Database, clock: Clock) -> None:
-    # an earlier attempt stored the question and died; the service now sees a duplicate and returns None
-    handler, sink = FakeHandler(lambda inbound, call: "none"), RecordingSink()
-    delivery = make_delivery(db, handler, sink, clock)
-    await delivery.accept(message(1), ref_for(message(1)))
-    await delivery.inbox.claim("dead", lease_s=30)
-    clock.advance(31)
-    await delivery.process_once()
-    ((_, apology),) = sink.posts
-    assert apology.reason == "answer_failed" and apology.actions[0].kind is ActionKind.RETRY
-
-
-@pytest.mark.integration
 async def test_a_message_not_for_the_bot_gets_no_reply(db: Database, clock: Clock) -> None:
     handler, sink = FakeHandler(lambda inbound, call: "none"), RecordingSink()
     delivery = make_delivery(db, handler, sink, clock)

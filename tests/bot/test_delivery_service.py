@@ -1,5 +1,5 @@
-"""Delivery around the real conversation service (SQLite, the fixture manual): answers once, and a half-done answer
-(answered, worker killed before the reply reached the outbox) is posted once by the retry."""
+"""Delivery around the real conversation service (SQLite, the fixture manual): answers once, and an answer decided by
+a worker killed before it settled leaves nothing behind: the retry answers, once."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from bot.app import App
 from bot.delivery import Delivery
 from pipeline.messages import Inbound, Reply, ReplyKind, ThreadRef
+from storage.conversations import ConversationStore
 from storage.inbox import Inbox
 from storage.outbox import Outbox
 from tests.bot.conftest import inbound
@@ -63,21 +64,29 @@ async def test_a_question_is_answered_once_however_often_it_arrives(app: App) ->
     assert any("e-2041" in c.url for c in reply.citations)
 
 
-async def test_an_answer_whose_worker_died_before_storing_the_reply_is_posted_once_by_the_retry(app: App) -> None:
+async def test_an_answer_whose_worker_died_before_settling_it_is_answered_once_by_the_retry(app: App) -> None:
     sink, clock = Sink(), Clock()
     dead = delivery_for(app, sink, clock, "dead")
     question = inbound("What does error E-2041 mean?")
     await dead.accept(question, ref_for(question))
     (item,) = await dead.inbox.claim("dead", lease_s=60)
-    answered = await app.service.handle_message(item.inbound)  # it answered, then was killed before storing the reply
-    assert answered is not None
+    decided = await app.service.answer(item.inbound)  # it decided, then was killed before settling
+    assert decided is not None and decided.reply is not None
+    assert await app.runs.trace() is None  # deciding wrote nothing: no run, no conversation
+    assert await ConversationStore(app.db).find(question.thread_key) is None
     clock.now += timedelta(seconds=61)
 
     alive = delivery_for(app, sink, clock, "alive")
     await alive.process_once()
     ((ref, reply),) = sink.posts
-    assert reply == answered and ref == ref_for(question)  # the stored answer, not an apology
+    assert reply.kind is ReplyKind.ANSWER and ref == ref_for(question)  # an answer, not an apology
     assert any("e-2041" in c.url for c in reply.citations)
     clock.now += timedelta(seconds=61)
     assert await alive.process_once() == 0
     assert len(sink.posts) == 1
+    trace = await app.runs.trace()
+    assert trace is not None and [run.id for run in trace.runs] == [reply.run_id]  # one run: the settled one
+    conversation = await ConversationStore(app.db).find(question.thread_key)
+    assert conversation is not None
+    history = await ConversationStore(app.db).history(conversation.id)
+    assert [(m.from_bot, m.text == question.text) for m in history] == [(False, True), (True, False)]

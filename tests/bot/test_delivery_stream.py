@@ -16,12 +16,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.client import web_client
 from adapters.slack.fake_web_api import FakeSlackAPI, Message
 from adapters.slack.sink import SlackReplySink, slack_thread_ref
+from bench.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 from bot.app import App
 from bot.delivery import Delivery, DeliveryConfig
 from bot.slack_demo import work_transcript
 from tests.adapters.slack.contract import assert_calls_valid
 from tests.bot.conftest import inbound
-from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 
 pytestmark = pytest.mark.integration
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from bench.emanual_data import session_embedder
 from bot.answers.people import People
 from bot.answers.review import ReviewDesk
 from bot.jobs.clusters import DEFAULT_MAX_DISTANCE, cluster_by_meaning, medoid
@@ -30,7 +31,6 @@ from storage.local_index import LocalVectorIndex
 from storage.outbox import Outbox
 from storage.tables import ConversationRow, FeedbackRow, MessageRow, RunRow
 from tests.conftest import shared_path
-from tests.helpers.emanual import session_embedder
 from tests.integration.dbfixtures import database_fixtures
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from bench.emanual_data import session_embedder
+from bench.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 from bot.app import App, build_app
 from bot.settings import Settings
 from pipeline.envelope import Context, Payload
@@ -19,8 +21,6 @@ from pipeline.locales import texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.types import AnswerabilityReason
 from tests.bot.conftest import MANUAL
-from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
-from tests.helpers.emanual import session_embedder
 
 pytestmark = pytest.mark.integration
 

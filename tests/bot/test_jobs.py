@@ -9,16 +9,16 @@ import pytest
 
 from bot.delivery import Delivery
 from bot.jobs import standard_jobs
-from bot.jobs.clarifications import expire_clarifications
 from bot.jobs.digest import collect_gaps, post_docs_gap_digest
 from bot.jobs.refresh import CorpusWatcher
 from bot.jobs.reingest import reingest_sources
-from bot.jobs.retention import RetentionPolicy, purge_expired
 from pipeline.locales import texts
 from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
+from storage.clarifications import expire_clarifications
 from storage.db import Database
 from storage.embedder import HashingEmbedder
 from storage.outbox import Outbox
+from storage.retention import RetentionPolicy, purge_expired
 from storage.tables import (
     ConversationRow,
     ConversationState,

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from prometheus_client import generate_latest
 
+from bench.fakes.llama_server import LlamaServer, LlamaUnavailable, ThrottledProxy, free_port, unavailable
+from bench.fakes.openai_server import ScriptedOpenAI, server_error
 from bot.doctor import llm_check
 from bot.output_contract import reply_contract
 from bot.settings import Settings
@@ -19,8 +21,6 @@ from pipeline.llm.schemas import MAX_TOKENS, LanguageDecision, strict_schema
 from pipeline.messages import ReplyKind
 from pipeline.types import ChatMessage, Role
 from tests.bot.conftest import inbound
-from tests.fakes.llama_server import LlamaServer, LlamaUnavailable, ThrottledProxy, free_port, unavailable
-from tests.fakes.openai_server import ScriptedOpenAI, server_error
 
 pytestmark = pytest.mark.integration
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
+from bench.fakes.openai_server import EmbeddingStep, ScriptedOpenAI, embedding_html_error, embedding_rate_limited
 from bot.app import App, build_app, build_embedder
 from bot.doctor import embedder_check
 from bot.settings import Settings
@@ -22,7 +23,6 @@ from storage.doc_tables import ChunkRow, DocumentRow, EmbeddingRow
 from storage.embedder import E5Embedder
 from storage.errors import EmbeddingSpaceMismatch, EmbeddingUnavailable
 from tests.bot.conftest import MANUAL, inbound
-from tests.fakes.openai_server import EmbeddingStep, ScriptedOpenAI, embedding_html_error, embedding_rate_limited
 from tests.storage.test_ingest import count
 
 pytestmark = pytest.mark.integration

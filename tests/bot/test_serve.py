@@ -86,7 +86,7 @@ async def test_run_answers_a_slack_mention_through_the_outbox_and_serves_health(
 
 
 async def test_run_streams_the_answer_when_streaming_is_on(make_app: Callable[..., Any]) -> None:
-    from tests.fakes.openai_server import ScriptedOpenAI
+    from bench.fakes.openai_server import ScriptedOpenAI
 
     api = FakeSlackAPI(users=USERS)
     await api.start()

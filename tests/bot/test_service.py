@@ -122,10 +122,20 @@ async def test_follow_mode_mention_requires_a_new_mention(make_app: Callable[...
     assert await app.service.handle_message(follow) is None
 
 
-async def test_the_same_message_delivered_twice_is_answered_once(app: App) -> None:
-    message = inbound("How do I change the picture mode?")
-    replies = await asyncio.gather(*(app.service.handle_message(message) for _ in range(3)))
-    assert sum(r is not None for r in replies) == 1
+async def test_messages_of_one_thread_asked_at_once_are_answered_one_after_the_other(app: App) -> None:
+    """Callers without the inbox (the terminal chat) get its one-event-per-thread order from the thread's lock: two
+    follow-ups asked at once in a new thread's conversation both settle (neither is dropped as a conflict)."""
+    first = inbound("How do I change the picture mode?")
+    assert await app.service.handle_message(first) is not None
+    follow_ups = [inbound(text, thread=first.message_id) for text in ("and the sound?", "and the brightness?")]
+    replies = await asyncio.gather(*(app.service.handle_message(m) for m in follow_ups))
+    assert all(r is not None for r in replies)
+    from storage.conversations import ConversationStore
+
+    conversation = await ConversationStore(app.db).find(first.thread_key)
+    assert conversation is not None
+    history = await ConversationStore(app.db).history(conversation.id)
+    assert sorted(m.from_bot for m in history) == [False, False, False, True, True, True]  # each once
 
 
 async def test_a_refused_channel_gets_a_polite_notice(make_app: Callable[..., Any]) -> None:
@@ -254,26 +264,42 @@ async def test_when_the_vector_index_fails_the_keyword_side_answers_with_a_note(
     assert reply.note is not None and "keyword" in reply.note
 
 
-async def test_a_message_stored_by_an_attempt_that_died_is_answered_when_it_comes_again(app: App) -> None:
+async def test_an_answer_is_settled_whole_or_not_at_all(app: App) -> None:
+    """The database failing as the answer is settled leaves no trace of it (no conversation, message or run): the
+    next attempt answers on a clean slate, and the thread holds the question and its answer once."""
     from storage.conversations import ConversationStore
+    from storage.errors import StorageUnavailable
+    from storage.settlement import Answer, Settlement
 
     message = inbound("What does error E-2041 mean?")
-    conversations = ConversationStore(app.db)
-    conversation = await conversations.get_or_create(
-        message.thread_key, message.platform, message.workspace_id, message.channel_id, message.message_id
-    )
-    await conversations.add_message(  # what the dead attempt left behind: the message, no run, no reply
-        conversation.id,
-        platform_message_id=message.message_id,
-        author_id=message.user_id,
-        author_name=message.user_name,
-        text=message.text,
-        ts=message.ts,
-    )
+    real = Settlement(app.db)
+    calls = 0
+
+    async def settle(answer: Answer) -> None:
+        nonlocal calls
+        calls += 1
+        async with app.db.session() as session:
+            from storage.settlement import write_answer
+
+            await write_answer(session, app.db, answer, datetime.now(UTC))
+            raise StorageUnavailable("test-db", "the connection dropped before the commit")
+
+    app.service._settlement.settle = settle  # type: ignore[method-assign]
+    with pytest.raises(StorageUnavailable):
+        await app.service.handle_message(message)
+    assert calls == 1 and await ConversationStore(app.db).find(message.thread_key) is None
+    assert await app.runs.trace() is None
+
+    app.service._settlement = real
     reply = await app.service.handle_message(message)
     assert reply is not None and reply.kind is ReplyKind.ANSWER
     assert "errors.md#e-2041" in reply.citations[0].url
-    assert await app.service.handle_message(message) is None  # now it has been answered
+    conversation = await ConversationStore(app.db).find(message.thread_key)
+    assert conversation is not None
+    history = await ConversationStore(app.db).history(conversation.id)
+    assert [m.from_bot for m in history] == [False, True]
+    trace = await app.runs.trace(conversation.id)
+    assert trace is not None and [run.id for run in trace.runs] == [reply.run_id]
 
 
 async def test_a_word_matching_several_sections_about_equally_asks_which_one(app: App) -> None:

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from bench.emanual_data import session_embedder
 from bot.app import App, build_app
 from bot.settings import ChannelPolicy, Settings
 from pipeline.messages import Reply, ReplyKind
 from storage.answers.model import AnswerDraft, AnswerStatus, DocMention, ExpiryCause, Reviewer, TeamAnswer
 from storage.doc_tables import DocumentRow
 from tests.bot.conftest import MANUAL, inbound
-from tests.helpers.emanual import session_embedder
 
 pytestmark = pytest.mark.integration
 

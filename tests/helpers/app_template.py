@@ -3,7 +3,7 @@
 A copy restores the template's snapshot the way a restarted bot restores its own (`HybridRetriever.load`): the keyword
 and vector levels, and the title and unit vectors, are read from disk instead of being rebuilt and re-embedded with
 e5 for every test (that was about a second of CPU per app on the 30-chunk fixture manual). The templates embed with
-the disk-cached session embedder (`tests.helpers.emanual.session_embedder`): the same e5 vectors, computed once.
+the disk-cached session embedder (`bench.emanual_data.session_embedder`): the same e5 vectors, computed once.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from bench.emanual_data import session_embedder
 from bot.app import App, build_app, snapshot_dir
 from bot.settings import Settings
-from tests.helpers.emanual import session_embedder
 
 DATABASE_FILE = "docbot.db"
 

@@ -21,6 +21,7 @@ from typing import cast
 from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
+from bot.adapter_options import slack_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.logs import configure_logging
 from bot.service import ConversationService
@@ -70,7 +71,7 @@ async def main() -> None:
         settings=settings, conversations=ConversationStore(db), runs=RunStore(db), actions=ActionStore(db),
         feedback=FeedbackStore(db), runner=cast(PipelineRunner, InstantRunner()),
     )  # fmt: skip
-    adapter = SlackAdapter(settings)
+    adapter = SlackAdapter(slack_options(settings))
     delivery = Delivery(
         db, service, {"slack": adapter.sink}, args.name, fetcher_for=adapter.fetcher_for,
         config=DeliveryConfig(lease_s=4.0, heartbeat_s=1.0, poll_s=0.1, concurrency=8, sweep_s=0.5,

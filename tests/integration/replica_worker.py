@@ -24,11 +24,12 @@ from aiohttp import web
 
 from bot.delivery import Delivery, DeliveryConfig
 from bot.scheduler import JobSpec, LeasedScheduler
+from pipeline.codec import from_json
 from pipeline.messages import ActionOutcome, Inbound, Reply, ReplyKind, ThreadFetcher, ThreadRef
 from storage.db import Database
-from storage.inbox import Inbox, inbound_from_json
+from storage.inbox import Inbox
 from storage.leases import JobLeases
-from storage.outbox import Outbox, ref_from_json
+from storage.outbox import Outbox
 
 FLAKY_EVERY = 10  # every 10th question fails the first time each replica sees it (a transient pipeline error)
 
@@ -105,7 +106,8 @@ async def main() -> None:
             batch = await request.json()
             accepted = 0
             for event in batch["events"]:
-                accepted += await delivery.accept(inbound_from_json(event["inbound"]), ref_from_json(event["ref"]))
+                inbound, ref = from_json(Inbound, event["inbound"]), from_json(ThreadRef, event["ref"])
+                accepted += await delivery.accept(inbound, ref)
             return web.json_response({"accepted": accepted})
 
         app = web.Application()

@@ -345,8 +345,8 @@ async def test_chaos(cluster: Cluster, api: FakeSlackAPI, tmp_path: Path) -> Non
         "lost": lost,
         "duplicate posts": duplicates,
         "votes stored": presses,
-        "answers replayed (answered, then the reply's store failed or the worker died)": logs.count(
-            "replaying the reply of an earlier attempt"
+        "settlings broken off (decided, then the database failed: decided again on retry)": logs.count(
+            "event handling broke off"
         ),
         "apologies (attempts exhausted or answer lost)": logs.count("event given up"),
         "time to answer everything after the database came back (s)": round(recovery_s, 1),

@@ -26,10 +26,9 @@ import pytest
 from aiohttp import web
 from sqlalchemy import text
 
+from pipeline.codec import to_json
 from pipeline.messages import Inbound, InboundKind, ThreadRef
 from storage.db import Database
-from storage.inbox import inbound_to_json
-from storage.outbox import ref_to_json
 from tests.conftest import REPO
 from tests.storage.dbutil import create_postgres_database, drop_postgres_database
 
@@ -55,7 +54,7 @@ def press(n: int) -> Inbound:
 
 def wire(inbound: Inbound) -> dict[str, Any]:
     ref = ThreadRef(inbound.platform, inbound.workspace_id, inbound.channel_id, inbound.message_id)
-    return {"inbound": inbound_to_json(inbound), "ref": ref_to_json(ref)}
+    return {"inbound": to_json(inbound), "ref": to_json(ref)}
 
 
 @dataclass

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from bench.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 from bot.app import App
 from pipeline.llm.prompts import documents_block
 from pipeline.messages import Reply, ReplyKind
 from pipeline.types import SourceReference
-from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, schema_name
 from tests.security.conftest import ask
 
 pytestmark = pytest.mark.integration

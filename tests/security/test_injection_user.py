@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 import pipeline.llm.prompts as prompts
+from bench.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, reply, schema_name
 from bot.app import App
 from pipeline.messages import Reply
 from tests.conftest import SHARED_DATA, shared_path
-from tests.fakes.openai_server import Request, ScriptedOpenAI, Step, json_reply, plausible_model, reply, schema_name
 from tests.security.conftest import ask
 
 pytestmark = pytest.mark.integration

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from bench.fakes.openai_server import ScriptedOpenAI, unauthorized
 from bot.app import App
 from bot.delivery import Delivery
 from pipeline.messages import Reply, ThreadRef
 from storage.db import Database
-from tests.fakes.openai_server import ScriptedOpenAI, unauthorized
 from tests.security.conftest import ask
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,5 @@
-"""ActionStore on both backends: opaque ids, exactly-once presses, thread checks, expiry, one choice per question."""
+"""ActionStore on both backends: opaque ids, exactly-once presses, thread checks, expiry, one choice per question
+(the buttons are stored the way an answer stores them: `tests/helpers/stored.py`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import pytest
 
 from pipeline.types import ActionKind
 from storage.actions import ActionStore, ConsumeRefusal
-from storage.conversations import ConversationStore
 from storage.db import Database, utc_now
 from tests.conftest import REPO
+from tests.helpers.stored import stored_actions, stored_conversation
 
 pytestmark = pytest.mark.integration
 
@@ -28,13 +29,13 @@ CHOICES = [
 
 
 async def _conversation(db: Database, key: str = THREAD) -> str:
-    return (await ConversationStore(db).get_or_create(key, "slack", "T1", "C1", key.rsplit(":", 1)[1])).id
+    return (await stored_conversation(db, key)).id
 
 
-async def test_create_returns_opaque_ids_in_order(db: Database):
+async def test_stored_buttons_keep_their_opaque_ids_in_order(db: Database):
     store = ActionStore(db)
     conversation_id = await _conversation(db)
-    actions = await store.create(conversation_id, CHOICES)
+    actions = await stored_actions(db, conversation_id, CHOICES)
     assert [(a.kind, a.label, a.value) for a in actions] == CHOICES
     assert len({a.id for a in actions}) == 3
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{16}", a.id) for a in actions)
@@ -47,7 +48,7 @@ async def test_create_returns_opaque_ids_in_order(db: Database):
 
 async def test_twenty_concurrent_presses_consume_once(db: Database):
     conversation_id = await _conversation(db)
-    actions = await ActionStore(db).create(conversation_id, CHOICES[:1])
+    actions = await stored_actions(db, conversation_id, CHOICES[:1])
     other = Database(db.engine.url.render_as_string(hide_password=False))  # a second replica
     try:
         stores = [ActionStore(db), ActionStore(other)]
@@ -64,7 +65,7 @@ async def test_twenty_concurrent_presses_consume_once(db: Database):
 async def test_pressing_different_choices_at_once_accepts_one_choice(db: Database):
     conversation_id = await _conversation(db)
     store = ActionStore(db)
-    actions = await store.create(conversation_id, CHOICES)
+    actions = await stored_actions(db, conversation_id, CHOICES)
     results = await asyncio.gather(*(store.consume(actions[i % 3].id, THREAD, f"U{i}") for i in range(21)))
     assert sum(r.accepted for r in results) == 1
     assert {r.reason for r in results if not r.accepted} == {ConsumeRefusal.ALREADY_USED}
@@ -75,10 +76,10 @@ async def test_pressing_different_choices_at_once_accepts_one_choice(db: Databas
 async def test_a_choice_consumes_its_siblings_but_not_feedback_buttons(db: Database):
     conversation_id = await _conversation(db)
     store = ActionStore(db)
-    first, second, _human = await store.create(conversation_id, CHOICES)
-    later = await store.create(conversation_id, CHOICES[:1])  # the next question's buttons
-    helpful, not_helpful = await store.create(
-        conversation_id, [(ActionKind.HELPFUL, "Helpful", ""), (ActionKind.NOT_HELPFUL, "Not helpful", "")]
+    first, second, _human = await stored_actions(db, conversation_id, CHOICES)
+    later = await stored_actions(db, conversation_id, CHOICES[:1])  # the next question's buttons
+    helpful, not_helpful = await stored_actions(
+        db, conversation_id, [(ActionKind.HELPFUL, "Helpful", ""), (ActionKind.NOT_HELPFUL, "Not helpful", "")]
     )
     assert (await store.consume(second.id, THREAD, "U1")).accepted
     refused = await store.consume(first.id, THREAD, "U2")
@@ -94,7 +95,7 @@ async def test_the_same_press_event_consuming_again_gets_the_same_outcome(db: Da
     by the same person or of a sibling choice, is refused; a press without an event key stays once-only."""
     conversation_id = await _conversation(db)
     store = ActionStore(db)
-    first, second, _human = await store.create(conversation_id, CHOICES)
+    first, second, _human = await stored_actions(db, conversation_id, CHOICES)
     assert (await store.consume(second.id, THREAD, "U1", event_key="press-1")).accepted
     again = await store.consume(second.id, THREAD, "U1", event_key="press-1")
     assert again.accepted and again.action is not None and again.action.consumed_event == "press-1"
@@ -110,7 +111,7 @@ async def test_presses_from_another_thread_are_refused(db: Database):
     conversation_id = await _conversation(db)
     await _conversation(db, OTHER_THREAD)
     store = ActionStore(db)
-    (action,) = await store.create(conversation_id, CHOICES[:1])
+    (action,) = await stored_actions(db, conversation_id, CHOICES[:1])
     refused = await store.consume(action.id, OTHER_THREAD, "U1")
     assert refused.reason is ConsumeRefusal.OTHER_THREAD
     assert refused.action is None  # nothing about another thread's button leaks
@@ -128,13 +129,13 @@ async def test_unknown_ids_are_refused(db: Database):
 async def test_expired_actions_are_refused(db: Database):
     conversation_id = await _conversation(db)
     store = ActionStore(db)
-    (past,) = await store.create(conversation_id, CHOICES[:1], expires_at=utc_now() - timedelta(seconds=1))
+    (past,) = await stored_actions(db, conversation_id, CHOICES[:1], expires_at=utc_now() - timedelta(seconds=1))
     result = await store.consume(past.id, THREAD, "U1")
     assert result.reason is ConsumeRefusal.EXPIRED
     assert (await store.get(past.id)).consumed_at is None  # type: ignore[union-attr]
 
     expires = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
-    (fresh,) = await store.create(conversation_id, CHOICES[:1], expires_at=expires)
+    (fresh,) = await stored_actions(db, conversation_id, CHOICES[:1], expires_at=expires)
     late = ActionStore(db, clock=lambda: expires + timedelta(seconds=1))
     assert (await late.resolve(fresh.id, THREAD)).reason is ConsumeRefusal.EXPIRED
     assert (await late.consume(fresh.id, THREAD, "U1")).reason is ConsumeRefusal.EXPIRED
@@ -145,7 +146,7 @@ async def test_expired_actions_are_refused(db: Database):
 async def test_resolve_does_not_consume(db: Database):
     conversation_id = await _conversation(db)
     store = ActionStore(db)
-    (helpful,) = await store.create(conversation_id, [(ActionKind.HELPFUL, "Helpful", "")])
+    (helpful,) = await stored_actions(db, conversation_id, [(ActionKind.HELPFUL, "Helpful", "")])
     for _ in range(2):
         checked = await store.resolve(helpful.id, THREAD)
         assert checked.accepted and checked.action is not None and checked.action.kind is ActionKind.HELPFUL
@@ -174,7 +175,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
 async def test_presses_from_two_processes_consume_once(db: Database):
     """Two processes press two choices of one question ten times each: one press wins."""
     conversation_id = await _conversation(db)
-    first, second = await ActionStore(db).create(conversation_id, CHOICES[:2])
+    first, second = await stored_actions(db, conversation_id, CHOICES[:2])
     url = db.engine.url.render_as_string(hide_password=False)
     processes = [
         await asyncio.create_subprocess_exec(

@@ -1,18 +1,19 @@
-"""ConversationStore on both backends: race-safe creation, idempotent messages, ordered history, pending state."""
+"""ConversationStore on both backends: finding a thread's conversation, its ordered history. Conversations and messages
+are stored the way an answer stores them (`storage.settlement`; a thread started twice at once:
+tests/storage/test_settlement.py)."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from storage.conversations import ConversationStore
 from storage.db import Database
-from storage.errors import RecordNotFound
-from storage.tables import ConversationRow, ConversationState
+from storage.settlement import NewMessage
+from storage.tables import ConversationState
+from tests.helpers.stored import stored_conversation, stored_messages
 
 pytestmark = pytest.mark.integration
 
@@ -20,47 +21,30 @@ T0 = datetime(2026, 11, 22, 14, 3, 10, tzinfo=UTC)
 
 
 async def _conversation(db: Database, key: str = "slack:T1:C1:100.1") -> str:
-    record = await ConversationStore(db).get_or_create(key, "slack", "T1", "C1", "100.1")
-    return record.id
-
-
-async def test_concurrent_get_or_create_yields_one_row(db: Database):
-    # Two engines on one database stand in for two replicas.
-    other = Database(db.engine.url.render_as_string(hide_password=False))
-    try:
-        stores = [ConversationStore(db), ConversationStore(other)]
-        records = await asyncio.gather(
-            *(stores[i % 2].get_or_create("discord:G1:C9:555", "discord", "G1", "C9", "555") for i in range(20))
-        )
-    finally:
-        await other.dispose()
-    assert len({r.id for r in records}) == 1
-    async with db.session() as session:
-        count = (await session.execute(select(func.count()).select_from(ConversationRow))).scalar_one()
-    assert count == 1
-    record = records[0]
-    assert (record.platform, record.workspace_id, record.channel_id, record.thread_id) == ("discord", "G1", "C9", "555")
-    assert record.state is ConversationState.IDLE
-    assert not record.history_fetched
+    return (await stored_conversation(db, key)).id
 
 
 async def test_find_and_get(db: Database):
     store = ConversationStore(db)
     assert await store.find("slack:T1:C1:missing") is None
     assert await store.get("no-such-id") is None
-    created = await store.get_or_create("slack:T1:C1:7", "slack", "T1", "C1", "7")
+    created = await stored_conversation(db, "slack:T1:C1:7")
+    assert (created.platform, created.workspace_id, created.channel_id, created.thread_id) == ("slack", "T1", "C1", "7")
+    assert created.state is ConversationState.IDLE and not created.history_fetched
     assert await store.find("slack:T1:C1:7") == created
     assert await store.get(created.id) == created
 
 
-async def test_add_message_is_idempotent_per_platform_message(db: Database):
+async def test_a_message_is_stored_once_per_platform_message(db: Database):
     store = ConversationStore(db)
     conversation_id = await _conversation(db)
-    assert await store.add_message(conversation_id, "100.1", "U1", "alice", "how do I pair the remote?", T0)
-    assert not await store.add_message(conversation_id, "100.1", "U1", "alice", "how do I pair the remote?", T0)
+    question = NewMessage("100.1", "U1", "alice", "how do I pair the remote?", T0)
+    await stored_messages(db, conversation_id, question)
+    await stored_messages(db, conversation_id, question)
     other_id = await _conversation(db, "slack:T1:C1:other")
-    assert await store.add_message(other_id, "100.1", "U1", "alice", "same id, other thread", T0)
+    await stored_messages(db, other_id, NewMessage("100.1", "U1", "alice", "same id, other thread", T0))
     assert len(await store.history(conversation_id)) == 1
+    assert [m.text for m in await store.history(other_id)] == ["same id, other thread"]
 
 
 async def test_history_is_oldest_first_and_keeps_the_newest(db: Database):
@@ -73,9 +57,8 @@ async def test_history_is_oldest_first_and_keeps_the_newest(db: Database):
         (5, "alice", "and if it blinks red?", False),
         (1, "bob", "same question here", False),
     ]:
-        await store.add_message(
-            conversation_id, f"m{minute}", author, author, text, T0 + timedelta(minutes=minute), from_bot=from_bot
-        )
+        at = T0 + timedelta(minutes=minute)
+        await stored_messages(db, conversation_id, NewMessage(f"m{minute}", author, author, text, at, from_bot))
     history = await store.history(conversation_id)
     assert [m.author for m in history] == ["alice", "bob", "docbot", "alice"]
     assert history[0].line() == "[2026.11.22 14:03:10] alice: how do I pair the remote?"
@@ -84,38 +67,6 @@ async def test_history_is_oldest_first_and_keeps_the_newest(db: Database):
     assert [m.text for m in newest] == ["Hold the pairing button for 5 seconds.", "and if it blinks red?"]
 
 
-async def test_pending_envelope_round_trip_sets_the_state(db: Database):
-    store = ConversationStore(db)
-    conversation_id = await _conversation(db)
-    assert await store.get_pending(conversation_id) is None
-    envelope = {"payload": {"text": "it does not work", "suggested_actions": [{"label": "Remote", "kind": "search"}]}}
-    await store.set_pending(conversation_id, envelope)
-    assert await store.get_pending(conversation_id) == envelope
-    record = await store.get(conversation_id)
-    assert record is not None and record.awaiting_clarification
-    await store.set_pending(conversation_id, None)
-    assert await store.get_pending(conversation_id) is None
-    record = await store.get(conversation_id)
-    assert record is not None and record.state is ConversationState.IDLE
-
-
-async def test_history_fetched_and_language(db: Database):
-    store = ConversationStore(db)
-    conversation_id = await _conversation(db)
-    await store.mark_history_fetched(conversation_id)
-    await store.set_language(conversation_id, "de")
-    record = await store.get(conversation_id)
-    assert record is not None
-    assert record.history_fetched
-    assert record.language == "de"
-    assert record.updated_at >= record.created_at
-
-
 async def test_unknown_conversations_are_reported(db: Database):
-    store = ConversationStore(db)
-    with pytest.raises(RecordNotFound, match="conversation 'nope' not found"):
-        await store.set_pending("nope", {"a": 1})
-    with pytest.raises(RecordNotFound):
-        await store.get_pending("nope")
     with pytest.raises(IntegrityError):  # foreign keys are enforced on both backends
-        await store.add_message("nope", "m1", "U1", "alice", "hello", T0)
+        await stored_messages(db, "nope", NewMessage("m1", "U1", "alice", "hello", T0))

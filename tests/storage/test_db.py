@@ -19,9 +19,10 @@ from sqlalchemy.exc import StatementError
 import storage.tables as tables
 from alembic import command
 from storage.base import Base
-from storage.conversations import ConversationStore
 from storage.db import ALEMBIC_DIR, Database, mask_url
 from storage.errors import StorageUnavailable
+from storage.settlement import NewMessage
+from tests.helpers.stored import stored_conversation, stored_messages
 from tests.storage.dbutil import drop_database, make_database
 
 pytestmark = pytest.mark.integration
@@ -179,10 +180,9 @@ def test_mask_url_hides_passwords_even_in_unparsable_urls():
 
 
 async def test_timestamps_come_back_as_the_same_instant_in_utc(db: Database):
-    conversations = ConversationStore(db)
-    conversation = await conversations.get_or_create("slack:T:C:1", "slack", "T", "C", "1")
+    conversation = await stored_conversation(db, "slack:T:C:1")
     local = datetime(2026, 11, 22, 19, 3, 10, 123456, tzinfo=timezone(timedelta(hours=5)))
-    await conversations.add_message(conversation.id, "m1", "U1", "alice", "hello", local)
+    await stored_messages(db, conversation.id, NewMessage("m1", "U1", "alice", "hello", local))
     async with db.session() as session:
         stored = (await session.execute(select(tables.MessageRow.ts))).scalar_one()
     assert stored == local
@@ -193,10 +193,9 @@ async def test_timestamps_come_back_as_the_same_instant_in_utc(db: Database):
 
 
 async def test_naive_timestamps_are_refused(db: Database):
-    conversations = ConversationStore(db)
-    conversation = await conversations.get_or_create("slack:T:C:2", "slack", "T", "C", "2")
+    conversation = await stored_conversation(db, "slack:T:C:2")
     with pytest.raises(StatementError, match="naive datetime"):
-        await conversations.add_message(conversation.id, "m1", "U1", "alice", "hi", datetime(2026, 1, 1))
+        await stored_messages(db, conversation.id, NewMessage("m1", "U1", "alice", "hi", datetime(2026, 1, 1)))
 
 
 @pytest.mark.postgres

@@ -10,9 +10,10 @@ import pytest
 from sqlalchemy import event as sa_event
 from sqlalchemy import select
 
+from pipeline.codec import from_json, to_json
 from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind, ThreadRef
 from storage.db import Database
-from storage.inbox import INBOX, PARKED, Inbox, inbound_from_json, inbound_to_json, retry_inbound
+from storage.inbox import INBOX, PARKED, Inbox, retry_inbound
 from storage.outbox import Outbox, OutgoingReply
 from tests.integration.dbfixtures import T0, Clock, database_fixtures
 
@@ -58,7 +59,7 @@ def test_inbound_round_trips_through_json() -> None:
         platform="discord", workspace_id="G1", channel_id="C9", thread_id="T5", message_id="m1", user_id="u",
         user_name="bob", text="¿dónde está?", ts=T0, kind=InboundKind.ACTION, action_id="a1", mentioned=False,
     )
-    assert inbound_from_json(inbound_to_json(original)) == original
+    assert from_json(Inbound, to_json(original)) == original
 
 
 @pytest.mark.unit

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from pipeline.codec import CodecError, from_json, to_json
 from pipeline.messages import Citation, Reply, ReplyAction, ReplyKind, RunSummary, ThreadRef
 from pipeline.types import ActionKind
 from storage.db import Database
@@ -16,10 +17,6 @@ from storage.outbox import (
     Outbox,
     OutgoingReply,
     equal_jitter,
-    ref_from_json,
-    ref_to_json,
-    reply_from_json,
-    reply_to_json,
 )
 from tests.integration.dbfixtures import Clock, database_fixtures
 
@@ -59,8 +56,21 @@ def outbox(db: Database, clock: Clock) -> Outbox:
 
 @pytest.mark.unit
 def test_reply_and_ref_round_trip_through_json() -> None:
-    assert reply_from_json(reply_to_json(full_reply())) == full_reply()
-    assert ref_from_json(ref_to_json(REF)) == REF
+    assert from_json(Reply, to_json(full_reply())) == full_reply()
+    assert from_json(ThreadRef, to_json(REF)) == REF
+
+
+@pytest.mark.unit
+def test_a_reply_stored_before_its_newer_fields_reads_back_with_their_defaults() -> None:
+    helpful = {"id": "a1", "label": "Helpful", "kind": "helpful"}
+    stored = {"kind": "answer", "text": "Hold Home.", "language": "en", "conversation_id": "c1",
+              "actions": [helpful], "summary": {"total_ms": 12}}  # fmt: skip
+    reply = from_json(Reply, stored)
+    assert reply == Reply(ReplyKind.ANSWER, "Hold Home.", "en", "c1",
+                          actions=(ReplyAction("a1", "Helpful", ActionKind.HELPFUL),),
+                          summary=RunSummary(total_ms=12.0))  # fmt: skip
+    with pytest.raises(CodecError):
+        from_json(Reply, {"kind": "answer", "text": "no language"})
 
 
 @pytest.mark.integration

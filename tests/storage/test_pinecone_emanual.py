@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from bench.emanual_data import load_emanual, session_embedder
 from pipeline.types import SearchRequest, SearchResponse
 from storage.db import Database
 from storage.ingest import Ingestor
@@ -19,7 +20,6 @@ from storage.pinecone_index import PineconeIndex, reindex_from_database
 from storage.search.retriever import HybridRetriever
 from tests.conftest import shared_path
 from tests.fakes.pinecone_server import FakePinecone
-from tests.helpers.emanual import load_emanual, session_embedder
 from tests.storage.dbutil import drop_database, make_database
 
 # the e-manual's e5 vectors are shared with tests/storage/test_search_emanual.py on one xdist worker

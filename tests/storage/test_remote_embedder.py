@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from pipeline.llm.breaker import BreakerState, CircuitBreaker
-from storage.errors import EmbeddingFailure, EmbeddingUnavailable
-from storage.remote_embedder import OpenAIEmbedder
-from tests.fakes.openai_server import (
+from bench.fakes.openai_server import (
     EmbeddingStep,
     ScriptedOpenAI,
     embedding_html_error,
     embedding_rate_limited,
     unauthorized,
 )
+from pipeline.llm.breaker import BreakerState, CircuitBreaker
+from storage.errors import EmbeddingFailure, EmbeddingUnavailable
+from storage.remote_embedder import OpenAIEmbedder
 
 pytestmark = pytest.mark.integration
 
@@ -228,7 +228,7 @@ async def test_a_cancelled_call_gives_no_verdict_on_the_endpoint(server: Scripte
 async def test_against_llama_cpp_real_embeddings_server() -> None:
     """The wire format as a real server speaks it (base64 asked by the SDK, llama.cpp's own reply), batching and the
     dimension probe; a small chat model mean-pooled is a poor embedder, but its vectors are real and consistent."""
-    from tests.fakes.llama_server import LlamaServer, LlamaUnavailable, unavailable
+    from bench.fakes.llama_server import LlamaServer, LlamaUnavailable, unavailable
 
     reason = unavailable()
     if reason is not None:

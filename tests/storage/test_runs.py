@@ -9,9 +9,12 @@ from sqlalchemy import event
 
 from pipeline.envelope import Envelope, EnvelopeError, Hop, Payload
 from pipeline.types import LLMUsage, Role
-from storage.conversations import ConversationStore
+from storage.conversations import ConversationRecord
 from storage.db import Database
 from storage.runs import RunStore
+from storage.settlement import Answer, ConversationChange, NewRun, Settlement
+from storage.tables import new_uuid
+from tests.helpers.stored import stored_conversation
 
 pytestmark = pytest.mark.integration
 
@@ -43,22 +46,26 @@ def _envelope(conversation_id: str, roles: list[Role], *, tokens: int = 0, start
     )
 
 
-async def test_save_run_keeps_every_hop_and_sums_usage(db: Database):
-    conversation = await ConversationStore(db).get_or_create("slack:T:C:1", "slack", "T", "C", "1")
+async def settle_run(
+    db: Database, conversation: ConversationRecord, message_id: str, envelope: Envelope, *, cached: bool = False,
+    started: datetime = T0, finished: datetime = T0 + timedelta(seconds=1),
+) -> str:  # fmt: skip
+    """A run settled the way the service's answers are (`storage.settlement`), on a conversation already stored."""
+    run = NewRun(new_uuid(), message_id, envelope, "answer", cached, started, finished)
+    await Settlement(db).settle(Answer(None, ConversationChange(conversation), run=run))
+    return run.id
+
+
+async def test_a_settled_run_keeps_every_hop_and_sums_usage(db: Database):
+    conversation = await stored_conversation(db, "slack:T:C:1")
     runs = RunStore(db)
     roles = [Role.MANAGER, Role.LANG, Role.MANAGER, Role.SEARCH, Role.QUALITY, Role.MANAGER]
     statements: list[str] = []
     event.listen(db.engine.sync_engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
-    run_id = await runs.save_run(
-        conversation.id,
-        "m1",
-        _envelope(conversation.id, roles, tokens=100),
-        status="ok",
-        reply_kind="answer",
-        cached=False,
-        started_at=T0,
-        finished_at=T0 + timedelta(milliseconds=1234),
-    )
+    run_id = await settle_run(
+        db, conversation, "m1", _envelope(conversation.id, roles, tokens=100),
+        finished=T0 + timedelta(milliseconds=1234),
+    )  # fmt: skip
     assert len(statements) == 2  # the run, then every hop in one executemany (not one INSERT per hop)
     trace = await runs.trace(conversation.id)
     assert trace is not None and trace.conversation_id == conversation.id
@@ -75,23 +82,16 @@ async def test_save_run_keeps_every_hop_and_sums_usage(db: Database):
 
 
 async def test_trace_last_follows_the_latest_run(db: Database):
-    store = ConversationStore(db)
-    first = await store.get_or_create("slack:T:C:1", "slack", "T", "C", "1")
-    second = await store.get_or_create("slack:T:C:2", "slack", "T", "C", "2")
+    first = await stored_conversation(db, "slack:T:C:1")
+    second = await stored_conversation(db, "slack:T:C:2")
     runs = RunStore(db)
     assert await runs.trace() is None
     for conversation, minute in [(second, 0), (first, 5), (second, 1), (first, 6)]:
         start = T0 + timedelta(minutes=minute)
-        await runs.save_run(
-            conversation.id,
-            f"m{minute}",
-            _envelope(conversation.id, [Role.MANAGER], start=start),
-            status="ok",
-            reply_kind="answer",
-            cached=minute == 6,
-            started_at=start,
-            finished_at=start + timedelta(seconds=1),
-        )
+        await settle_run(
+            db, conversation, f"m{minute}", _envelope(conversation.id, [Role.MANAGER], start=start),
+            cached=minute == 6, started=start, finished=start + timedelta(seconds=1),
+        )  # fmt: skip
     last = await runs.trace("last")
     assert last is not None and last.conversation_id == first.id
     assert [r.message_id for r in last.runs] == ["m5", "m6"]

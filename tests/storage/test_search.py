@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from bench.emanual_data import session_embedder
 from pipeline.types import SearchQuality, SearchRequest
 from storage.db import Database
 from storage.embedder import HashingEmbedder
@@ -17,7 +18,6 @@ from storage.ingest import Ingestor
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
 from storage.vector_index import VectorIndexUnavailable, VectorMatch
-from tests.helpers.emanual import session_embedder
 from tests.storage.dbutil import drop_database, make_database
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"

@@ -12,9 +12,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from bench.emanual_data import MemoEmbedder, count_resolved, load_emanual, session_embedder
 from bench.retrieval import evaluate
 from tests.conftest import shared_path
-from tests.helpers.emanual import MemoEmbedder, count_resolved, load_emanual, session_embedder
 
 # One xdist worker runs every test that embeds the e-manual, so the corpus is embedded once per session (the
 # in-memory memo is per process; two workers embedding it at once doubled the cold-cache cost).

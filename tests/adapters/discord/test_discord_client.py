@@ -11,6 +11,7 @@ from adapters.discord.buttons import ButtonRef
 from adapters.discord.client import DocbotClient
 from adapters.discord.layout import CARD_TEXT_LIMIT
 from adapters.discord.sink import discord_thread_ref
+from bot.adapter_options import discord_options
 from pipeline.messages import ActionOutcome, Citation, DeliveryRejected, InboundKind, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
@@ -360,7 +361,7 @@ class RecordingIntake:
 async def test_with_a_durable_intake_events_are_stored_and_the_sink_answers_later(world: DiscordWorld) -> None:
     handler = FakeHandler(on_message=lambda inbound: pytest.fail("the intake's worker calls the service"))
     intake = RecordingIntake()
-    client = DocbotClient(world.settings(), intake=intake)
+    client = DocbotClient(discord_options(world.settings()), intake=intake)
     world.clients.append(client)
     await client.login("fake-token")
     question = p.message(

@@ -172,7 +172,7 @@ async def test_ask_with_a_bad_question_gets_a_private_notice_and_nothing_is_stor
     """Issue 12 item 9 on Discord: 5,000 characters used to be echoed publicly before "too long"."""
     handler = FakeHandler(on_message=echo)
     client, delivery = await logged_in(world, handler, db)
-    limit = client._settings.max_question_chars
+    limit = client._options.max_question_chars
 
     too_long = await world.ask(client, world.alice, "pair " * 1000)
     blank = await world.ask(client, world.alice, "   ")

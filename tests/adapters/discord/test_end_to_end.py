@@ -66,7 +66,7 @@ def button(world: DiscordWorld, message: dict[str, Any], label: str) -> str:
 
 
 async def test_discord_conversation_end_to_end(world: DiscordWorld, app: App, tmp_path: Path) -> None:
-    client = await world.client(app.service, data_dir=tmp_path)
+    client = await world.client(app.service, db=app.db, data_dir=tmp_path)
 
     # a mention in #help: a thread on the question, an answer with sources and feedback buttons
     question = await world.say(client, world.alice, f"{world.mention()} how do I pair the remote with the hub?")
@@ -102,7 +102,7 @@ async def test_discord_conversation_end_to_end(world: DiscordWorld, app: App, tm
     assert clarifying["components"]
 
     # the bot restarts; the button on the old message still works
-    client = await world.restart(client, app.service, data_dir=tmp_path)
+    client = await world.restart(client, app.service, db=app.db, data_dir=tmp_path)
     await world.press(client, clarifying["id"], button(world, clarifying, "Ask a human"), world.bob)
     await until(lambda: len(world.bot_messages(vague["id"])) == 2)
     handoff = world.bot_messages(vague["id"])[1]

@@ -39,7 +39,7 @@ def answer(inbound: Inbound) -> Reply:
 
 @dataclass
 class Remembering(FakeHandler):
-    """Keeps each reply with its message, as the service keeps it with the run (`stored_reply`)."""
+    """Keeps each reply with its message, as the service keeps it with the run (`reply_on_record`)."""
 
     replies: dict[str, Reply] = field(default_factory=dict)
 
@@ -49,8 +49,8 @@ class Remembering(FakeHandler):
             self.replies[f"{inbound.thread_key}|{inbound.message_id}"] = reply
         return reply
 
-    async def stored_reply(self, inbound: Inbound) -> Reply | None:
-        return self.replies.get(f"{inbound.thread_key}|{inbound.message_id}")
+    async def reply_on_record(self, thread_key: str, message_id: str) -> Reply | None:
+        return self.replies.get(f"{thread_key}|{message_id}")
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 
 from adapters.discord.api_url import use_api_url
 from adapters.discord.client import DocbotClient
+from bot.adapter_options import discord_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.messages import ActionOutcome, Inbound, Reply, ThreadFetcher
@@ -86,13 +87,15 @@ class DiscordWorld:
         handler: Any,
         *,
         own_inbox: bool = False,
+        db: Database | None = None,
         language_of: Callable[[str], Awaitable[str | None]] | None = None,
         **settings: Any,
     ) -> DocbotClient:
         """A logged-in client (setup_hook ran: buttons registered, /ask synced) that knows the guild; its events go
-        through a `Delivery` on the world's database (`own_inbox`: on a database of its own, in memory)."""
-        client = DocbotClient(self.settings(**settings), language_of=language_of)
-        db = self.db
+        through a `Delivery` on the world's database (`own_inbox`: on a database of its own, in memory; `db`: on the
+        handler's, where the delivery settles a `ConversationService`'s answers with their events)."""
+        client = DocbotClient(discord_options(self.settings(**settings)), language_of=language_of)
+        db = db or self.db
         if own_inbox:
             db = Database("sqlite+aiosqlite://")
             await db.migrate()
@@ -120,10 +123,12 @@ class DiscordWorld:
         )
         return client
 
-    async def restart(self, old: DocbotClient, handler: Any, **settings: Any) -> DocbotClient:
+    async def restart(
+        self, old: DocbotClient, handler: Any, *, db: Database | None = None, **settings: Any
+    ) -> DocbotClient:
         await old.close()
         self.clients.remove(old)
-        return await self.client(handler, **settings)
+        return await self.client(handler, db=db, **settings)
 
     async def settle(self, client: DocbotClient) -> None:
         """Let the client's worker handle every event it can claim now and post what it stored (a test that wires

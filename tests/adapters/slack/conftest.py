@@ -20,6 +20,7 @@ from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
 from adapters.slack.fake_web_api import TEAM, FakeSlackAPI
+from bot.adapter_options import slack_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.settings import Settings
 from pipeline.envelope import ProgressCallback, StreamCallback
@@ -363,7 +364,7 @@ async def make_harness(slack_api: FakeSlackAPI, tmp_path: Path) -> AsyncIterator
         db = Database(f"sqlite+aiosqlite:///{tmp_path / f'slack{len(databases)}.db'}")
         await db.migrate()
         databases.append(db)
-        adapter = SlackAdapter(settings, stream_interval_s=STREAM_INTERVAL_S, language_of=language_of)
+        adapter = SlackAdapter(slack_options(settings), stream_interval_s=STREAM_INTERVAL_S, language_of=language_of)
         delivery = Delivery(
             db, handler, {"slack": adapter.sink}, "w1", fetcher_for=adapter.fetcher_for,
             config=DeliveryConfig(poll_s=0.02, progress_delay_s=progress_delay_s),

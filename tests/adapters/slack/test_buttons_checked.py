@@ -23,6 +23,7 @@ from storage.conversations import ConversationStore
 from storage.feedback import FeedbackStore
 from storage.runs import RunStore
 from tests.adapters.slack.conftest import TEAM, Harness, MakeHarness, action_body, button_of_kind
+from tests.helpers.stored import stored_actions, stored_conversation
 
 pytestmark = pytest.mark.integration
 
@@ -46,10 +47,10 @@ async def answer_in_thread(h: Harness, actions: ActionStore, root: str, *, expir
                            team: str = TEAM) -> Message:
     """A bot answer in thread `root` with stored Helpful / Not helpful / Ask a human buttons, posted by the sink."""
     db = h.delivery.inbox._db
-    conversation = await ConversationStore(db).get_or_create(f"slack:{team}:C1:{root}", "slack", team, "C1", root)
+    conversation = await stored_conversation(db, f"slack:{team}:C1:{root}", workspace_id=team)
     expires = datetime.now(UTC) + (timedelta(seconds=-1) if expired else timedelta(days=1))
-    stored = await actions.create(conversation.id, [("helpful", "Helpful", RUN), ("not_helpful", "Not helpful", RUN),
-                                                    ("human", "Ask a human", RUN)], expires_at=expires)  # fmt: skip
+    buttons = [("helpful", "Helpful", RUN), ("not_helpful", "Not helpful", RUN), ("human", "Ask a human", RUN)]
+    stored = await stored_actions(db, conversation.id, buttons, expires_at=expires)
     reply = Reply(ReplyKind.ANSWER, "Hold the pair button.", "en", conversation.id,
                   actions=tuple(ReplyAction(a.id, a.label, a.kind) for a in stored))  # fmt: skip
     ts = await h.adapter.sink.post(slack_thread_ref(team, "C1", root, "UALICE"), reply)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from adapters.slack.app import SlackAdapter
 from adapters.slack.fake_web_api import FakeSlackAPI
 from adapters.slack.installations import database_oauth_stores
+from bot.adapter_options import slack_options
 from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event, signed_headers, wire
 
 pytestmark = pytest.mark.integration
@@ -24,7 +25,7 @@ async def test_install_then_answer_with_the_installed_token(slack_api: FakeSlack
     settings = make_settings(slack_api, slack_bot_token=None, slack_client_id="111.222",
                              slack_client_secret="client-secret-xyz")
     handler = FakeHandler(settings)
-    adapter = SlackAdapter(settings, installation_store=installations, oauth_state_store=states)
+    adapter = SlackAdapter(slack_options(settings), installation_store=installations, oauth_state_store=states)
     wired = await wire(adapter, handler, tmp_path)
     web_app = web.Application()
     adapter.add_routes(web_app)

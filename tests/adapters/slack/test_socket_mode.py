@@ -13,6 +13,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from adapters.slack.app import SlackAdapter
 from adapters.slack.fake_web_api import FakeSlackAPI
+from bot.adapter_options import slack_options
 from tests.adapters.slack.conftest import FakeHandler, make_settings, mention_event, wire
 
 pytestmark = pytest.mark.integration
@@ -70,7 +71,7 @@ async def test_redelivered_envelope_gets_one_answer(slack_api: FakeSlackAPI, soc
     socket_server.envelopes = [envelope("env-1", payload, 0), envelope("env-2", payload, 1)]
     settings = make_settings(slack_api, slack_signing_secret=None)
     handler = FakeHandler(settings)
-    adapter = SlackAdapter(settings)
+    adapter = SlackAdapter(slack_options(settings))
     wired = await wire(adapter, handler, tmp_path)
     try:
         await adapter.start_socket_mode()
@@ -89,7 +90,7 @@ async def test_redelivered_envelope_gets_one_answer(slack_api: FakeSlackAPI, soc
 
 async def test_socket_mode_needs_an_app_token(slack_api: FakeSlackAPI) -> None:
     settings = make_settings(slack_api, slack_app_token=None)
-    adapter = SlackAdapter(settings)
+    adapter = SlackAdapter(slack_options(settings))
     with pytest.raises(ValueError, match="SLACK_APP_TOKEN"):
         await adapter.start_socket_mode()
     await adapter.close()
@@ -108,7 +109,7 @@ async def test_an_envelope_not_stored_is_not_acknowledged_and_its_redelivery_is_
     socket_server.later = [envelope("env-2", payload, 1)]
     settings = make_settings(slack_api, slack_signing_secret=None)
     handler = FakeHandler(settings)
-    adapter = SlackAdapter(settings)
+    adapter = SlackAdapter(slack_options(settings))
     wired = await wire(adapter, handler, tmp_path)
     broken = BrokenDatabase(tmp_path / "wired.db")
     await wired.db.engine.dispose()

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
+from bench.fakes.openai_server import ScriptedOpenAI
 from pipeline.llm.client import OpenAIChat
 from pipeline.types import ChatMessage, LLMResult, LLMUsage, Role
-from tests.fakes.openai_server import ScriptedOpenAI
 
 
 @pytest.fixture

@@ -9,6 +9,17 @@ import time
 import pytest
 from structlog.testing import capture_logs
 
+from bench.fakes.openai_server import (
+    ScriptedOpenAI,
+    Step,
+    hang,
+    json_reply,
+    malformed,
+    rate_limited,
+    refusal,
+    server_error,
+    unauthorized,
+)
 from pipeline.agents.base import StrategyFailed
 from pipeline.llm.breaker import BreakerState, CircuitBreaker
 from pipeline.llm.client import EndpointSkipped, MalformedOutput, OpenAIChat
@@ -26,17 +37,6 @@ from pipeline.llm.schemas import (
 )
 from pipeline.llm.structured import LLMFailed, ask
 from pipeline.types import ChatMessage, Role
-from tests.fakes.openai_server import (
-    ScriptedOpenAI,
-    Step,
-    hang,
-    json_reply,
-    malformed,
-    rate_limited,
-    refusal,
-    server_error,
-    unauthorized,
-)
 
 pytestmark = pytest.mark.integration
 

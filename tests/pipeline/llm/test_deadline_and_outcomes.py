@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bench.fakes.openai_server import ScriptedOpenAI, hang, plausible_model
 from pipeline.agents.base import StrategyFailed, run_with_fallback
 from pipeline.agents.response import no_coverage_answer
 from pipeline.envelope import AgentResult, Context, Payload
@@ -17,7 +18,6 @@ from pipeline.llm.strategies import build_strategies
 from pipeline.llm.structured import FALLBACK_RESERVE_S, call_deadline, share
 from pipeline.result import ResultKind
 from pipeline.types import Role
-from tests.fakes.openai_server import ScriptedOpenAI, hang, plausible_model
 from tests.pipeline.llm.conftest import FakeLLM
 from tests.pipeline.llm.test_end_to_end import ask, build_runner
 from tests.pipeline.llm.test_strategies import SOURCES, UNDERSTOOD

@@ -8,6 +8,20 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from bench.fakes.openai_server import (
+    ScriptedOpenAI,
+    Step,
+    hang,
+    json_reply,
+    malformed,
+    plausible_model,
+    rate_limited,
+    refusal,
+    reply,
+    schema_name,
+    server_error,
+    unauthorized,
+)
 from bot.settings import DEFAULT_ROLE_LIMITS
 from pipeline.agents.augmentation import AugmentationAgent
 from pipeline.agents.base import LLM_OVERRULED
@@ -26,20 +40,6 @@ from pipeline.locales import texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import Role
-from tests.fakes.openai_server import (
-    ScriptedOpenAI,
-    Step,
-    hang,
-    json_reply,
-    malformed,
-    plausible_model,
-    rate_limited,
-    refusal,
-    reply,
-    schema_name,
-    server_error,
-    unauthorized,
-)
 from tests.pipeline.fakes import WordRetriever
 
 pytestmark = pytest.mark.integration

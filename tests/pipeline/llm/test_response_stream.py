@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from bench.fakes.openai_server import ScriptedOpenAI, Step, json_reply
 from pipeline.agents.base import StrategyFailed
 from pipeline.agents.response import ResponseAgent
 from pipeline.envelope import Context, Payload
@@ -15,7 +16,6 @@ from pipeline.llm.client import OpenAIChat
 from pipeline.llm.leak_guard import repeats_system_prompt
 from pipeline.llm.strategies import ResponseStrategy
 from pipeline.types import QualityDecision, SourceReference
-from tests.fakes.openai_server import ScriptedOpenAI, Step, json_reply
 
 pytestmark = pytest.mark.integration
 

@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bench.fakes.openai_server import ScriptedOpenAI, Step, refusal, server_error
 from pipeline.agents.base import StrategyFailed
 from pipeline.envelope import Context, Payload
 from pipeline.llm.client import OpenAIChat, StreamStats
 from pipeline.llm.streaming import coalesce, stream_answer
 from pipeline.types import SourceReference
-from tests.fakes.openai_server import ScriptedOpenAI, Step, refusal, server_error
 
 SOURCES = (SourceReference(1, "c1", "d1", "Pairing", ("Remote",), "https://d/pair", "Hold OK for 5 s.", 0.9),)
 PAYLOAD = Payload(text="how to pair", language="en", canonical_question="How do I pair?", source_references=SOURCES)

@@ -1,7 +1,7 @@
-"""A crash between the service recording a message as answered and the inbox storing its reply (SIGKILL, or the
-database going away at that instant): the retry posts the stored answer, once, without running the pipeline again
-and without an apology. The same for a button press: a retried press whose first attempt consumed the choice gets
-the resumed answer (or the handoff / rephrase notice), never "already used". The real `Delivery`, inbox, outbox,
+"""A worker killed (SIGKILL, or the database going away) between the service deciding an answer and the inbox
+settling it: nothing of the answer was stored, so the retry decides again and the thread gets the answer once, with
+one run and one bot message, and no apology. The same for a button press: a retried press whose first attempt
+consumed the choice is accepted again (the same event) and resumed once. The real `Delivery`, inbox, outbox,
 `ConversationService` and stores, on SQLite and PostgreSQL; only the pipeline is an instant one (this is about the
 way in and out, not about answers)."""
 
@@ -125,36 +125,46 @@ def question(text: str = "How do I pair the remote?") -> tuple[Inbound, ThreadRe
     return inbound, ThreadRef("slack", "T1", "C1", inbound.message_id)
 
 
-async def test_killed_after_answering_before_storing_the_reply_the_retry_posts_the_stored_answer_once(
-    db: Database, clock: Clock
-) -> None:
+async def history_of(db: Database, inbound: Inbound) -> list[tuple[bool, str]]:
+    conversation = await ConversationStore(db).find(inbound.thread_key)
+    assert conversation is not None
+    return [(m.from_bot, m.text) for m in await ConversationStore(db).history(conversation.id)]
+
+
+async def statuses(db: Database, inbound: Inbound) -> list[str]:
+    conversation = await ConversationStore(db).find(inbound.thread_key)
+    assert conversation is not None
+    trace = await RunStore(db).trace(conversation.id)
+    return [run.status for run in trace.runs] if trace else []
+
+
+async def test_killed_after_deciding_before_settling_the_retry_answers_once(db: Database, clock: Clock) -> None:
     runner, sink = Runner(), Sink()
     service = service_on(db, runner)
     inbound, ref = question()
     dead = delivery_on(db, service, sink, clock, "dead")
     assert await dead.accept(inbound, ref)
     (item,) = await dead.inbox.claim("dead", LEASE_S)
-    answered = await service.handle_message(item.inbound)  # the run and its reply are recorded ...
-    assert answered is not None and answered.kind is ReplyKind.ANSWER
-    # ... and the process is killed here: `inbox.complete` never runs, the claim lapses
+    decided = await service.answer(item.inbound)  # the answer is decided ...
+    assert decided is not None and decided.reply is not None
+    # ... and the process is killed here: nothing was written, the claim lapses
+    assert await ConversationStore(db).find(inbound.thread_key) is None
     clock.advance(LEASE_S + 1)
 
     alive = delivery_on(db, service, sink, clock, "alive")
     assert await alive.process_once() == 1
-    assert [reply for _, reply in sink.posts] == [answered]  # the stored answer itself, not an apology
-    assert sink.posts[0][0] == ref
-    assert runner.runs == [inbound.message_id]  # replayed, not produced a second time
+    ((posted_ref, reply),) = sink.posts
+    assert posted_ref == ref and reply.kind is ReplyKind.ANSWER and reply.text == f"answer to {inbound.text}"
+    assert runner.runs == [inbound.message_id, inbound.message_id]  # decided twice, settled once
     clock.advance(LEASE_S + 1)
     assert await alive.process_once() == 0  # settled: nothing left to claim, nothing posted again
     await alive.sweep()
     assert len(sink.posts) == 1
-    conversation = await ConversationStore(db).find(inbound.thread_key)
-    assert conversation is not None
-    history = await ConversationStore(db).history(conversation.id)
-    assert [m.from_bot for m in history] == [False, True]  # the bot's answer is in the thread's history once
+    assert await history_of(db, inbound) == [(False, inbound.text), (True, reply.text)]
+    assert await statuses(db, inbound) == ["answer"]
 
 
-async def test_the_database_failing_as_the_reply_is_stored_the_retry_posts_the_stored_answer_once(
+async def test_the_database_failing_as_the_answer_is_settled_the_retry_answers_once(
     db: Database, clock: Clock
 ) -> None:
     runner, sink = Runner(), Sink()
@@ -163,32 +173,32 @@ async def test_the_database_failing_as_the_reply_is_stored_the_retry_posts_the_s
     inbox = FailingOnce(Inbox(db, now=clock), "complete")
     first = delivery_on(db, service, sink, clock, "w1", inbox=inbox)
     assert await first.accept(inbound, ref)
-    assert await first.process_once() == 1  # answered; storing the reply failed: the event stays claimed
+    assert await first.process_once() == 1  # decided; settling failed: the event stays claimed, nothing stored
     assert inbox.failed and sink.posts == []
+    assert await ConversationStore(db).find(inbound.thread_key) is None
     clock.advance(LEASE_S + 1)
 
     assert await first.process_once() == 1  # the lease lapsed: the same worker takes it again
     ((posted_ref, reply),) = sink.posts
     assert posted_ref == ref and reply.kind is ReplyKind.ANSWER and reply.text == f"answer to {inbound.text}"
-    assert runner.runs == [inbound.message_id]
     await first.sweep()
     assert len(sink.posts) == 1
     assert (await first.inbox.counts()) == {"done": 1}
+    assert await history_of(db, inbound) == [(False, inbound.text), (True, reply.text)]
+    assert await statuses(db, inbound) == ["answer"]
 
 
-async def test_a_clarification_left_by_an_attempt_that_died_before_its_run_is_not_answered_by_its_own_question(
-    db: Database, clock: Clock
-) -> None:
-    """The dead attempt stored its clarification as pending, then the database failed as it recorded the run: the
-    retry runs the question again (the question does not count as the answer to its own clarification)."""
+async def test_a_clarification_decided_by_a_dead_attempt_is_not_parked(db: Database, clock: Clock) -> None:
+    """The dead attempt decided to ask for clarification and died before settling: nothing is parked, so the
+    retry runs the question again (the question is not taken as the answer to its own clarification)."""
     runner, sink = Runner(clarify_first=True), Sink()
-    runs = FailingOnce(RunStore(db), "save_run")
-    service = service_on(db, runner, runs=runs)
+    service = service_on(db, runner)
     inbound, ref = question("pairing")
     delivery = delivery_on(db, service, sink, clock, "w1")
     await delivery.accept(inbound, ref)
-    await delivery.process_once()  # the handler failed: the event goes back with a backoff
-    assert runs.failed and sink.posts == []
+    (item,) = await delivery.inbox.claim("dead", LEASE_S)
+    decided = await service.answer(item.inbound)
+    assert decided is not None and decided.reply is not None and decided.reply.kind is ReplyKind.CLARIFICATION
     clock.advance(LEASE_S + 1)
 
     await delivery.process_once()
@@ -197,17 +207,15 @@ async def test_a_clarification_left_by_an_attempt_that_died_before_its_run_is_no
     assert reply.kind is ReplyKind.ANSWER and reply.text == "answer to pairing"
 
 
-async def test_a_reply_is_stored_with_the_run_that_records_the_message_as_answered(db: Database) -> None:
+async def test_the_reply_is_stored_with_its_run_for_publishing(db: Database) -> None:
     runner = Runner()
     service = service_on(db, runner)
     inbound, _ = question()
     reply = await service.handle_message(inbound)
     assert reply is not None
-    conversation = await ConversationStore(db).find(inbound.thread_key)
-    assert conversation is not None
-    stored = await RunStore(db).answer_for(conversation.id, inbound.message_id)
-    assert stored is not None and stored.reply == reply and stored.run_id == reply.run_id
-    assert await RunStore(db).answer_for(conversation.id, "another message") is None
+    assert await service.reply_on_record(inbound.thread_key, inbound.message_id) == reply
+    assert await service.reply_on_record(inbound.thread_key, "another message") is None
+    assert await service.reply_on_record("slack:T1:C9:other", inbound.message_id) is None
 
 
 async def clarified(db: Database, clock: Clock, sink: Sink, service: ConversationService) -> tuple[Inbound, Reply]:
@@ -235,11 +243,9 @@ def notices(sink: Sink) -> list[Reply]:
     return [reply for _, reply in sink.posts if reply.reason == "action_notice"]
 
 
-async def test_a_press_killed_after_its_resumed_answer_was_recorded_is_answered_once_on_retry(
-    db: Database, clock: Clock
-) -> None:
-    """The first attempt consumed the choice, resumed the conversation and recorded the answer, then died before
-    the inbox stored the reply: the retry posts that answer (not "already used", not "expired"), once."""
+async def test_a_press_killed_after_deciding_is_resumed_once_on_retry(db: Database, clock: Clock) -> None:
+    """The first attempt consumed the choice and decided the resumed answer, then died before settling: the retry
+    is accepted again (the same event, not "already used") and resumes; the thread gets that answer once."""
     runner, sink = Runner(clarify_first=True), Sink()
     service = service_on(db, runner)
     asked, clarification = await clarified(db, clock, sink, service)
@@ -247,45 +253,40 @@ async def test_a_press_killed_after_its_resumed_answer_was_recorded_is_answered_
     dead = delivery_on(db, service, sink, clock, "dead")
     assert await dead.accept(pressed, ref)
     (item,) = await dead.inbox.claim("dead", LEASE_S)
-    outcome = await service.handle_action(item.inbound)  # consumed, resumed, the run and its reply recorded ...
-    assert outcome.accepted and outcome.reply is not None and runner.resumes == 1
-    # ... and the process is killed here: `inbox.complete` never runs, the claim lapses
-    clock.advance(LEASE_S + 1)
+    decided = await service.press(item.inbound)  # consumed, resumed, decided ...
+    assert decided.outcome.accepted and decided.answer is not None and runner.resumes == 1
+    clock.advance(LEASE_S + 1)  # ... and killed before settling
 
     alive = delivery_on(db, service, sink, clock, "alive")
     assert await alive.process_once() == 1
-    answers = [reply for _, reply in sink.posts[1:]]
-    assert answers == [outcome.reply]  # the recorded answer itself: no notice, no apology
-    assert outcome.reply.text == "resumed with pairing"
-    assert runner.resumes == 1  # replayed, not resumed a second time
+    ((_, answer),) = sink.posts[1:]
+    assert answer.kind is ReplyKind.ANSWER and answer.text == "resumed with pairing" and notices(sink) == []
+    assert runner.resumes == 2
     clock.advance(LEASE_S + 1)
     assert await alive.process_once() == 0
     await alive.sweep()
-    assert len(sink.posts) == 2 and notices(sink) == []
+    assert len(sink.posts) == 2
+    assert await statuses(db, asked) == ["clarification", "answer"]
+    assert sorted(from_bot for from_bot, _ in await history_of(db, asked)) == [False, False, True, True]
 
     # another press of the consumed choice (another event) is still refused, privately to its presser
     other, other_ref = press(asked, clarification.actions[0].id, user="U2", second=9)
     assert await alive.accept(other, other_ref)
     assert await alive.process_once() == 1
     (refused,) = notices(sink)
-    assert refused.text == texts("en").button_used and runner.resumes == 1
+    assert refused.text == texts("en").button_used and runner.resumes == 2
 
 
-async def test_a_press_whose_answer_failed_to_be_recorded_is_resumed_on_retry_not_refused(
-    db: Database, clock: Clock
-) -> None:
-    """The first attempt consumed the choice, then the database failed as it recorded the resumed run: the retry
-    consumes the same choice again (the same event) and answers, once."""
+async def test_a_press_whose_settling_failed_is_resumed_on_retry_not_refused(db: Database, clock: Clock) -> None:
     runner, sink = Runner(clarify_first=True), Sink()
-    runs = FailingOnce(RunStore(db), None)
-    service = service_on(db, runner, runs=runs)
+    service = service_on(db, runner)
     asked, clarification = await clarified(db, clock, sink, service)
-    runs.method = "save_run"  # armed once the clarification's own run is recorded
     pressed, ref = press(asked, clarification.actions[0].id)
-    delivery = delivery_on(db, service, sink, clock, "w1")
+    inbox = FailingOnce(Inbox(db, now=clock), "complete")
+    delivery = delivery_on(db, service, sink, clock, "w1", inbox=inbox)
     assert await delivery.accept(pressed, ref)
-    assert await delivery.process_once() == 1  # the handler failed after consuming: back to pending with a backoff
-    assert runs.failed and len(sink.posts) == 1
+    assert await delivery.process_once() == 1  # consumed and resumed; settling failed: nothing stored
+    assert inbox.failed and len(sink.posts) == 1
     clock.advance(LEASE_S + 1)
 
     assert await delivery.process_once() == 1
@@ -294,14 +295,13 @@ async def test_a_press_whose_answer_failed_to_be_recorded_is_resumed_on_retry_no
     assert notices(sink) == [] and runner.resumes == 2
     await delivery.sweep()
     assert len(sink.posts) == 2 and (await delivery.inbox.counts()) == {"done": 2}
+    assert await statuses(db, asked) == ["clarification", "answer"]
 
 
 @pytest.mark.parametrize("kind", [ActionKind.HUMAN, ActionKind.REPHRASE])
-async def test_a_handoff_or_rephrase_press_killed_before_its_reply_was_stored_is_replayed_once(
+async def test_a_handoff_or_rephrase_press_killed_before_settling_is_answered_once(
     db: Database, clock: Clock, kind: ActionKind
 ) -> None:
-    """The handoff and rephrase notices are recorded with a run keyed by the press, like a resumed answer: the retry
-    replays that record (even after support was unset in between) instead of making a new reply or refusing."""
     runner, sink = Runner(clarify_first=True, choice=kind), Sink()
     service = service_on(db, runner, support="<!subteam^S1>")
     asked, clarification = await clarified(db, clock, sink, service)
@@ -309,19 +309,13 @@ async def test_a_handoff_or_rephrase_press_killed_before_its_reply_was_stored_is
     dead = delivery_on(db, service, sink, clock, "dead")
     assert await dead.accept(pressed, ref)
     (item,) = await dead.inbox.claim("dead", LEASE_S)
-    outcome = await service.handle_action(item.inbound)
-    assert outcome.accepted and outcome.reply is not None
+    decided = await service.press(item.inbound)
     expected = texts("en").human_handoff if kind is ActionKind.HUMAN else texts("en").clarify["rephrase"]
-    assert outcome.reply.text == expected
-    clock.advance(LEASE_S + 1)  # killed before `inbox.complete`
+    assert decided.outcome.accepted and decided.outcome.reply is not None and decided.outcome.reply.text == expected
+    clock.advance(LEASE_S + 1)  # killed before settling
 
-    restarted = service_on(db, runner)  # a replica restarted without the support setting
-    alive = delivery_on(db, restarted, sink, clock, "alive")
+    alive = delivery_on(db, service, sink, clock, "alive")
     assert await alive.process_once() == 1
-    assert [reply for _, reply in sink.posts[1:]] == [outcome.reply] and notices(sink) == []
+    assert [reply.text for _, reply in sink.posts[1:]] == [expected] and notices(sink) == []
     await alive.sweep()
-    assert len(sink.posts) == 2
-    trace = await RunStore(db).trace(outcome.reply.conversation_id)
-    assert trace is not None
-    assert [run.status for run in trace.runs] == ["clarification", outcome.reply.reason]  # recorded once
-    assert runner.resumes == 0
+    assert len(sink.posts) == 2 and runner.resumes == 0

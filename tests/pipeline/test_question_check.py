@@ -1,6 +1,6 @@
 import pytest
 
-from bot.input_check import InputProblem, check_question
+from pipeline.messages.question import InputProblem, check_question
 
 pytestmark = pytest.mark.unit
 

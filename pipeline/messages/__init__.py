@@ -1,9 +1,11 @@
 """Neutral messages shared by the adapters, the conversation service and the stores: `Inbound`, `Reply`,
-`ThreadRef`, the intake / reply-sink / progress protocols and the delivery errors.
+`ThreadRef`, the intake / reply-sink / progress protocols, the delivery errors, the question checks
+(`question.py`) and the words the pipeline and the platforms share (`vocabulary.py`).
 
-It sits at the bottom with the pipeline's vocabulary and imports nothing above it, so `adapters/`, `bot/` and
-`storage/` all import it without importing each other. Adapters turn platform events into `Inbound` and render
-`Reply` into Block Kit or Discord components; platform payload shapes never cross this boundary.
+It sits at the bottom and imports nothing but the standard library (`tests/test_import_direction.py`), so
+`adapters/`, `bot/`, `storage/` and the rest of `pipeline/` all import it without importing each other. Adapters
+turn platform events into `Inbound` and render `Reply` into Block Kit or Discord components; platform payload
+shapes never cross this boundary.
 """
 
 from __future__ import annotations
@@ -13,36 +15,50 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from pipeline.envelope import ProgressCallback, Step, StepStatus, StreamCallback
-from pipeline.types import ActionKind, HistoryMessage
+from pipeline.messages.question import CheckedInput, InputProblem, check_question
+from pipeline.messages.vocabulary import (
+    ActionKind,
+    HistoryMessage,
+    ProgressCallback,
+    Role,
+    Step,
+    StepStatus,
+    StreamCallback,
+)
 
 __all__ = [
     "CHECKMARK",
     "PUBLISH_PREFIX",
     "SOLVED_MARK",
     "SOLVED_PREFIX",
+    "ActionKind",
     "ActionOutcome",
+    "CheckedInput",
     "Citation",
     "ConversationHandler",
     "DeliveryRejected",
+    "HistoryMessage",
     "Inbound",
     "InboundKind",
+    "InputProblem",
     "Intake",
     "MessageReader",
     "PostedMessage",
+    "ProgressCallback",
     "ProgressSink",
-    "ReplayingHandler",
     "Reply",
     "ReplyAction",
     "ReplyKind",
     "ReplySink",
     "ReplyStream",
     "ReviewEditor",
+    "Role",
     "RunControl",
     "RunSummary",
     "Step",
     "StepStatus",
     "StopOutcome",
+    "StreamCallback",
     "StreamingConversationHandler",
     "StreamingSink",
     "ThreadFetcher",
@@ -50,6 +66,7 @@ __all__ = [
     "ThreadRef",
     "WorkDisplay",
     "WorkDisplaySink",
+    "check_question",
 ]
 
 
@@ -205,25 +222,18 @@ class ThreadFetcher(Protocol):
 
 
 class ConversationHandler(Protocol):
-    """What adapters call. Implemented by `bot.service.ConversationService`.
+    """What a caller without an inbox event calls (the terminal chat): decide and store the answer at once.
+    Implemented by `bot.service.ConversationService`; the delivery uses its `answer` / `press` instead, which store
+    nothing, and settles the answer with the event.
 
     `handle_message` returns None when the message is not for the bot (a follow-up in a thread the bot is not
-    engaged in, a follow-up where the channel's follow mode requires a mention) or was already answered
-    (a duplicate delivery). Otherwise it always returns a Reply, never raises for user mistakes.
+    engaged in, a follow-up where the channel's follow mode requires a mention). Otherwise it always returns a
+    Reply, never raises for user mistakes.
     """
 
     async def handle_message(self, inbound: Inbound, fetcher: ThreadFetcher | None = None) -> Reply | None: ...
 
     async def handle_action(self, inbound: Inbound) -> ActionOutcome: ...
-
-
-@runtime_checkable
-class ReplayingHandler(Protocol):
-    """A handler that keeps each reply with the record that marks its message answered (`ConversationService`):
-    `stored_reply` gives it back, so a retried event whose earlier attempt answered and died before the reply was
-    stored posts that answer instead of losing it. Only the inbox's retry path calls it."""
-
-    async def stored_reply(self, inbound: Inbound) -> Reply | None: ...
 
 
 class StreamingConversationHandler(ConversationHandler, Protocol):

