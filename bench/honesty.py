@@ -74,9 +74,19 @@ def classify(item: dict[str, Any], kind: str, urls: list[str], offered: list[str
     return "other"  # a notice (busy, failure): counted, never right
 
 
-def emanual_corpus() -> Path:
+def emanual_loader() -> tuple[Any, Any]:
+    """The e-manual's loader and gold resolver, from the measured tree: `bench.emanual_data`, or in a baseline tree
+    older than it (issue 29 moved it out of tests/), `tests.helpers.emanual`."""
     sys.path.append(str(ROOT))  # after PYTHONPATH, so a baseline tree given there is the one measured
-    from bench.emanual_data import load_corpus
+    try:
+        from bench.emanual_data import _gold, load_corpus
+    except ImportError:
+        from tests.helpers.emanual import _gold, load_corpus  # type: ignore[import-not-found,no-redef]
+    return load_corpus, _gold
+
+
+def emanual_corpus() -> Path:
+    load_corpus, _ = emanual_loader()
 
     corpus = load_corpus(SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json")
     seed = Path(tempfile.mkdtemp(prefix="honesty_emanual_")) / "emanual.json"
@@ -99,8 +109,7 @@ def held_out(key: str) -> str:
 
 
 def emanual_items() -> list[dict[str, Any]]:
-    sys.path.append(str(ROOT))  # after PYTHONPATH, so a baseline tree given there is the one measured
-    from bench.emanual_data import _gold, load_corpus
+    load_corpus, _gold = emanual_loader()
 
     corpus = load_corpus(SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json")
     items = []
