@@ -26,6 +26,7 @@ from pipeline.types import (
     SearchHit,
     SearchQuality,
     SourceReference,
+    StrategyUsed,
     SuggestedAction,
 )
 
@@ -84,7 +85,7 @@ class AgentResult:
     payload: Payload
     decision: str  # short, human-readable summary for the trace, e.g. "language=ru (0.97)"
     usage: LLMUsage = LLMUsage()
-    strategy: str = "offline"  # "offline", "llm", "llm->offline" (the LLM failed; offline answered), "llm-overruled"
+    strategy: StrategyUsed = StrategyUsed.OFFLINE
 
 
 class Agent(Protocol):
@@ -104,7 +105,7 @@ class Hop:
     started_at: datetime
     duration_ms: float
     wait_ms: float = 0.0  # time spent waiting for a free slot of the role
-    strategy: str = "offline"
+    strategy: StrategyUsed = StrategyUsed.OFFLINE
     usage: LLMUsage = LLMUsage()
     error: str | None = None
 

@@ -17,7 +17,6 @@ from types import MappingProxyType
 
 import structlog
 
-from pipeline.agents.search import KEYWORD_ONLY
 from pipeline.closest import out_of_scope_refusal
 from pipeline.envelope import Agent, AgentResult, Context, Envelope, EnvelopeError, Hop, Payload, Step, StepStatus
 from pipeline.limits import RoleBusy, RoleLimit, build_limits
@@ -25,7 +24,7 @@ from pipeline.locales import DEFAULT, texts
 from pipeline.locales.base import Texts
 from pipeline.manager import Manager, NoRoute, Outcome, Situation, Transition
 from pipeline.result import PipelineResult, ResultKind, cited_sources
-from pipeline.types import ActionKind, Clock, ContextType, Role, SuggestedAction
+from pipeline.types import ActionKind, Clock, ContextType, Role, StrategyUsed, SuggestedAction
 
 log = structlog.get_logger(__name__)
 
@@ -385,9 +384,9 @@ def fallback_notes(envelope: Envelope) -> tuple[str, ...]:
     """Where this run fell short of its configuration, per role (operator-facing, no user text)."""
     notes: list[str] = []
     for hop in envelope.hops:
-        if hop.strategy == "llm->offline":  # the reason is in the hop's decision, in the trace
+        if hop.strategy is StrategyUsed.LLM_FAILED:  # the reason is in the hop's decision, in the trace
             notes.append(f"{hop.role.value}: llm->offline")
-        elif hop.strategy == KEYWORD_ONLY:
+        elif hop.strategy is StrategyUsed.KEYWORD_ONLY:
             notes.append(f"{hop.role.value}: keyword search only")
     return tuple(dict.fromkeys(notes))
 
@@ -395,11 +394,8 @@ def fallback_notes(envelope: Envelope) -> tuple[str, ...]:
 def _note(envelope: Envelope, words: Texts) -> str | None:
     """What the person should know about how the answer was made (a fallback happened)."""
     strategies = {hop.strategy for hop in envelope.hops}
-    notes = [
-        note
-        for wanted, note in (("llm->offline", words.offline_note), (KEYWORD_ONLY, words.keyword_only_note))
-        if wanted in strategies
-    ]
+    wanted = ((StrategyUsed.LLM_FAILED, words.offline_note), (StrategyUsed.KEYWORD_ONLY, words.keyword_only_note))
+    notes = [note for strategy, note in wanted if strategy in strategies]
     return " ".join(notes) or None
 
 

@@ -40,6 +40,17 @@ class SearchQuality(StrEnum):
     POOR = "poor"
 
 
+class StrategyUsed(StrEnum):
+    """How a hop got its result, as the trace, the metrics and the reply's notes read it (stored by value)."""
+
+    OFFLINE = "offline"
+    LLM = "llm"
+    LLM_FAILED = "llm->offline"  # the model failed or was cut; the offline strategy answered (the reply says so)
+    LLM_OVERRULED = "llm-overruled"  # the model answered in time, but a guard took the offline result instead
+    KEYWORD_ONLY = "keyword-only"  # the vector index failed; the keyword search answered (the reply says so)
+    CACHE = "cache"  # the semantic cache answered; no agent ran
+
+
 class QualityDecision(StrEnum):
     APPROVE = "approve"
     RESEARCH = "research"

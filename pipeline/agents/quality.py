@@ -20,7 +20,7 @@ from typing import ClassVar
 
 from pipeline import text as textutil
 from pipeline.agents.answerability import AnswerabilityCheck, docs_dont_say
-from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
+from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.agents.search import section_key
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
@@ -47,8 +47,13 @@ def untraceable_lines(
     words = texts(language)
     templates = {
         _folded(t)
-        for t in (words.answer_lead_in, words.team_answer_lead_in, words.no_coverage, words.closest_sections,
-                  UNSUPPORTED_LANGUAGE)
+        for t in (
+            words.answer_lead_in,
+            words.team_answer_lead_in,
+            words.no_coverage,
+            words.closest_sections,
+            UNSUPPORTED_LANGUAGE,
+        )
     }
     by_number = {s.number: s for s in sources}
     notes: list[str] = []
@@ -149,24 +154,22 @@ class QualityAgent:
                 refused = payload.evolve(response=reply, quality_decision=QualityDecision.APPROVE, quality_notes=())
                 reason = verdict.reason.value if verdict.reason else "unknown"
                 return AgentResult(refused, f"not answerable ({reason}, score {verdict.score:.2f})")
-        result = await run_with_fallback(payload, context, self._offline, self._llm)
-        decision = result.payload.quality_decision
-        if result.strategy != "llm" or decision is QualityDecision.APPROVE:
-            return result
+        return await keep_or_overrule(payload, context, self._offline, self._llm, self._overrule)
+
+    @staticmethod
+    async def _overrule(model: AgentResult, offline_result: OfflineResult) -> str | None:
         # A model's verdict that withholds the answer is taken only where the offline check finds fault too: a weak
         # model asking to regenerate (or to clarify) a draft whose every line is traceable to a source it cites
         # would otherwise end in a clarification instead of that answer. A model's "clarify" is never taken: the
         # offline verdict (approve or regenerate) stands instead.
-        offline = await self._offline(payload, context)
+        decision = model.payload.quality_decision
+        if decision is QualityDecision.APPROVE:
+            return None
+        offline = await offline_result()
         if offline.payload.quality_decision is not QualityDecision.APPROVE and decision is not QualityDecision.CLARIFY:
-            return result
+            return None
         said = decision.value if decision else "nothing"
-        return AgentResult(
-            payload=offline.payload,
-            decision=f"{offline.decision} (llm said {said}; the offline check differs)",
-            usage=result.usage,
-            strategy=LLM_OVERRULED,
-        )
+        return f"llm said {said}; the offline check differs"
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         answer = (payload.response or "").strip()

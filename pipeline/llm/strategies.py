@@ -41,6 +41,7 @@ from pipeline.types import (
     LLMUsage,
     QualityDecision,
     Role,
+    StrategyUsed,
     SuggestedAction,
 )
 
@@ -86,7 +87,7 @@ def cited_numbers(text: str) -> list[int]:
 
 
 def _llm(payload: Payload, decision: str, usage: LLMUsage) -> AgentResult:
-    return AgentResult(payload=payload, decision=decision, usage=usage, strategy="llm")
+    return AgentResult(payload=payload, decision=decision, usage=usage, strategy=StrategyUsed.LLM)
 
 
 def _scope_fields(verdict: ScopeVerdict, reason: str) -> dict[str, object]:
