@@ -24,7 +24,7 @@ from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons, content_words, lexicon, reports_failure, texts
 from pipeline.text import CODE, QUESTION_WORDS, has_cjk, identifiers, looks_like_question, one_line, strip_mentions
-from pipeline.types import ContextType, HistoryMessage, Role
+from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
 _WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -332,7 +332,7 @@ class EssenceAgent:
                 # code is in a document.") would send the search elsewhere
                 return f"llm question not taken: {drift}"
             if not model.payload.needs_clarification:
-                if offline.payload.clarification_reason != "vague":
+                if offline.payload.clarification_reason is not ClarificationReason.VAGUE:
                     return None
                 # "it doesn't work" with nothing in the thread to say what "it" is: the model can only have invented
                 # the topic, so the person is asked which part they mean
@@ -358,16 +358,16 @@ class EssenceAgent:
                     canonical_question=topic,  # the choices are the topic's sections, not "doesn't work" matches
                     context_type=ContextType.FOLLOW_UP,
                     needs_clarification=True,
-                    clarification_reason="vague",
-                    clarification_message=texts(payload.language).clarify["vague"],
+                    clarification_reason=ClarificationReason.VAGUE,
+                    clarification_message=texts(payload.language).clarify[ClarificationReason.VAGUE],
                 )
                 return AgentResult(result, f"vague within the thread's topic {topic!r}: clarify")
         result = payload.evolve(canonical_question=resolution.canonical, context_type=resolution.context_type)
         if resolution.vague:
             result = result.evolve(
                 needs_clarification=True,
-                clarification_reason="vague",
-                clarification_message=texts(payload.language).clarify["vague"],
+                clarification_reason=ClarificationReason.VAGUE,
+                clarification_message=texts(payload.language).clarify[ClarificationReason.VAGUE],
             )
             return AgentResult(result, "too vague, no topic in the thread: clarify")
         return AgentResult(result, f"{resolution.context_type.value}; {how}")

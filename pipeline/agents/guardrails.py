@@ -14,7 +14,7 @@ from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons
 from pipeline.text import one_line
-from pipeline.types import Role, SearchQuality
+from pipeline.types import RefusalReason, Role, SearchQuality
 
 CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE)) for lex in all_lexicons().values() for kind, pattern in lex.capability
@@ -60,7 +60,7 @@ class GuardrailsAgent:
         kind = beyond_capability(payload.text) or beyond_capability(payload.canonical_question or "")
         if kind is None:
             return AgentResult(payload, "within capabilities")
-        refused = payload.evolve(refusal_reason="capability", scope_reason=f"capability:{kind}")
+        refused = payload.evolve(refusal_reason=RefusalReason.CAPABILITY, scope_reason=f"capability:{kind}")
         return AgentResult(refused, f"beyond capabilities ({kind})")
 
     def _scope(self, payload: Payload) -> AgentResult:
@@ -69,7 +69,7 @@ class GuardrailsAgent:
             payload.search_quality is SearchQuality.POOR and top < self._out_of_scope_below
         ):
             reason = f"no evidence in the docs (search {payload.search_quality}, top score {top:.2f})"
-            out = payload.evolve(within_scope=False, refusal_reason="out_of_scope", scope_reason=reason)
+            out = payload.evolve(within_scope=False, refusal_reason=RefusalReason.OUT_OF_SCOPE, scope_reason=reason)
             return AgentResult(out, f"out of scope: top score {top:.2f}")
         inside = payload.evolve(within_scope=True, scope_reason=f"search {payload.search_quality}, top {top:.2f}")
         return AgentResult(inside, f"in scope (search {payload.search_quality}, top {top:.2f})")

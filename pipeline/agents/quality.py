@@ -8,9 +8,9 @@ language). A failure asks to regenerate. "The docs don't cover this" asks for on
 Before any of that (and before an LLM review), the answerability step (pipeline/agents/answerability.py) asks
 whether the quoted evidence answers *this* question; when it does not, the answer is replaced by "the docs don't
 say" with the closest sections, `answerability` records the typed reason, and the manager ends the run as a
-`no_coverage` refusal. In LLM mode the response model's typed `insufficient` (`docs_insufficient ==
-MODEL_SAYS_INSUFFICIENT`) asks for one research round like any "not covered"; if the model still says so, the same
-decision refuses with reason `model_insufficient`.
+`no_coverage` refusal. In LLM mode the response model's typed `insufficient` (`DocsGap.MODEL_SAYS_INSUFFICIENT`)
+asks for one research round like any "not covered"; if the model still says so, the same decision refuses with
+reason `model_insufficient`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.agents.search import section_key
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
-from pipeline.types import MODEL_SAYS_INSUFFICIENT, ActionKind, QualityDecision, Role, SourceReference, Vocabulary
+from pipeline.types import ActionKind, DocsGap, QualityDecision, Role, SourceReference, Vocabulary
 
 
 def chose_this_section(payload: Payload) -> bool:
@@ -138,7 +138,7 @@ class QualityAgent:
     async def run(self, payload: Payload, context: Context) -> AgentResult:
         # a response that already says the docs don't cover it (typed, offline or model) takes the research path;
         # the model's typed "insufficient" after that round is the answerability decision's (MODEL_INSUFFICIENT)
-        model_says = payload.docs_insufficient == MODEL_SAYS_INSUFFICIENT
+        model_says = payload.docs_insufficient is DocsGap.MODEL_SAYS_INSUFFICIENT
         searched_again = payload.quality_decision is QualityDecision.RESEARCH
         if payload.source_references and payload.response and (not payload.docs_insufficient or
                                                                 (model_says and searched_again)):  # fmt: skip

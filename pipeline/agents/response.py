@@ -25,6 +25,7 @@ from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
 from pipeline.reading import Reader
 from pipeline.types import (
+    DocsGap,
     Embedder,
     Passage,
     PassageKind,
@@ -150,7 +151,7 @@ class ResponseAgent:
         asked = payload.text_eng or payload.canonical_question or payload.text
         if not sources or payload.search_quality is SearchQuality.POOR:
             answer = no_coverage_answer(payload.language, sources, question=asked, docs_language=context.docs_language)
-            reason = "no_sources" if not sources else "poor_search"
+            reason = DocsGap.NO_SOURCES if not sources else DocsGap.POOR_SEARCH
             return AgentResult(payload.evolve(response=answer, docs_insufficient=reason), "documents insufficient")
         question = payload.canonical_question or payload.text
         reading = payload.reading or await self._reader.read(question, payload.language, context.docs_language, sources)
@@ -162,7 +163,7 @@ class ResponseAgent:
         picked = self._pick(ranked, question, payload.language, context.docs_language, sources)
         if not picked:
             answer = no_coverage_answer(payload.language, sources, question=asked, docs_language=context.docs_language)
-            uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_block")
+            uncovered = payload.evolve(response=answer, docs_insufficient=DocsGap.NO_QUOTABLE_BLOCK)
             return AgentResult(uncovered, "no quotable block")
         by_number = {s.number: s for s in sources}
         # what the team answered in earlier threads comes below the docs when both answer (stable: the lead stays

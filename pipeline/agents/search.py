@@ -21,6 +21,7 @@ from pipeline.locales import asks_yes_no, content_words, lexicon, reports_failur
 from pipeline.text import QUESTION_WORDS, shorten
 from pipeline.types import (
     ActionKind,
+    ClarificationReason,
     ContextType,
     QualityDecision,
     Retriever,
@@ -160,8 +161,8 @@ class SearchAgent:
             if len(options) >= 2:
                 result = result.evolve(
                     needs_clarification=True,
-                    clarification_reason="ambiguous",
-                    clarification_message=texts(payload.language).clarify["ambiguous"],
+                    clarification_reason=ClarificationReason.AMBIGUOUS,
+                    clarification_message=texts(payload.language).clarify[ClarificationReason.AMBIGUOUS],
                     suggested_actions=options,
                 )
                 return AgentResult(result, f"{decision}; {len(options)} candidate sections: clarify", strategy=strategy)
