@@ -282,19 +282,20 @@ class PipelineRunner:
         words = texts(language)
         note = _note(envelope, words)
         fallbacks = fallback_notes(envelope)
+        if outcome is Outcome.NO_COVERAGE:
+            body, sources = cited_sources(payload.response or words.no_coverage, payload.source_references)
+            return PipelineResult(
+                ResultKind.REFUSAL,
+                body,
+                language,
+                envelope,
+                sources=sources,
+                reason=RefusalReason.NO_COVERAGE,
+                note=note,
+                fallback_notes=fallbacks,
+            )
         if outcome is Outcome.ANSWER:
             body, sources = cited_sources(payload.response or words.no_coverage, payload.source_references)
-            if payload.docs_insufficient or not payload.response:  # "the docs don't cover this", typed: a docs gap
-                return PipelineResult(
-                    ResultKind.REFUSAL,
-                    body,
-                    language,
-                    envelope,
-                    sources=sources,
-                    reason=RefusalReason.NO_COVERAGE,
-                    note=note,
-                    fallback_notes=fallbacks,
-                )
             return PipelineResult(
                 ResultKind.ANSWER, body, language, envelope, sources=sources, note=note, fallback_notes=fallbacks
             )
