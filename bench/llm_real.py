@@ -39,8 +39,8 @@ from typing import Any
 
 from bot.app import App, build_app
 from bot.settings import Settings
-from pipeline.agents.base import LLM_OVERRULED
 from pipeline.messages import Inbound, InboundKind, Reply, ReplyKind
+from pipeline.types import StrategyUsed
 
 REPO = Path(__file__).resolve().parent.parent
 MANUAL = REPO / "tests" / "fixtures" / "manual"
@@ -135,22 +135,22 @@ def _inbound(text: str, number: int, thread: str | None, token: str) -> Inbound:
 
 async def _hops(app: App, reply: Reply) -> list[tuple[str, str, float]]:
     """(role, strategy, seconds) of the run behind `reply`; strategy "overruled" for a model decision that came in
-    time but that a guard did not take (the hop's strategy is `LLM_OVERRULED`)."""
+    time but that a guard did not take (the hop's strategy is `StrategyUsed.LLM_OVERRULED`)."""
     trace = await app.runs.trace(reply.conversation_id)
     if trace is None or not trace.runs:
         return []
     found = []
     for h in trace.runs[-1].hops:
-        if h.strategy == "llm" and not h.prompt_tokens:
+        if h.strategy is StrategyUsed.LLM and not h.prompt_tokens:
             continue  # a skipped call (translating English, no sources) is no use of the model
-        strategy = "overruled" if h.strategy == LLM_OVERRULED else h.strategy
+        strategy = "overruled" if h.strategy is StrategyUsed.LLM_OVERRULED else h.strategy.value
         found.append((h.role, strategy, h.duration_ms / 1000))
     return found
 
 
 def _row(kind: str, question: str, reply: Reply | None, latency: float, hops: list[tuple[str, str, float]]) -> Row:
-    used = sorted({role for role, strategy, _ in hops if strategy == "llm"})
-    fell = sorted({role for role, strategy, _ in hops if strategy == "llm->offline"})
+    used = sorted({role for role, strategy, _ in hops if strategy == StrategyUsed.LLM})
+    fell = sorted({role for role, strategy, _ in hops if strategy == StrategyUsed.LLM_FAILED})
     overruled = sorted({role for role, strategy, _ in hops if strategy == "overruled"})
     summary = reply.summary if reply else None
     text = " ".join((reply.text if reply else "").split())
@@ -267,7 +267,7 @@ async def _emanual(base_url: str, args: argparse.Namespace, work: Path, report: 
             per_question[number] |= {
                 "llm": _cites_gold(reply, pair["gold"]),
                 "llm_reply": reply.kind.value if reply else "silent",
-                "used_model": sorted({r for r, how, _ in hops if how == "llm"}),
+                "used_model": sorted({r for r, how, _ in hops if how == StrategyUsed.LLM}),
                 "overruled": sorted({r for r, how, _ in hops if how == "overruled"}),
             }
             _say(f"[e-manual {number + 1}/{len(picked)}] gold cited: {_cites_gold(reply, pair['gold'])}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from pipeline.envelope import Envelope
+from pipeline.types import StrategyUsed
 
 if TYPE_CHECKING:  # pipeline.llm (and the OpenAI SDK under it) loads only when an endpoint is configured
     from pipeline.llm.breaker import BreakerStatus
@@ -84,7 +85,7 @@ class Metrics:
                 self.llm_tokens.labels(role=hop.role.value, kind="completion").inc(hop.usage.completion_tokens)
                 if hop.usage.estimated:
                     self.llm_estimated_tokens.labels(role=hop.role.value).inc(hop.usage.total_tokens)
-            if hop.strategy == "llm->offline":
+            if hop.strategy is StrategyUsed.LLM_FAILED:
                 self.llm_fallbacks.labels(role=hop.role.value).inc()
 
     def observe_outbox(self, undelivered: Mapping[str, int]) -> None:

@@ -37,7 +37,15 @@ from pipeline.messages import (
 from pipeline.messages.question import InputProblem, check_question
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner, stop_text
-from pipeline.types import ActionKind, HistoryMessage, QualityDecision, Role, SourceReference, SuggestedAction
+from pipeline.types import (
+    ActionKind,
+    HistoryMessage,
+    QualityDecision,
+    Role,
+    SourceReference,
+    StrategyUsed,
+    SuggestedAction,
+)
 from storage.actions import ActionStore
 from storage.conversations import ConversationRecord, ConversationStore
 from storage.feedback import FeedbackStore
@@ -342,7 +350,7 @@ class ConversationService:
             response=hit.response,
             quality_decision=QualityDecision.APPROVE,
         )
-        hop = Hop(Role.SEARCH, f"semantic cache hit ({hit.similarity:.3f})", now, 0.0, strategy="cache")
+        hop = Hop(Role.SEARCH, f"semantic cache hit ({hit.similarity:.3f})", now, 0.0, strategy=StrategyUsed.CACHE)
         envelope = Envelope(inbound.thread_key, inbound.message_id, payload, now, now, process_count=1, hops=[hop])
         return PipelineResult(ResultKind.ANSWER, hit.response, hit.language, envelope, sources=hit.sources), version
 

@@ -17,7 +17,7 @@ from typing import Protocol, TypeVar
 
 from pipeline import text as textutil
 from pipeline.locales import lexicon, texts
-from pipeline.types import SearchHit, SourceReference
+from pipeline.types import RefusalReason, SearchHit, SourceReference
 
 MAX_CLOSEST = 3
 MIN_SHARED_IN_TEXT = 2
@@ -121,6 +121,6 @@ def out_of_scope_refusal(
     when there are any (else the refusal alone), and the sources those bullets cite."""
     ranked = sorted(hits, key=lambda h: h.score, reverse=True)
     sources = numbered(close_sections(question, ranked, language=language, docs_language=docs_language))
-    refusal = texts(language).refusal["out_of_scope"]
+    refusal = texts(language).refusal[RefusalReason.OUT_OF_SCOPE]
     listed = closest_list(language, sources)
     return (f"{refusal}\n\n{listed}" if listed else refusal), sources

@@ -17,15 +17,20 @@ from pipeline.messages.vocabulary import StepStatus as StepStatus
 from pipeline.messages.vocabulary import StreamCallback as StreamCallback
 from pipeline.types import (
     Answerability,
+    ClarificationReason,
     ContextType,
+    DocsGap,
+    FailureKind,
     HistoryMessage,
     LLMUsage,
     QualityDecision,
     Reading,
+    RefusalReason,
     Role,
     SearchHit,
     SearchQuality,
     SourceReference,
+    StrategyUsed,
     SuggestedAction,
 )
 
@@ -50,14 +55,14 @@ class Payload:
     quality_decision: QualityDecision | None = None
     quality_notes: tuple[str, ...] = ()
     needs_clarification: bool = False
-    clarification_reason: str | None = None
+    clarification_reason: ClarificationReason | None = None
     clarification_message: str | None = None
     suggested_actions: tuple[SuggestedAction, ...] = ()
-    refusal_reason: str | None = None  # set when the question is out of scope or beyond the bot's capabilities
+    refusal_reason: RefusalReason | None = None  # the question is out of scope or beyond the bot's capabilities
     chosen_action: SuggestedAction | None = None  # set when a conversation resumes from a button press
-    # "the docs don't cover this", typed: why the response is the localized not-covered text (e.g. "no_sources",
-    # "poor_search", "model_says_insufficient"); None for a real answer. The runner makes it a no_coverage refusal.
-    docs_insufficient: str | None = None
+    # "the docs don't cover this", typed: why the response is the localized not-covered text; None for a real
+    # answer. The manager makes it a no_coverage refusal.
+    docs_insufficient: DocsGap | None = None
     answerability: Answerability | None = None  # set by the quality role: does the evidence answer the question?
     reading: Reading | None = None  # set by the augmentation role: the sources' passages read against the question
 
@@ -84,7 +89,7 @@ class AgentResult:
     payload: Payload
     decision: str  # short, human-readable summary for the trace, e.g. "language=ru (0.97)"
     usage: LLMUsage = LLMUsage()
-    strategy: str = "offline"  # "offline", "llm", "llm->offline" (the LLM failed; offline answered), "llm-overruled"
+    strategy: StrategyUsed = StrategyUsed.OFFLINE
 
 
 class Agent(Protocol):
@@ -104,7 +109,7 @@ class Hop:
     started_at: datetime
     duration_ms: float
     wait_ms: float = 0.0  # time spent waiting for a free slot of the role
-    strategy: str = "offline"
+    strategy: StrategyUsed = StrategyUsed.OFFLINE
     usage: LLMUsage = LLMUsage()
     error: str | None = None
 
@@ -112,7 +117,7 @@ class Hop:
 @dataclass(frozen=True, slots=True)
 class EnvelopeError:
     role: Role
-    kind: str  # "timeout" | "exception" | "busy" | "circuit_breaker" | "llm"
+    kind: FailureKind
     message: str  # operator-facing; never contains user text or secrets
 
 

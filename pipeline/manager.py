@@ -20,6 +20,7 @@ class Outcome(StrEnum):
     ANSWER = "answer"
     CLARIFICATION = "clarification"
     REFUSAL = "refusal"
+    NO_COVERAGE = "no_coverage"  # a refusal: the run ends on the localized "not covered" text, a docs gap
 
 
 class Sender(StrEnum):
@@ -57,10 +58,25 @@ class Condition(StrEnum):
     REGENERATE_EXHAUSTED = "quality: regenerate, no rounds left"
     CLARIFY = "quality: clarify"
     UNANSWERABLE = "quality: the docs do not answer it"
+    NOT_COVERED = "quality: approve, or research with no rounds left, of a 'not covered' or empty response"
 
 
 def _decision(s: Situation) -> QualityDecision | None:
     return s.payload.quality_decision
+
+
+def _ends_on(s: Situation) -> bool:
+    """The quality role's decision ends the run (approve, or research with no rounds left)."""
+    decision = _decision(s)
+    return decision is QualityDecision.APPROVE or (
+        decision is QualityDecision.RESEARCH and s.research_rounds >= s.max_research_rounds
+    )
+
+
+def _not_covered(s: Situation) -> bool:
+    """"The docs don't cover this", typed (`docs_insufficient`, never recognised by the response's words), or no
+    response at all."""
+    return s.payload.docs_insufficient is not None or not s.payload.response
 
 
 def _chosen(s: Situation) -> ActionKind | None:
@@ -84,6 +100,7 @@ CONDITIONS: Mapping[Condition, Callable[[Situation], bool]] = {
     Condition.REGENERATE_EXHAUSTED: lambda s: _decision(s) is QualityDecision.REGENERATE,
     Condition.CLARIFY: lambda s: _decision(s) is QualityDecision.CLARIFY,
     Condition.UNANSWERABLE: lambda s: s.payload.answerability is not None and not s.payload.answerability.answerable,
+    Condition.NOT_COVERED: lambda s: _ends_on(s) and _not_covered(s),
 }
 
 
@@ -128,6 +145,7 @@ TABLE: tuple[Transition, ...] = (
     Transition(R.AUGMENTATION, C.ALWAYS, R.RESPONSE),
     Transition(R.RESPONSE, C.ALWAYS, R.QUALITY),
     Transition(R.QUALITY, C.UNANSWERABLE, Out.REFUSAL),  # "the docs don't say", a docs gap
+    Transition(R.QUALITY, C.NOT_COVERED, Out.NO_COVERAGE),  # before the rows that end on an answer
     Transition(R.QUALITY, C.APPROVED, Out.ANSWER),
     Transition(R.QUALITY, C.RESEARCH, R.SEARCH, counts_round="research"),
     Transition(R.QUALITY, C.RESEARCH_EXHAUSTED, Out.ANSWER),

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pipeline import text as textutil
 from pipeline.envelope import Envelope
-from pipeline.types import SourceReference, SuggestedAction
+from pipeline.types import ClarificationReason, FailureKind, RefusalReason, SourceReference, SuggestedAction
 
 
 class ResultKind(StrEnum):
@@ -16,6 +16,10 @@ class ResultKind(StrEnum):
     REFUSAL = "refusal"
     BUSY = "busy"
     FAILURE = "failure"
+
+
+ResultReason = RefusalReason | ClarificationReason | FailureKind
+"""A refusal's, a clarification's, or a busy or failed run's reason (its value is what the reply and logs carry)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +41,7 @@ class PipelineResult:
     envelope: Envelope
     sources: tuple[SourceReference, ...] = ()
     suggested_actions: tuple[SuggestedAction, ...] = ()
-    reason: str | None = None
+    reason: ResultReason | None = None
     note: str | None = None
     fallback_notes: tuple[str, ...] = ()
 

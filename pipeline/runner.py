@@ -17,15 +17,24 @@ from types import MappingProxyType
 
 import structlog
 
-from pipeline.agents.search import KEYWORD_ONLY
 from pipeline.closest import out_of_scope_refusal
 from pipeline.envelope import Agent, AgentResult, Context, Envelope, EnvelopeError, Hop, Payload, Step, StepStatus
 from pipeline.limits import RoleBusy, RoleLimit, build_limits
 from pipeline.locales import DEFAULT, texts
 from pipeline.locales.base import Texts
 from pipeline.manager import Manager, NoRoute, Outcome, Situation, Transition
-from pipeline.result import PipelineResult, ResultKind, cited_sources
-from pipeline.types import ActionKind, Clock, ContextType, Role, SuggestedAction
+from pipeline.result import PipelineResult, ResultKind, ResultReason, cited_sources
+from pipeline.types import (
+    ActionKind,
+    ClarificationReason,
+    Clock,
+    ContextType,
+    FailureKind,
+    RefusalReason,
+    Role,
+    StrategyUsed,
+    SuggestedAction,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -136,7 +145,7 @@ class PipelineRunner:
                     break
                 if envelope.process_count - first_count >= self._max_process_count:
                     message = f"circuit breaker: {self._max_process_count} agent runs without an outcome"
-                    raise _Stop(self._fail(envelope, route.to, "circuit_breaker", message))
+                    raise _Stop(self._fail(envelope, route.to, FailureKind.CIRCUIT_BREAKER, message))
                 if route.counts_round is not None:
                     envelope.rounds[route.counts_round] = envelope.rounds.get(route.counts_round, 0) + 1
                 envelope.target_role = route.to
@@ -174,7 +183,7 @@ class PipelineRunner:
         except RoleBusy as busy:
             raise _Stop(self._busy(envelope, busy)) from None
         except NoRoute as dead_end:
-            raise _Stop(self._fail(envelope, Role.MANAGER, "routing", str(dead_end))) from None
+            raise _Stop(self._fail(envelope, Role.MANAGER, FailureKind.ROUTING, str(dead_end))) from None
         target = route.to.value
         envelope.hops.append(
             Hop(
@@ -199,7 +208,7 @@ class PipelineRunner:
                 entered = self._clock.monotonic()
                 timeout = self._timeout(role, context, entered)
                 if timeout <= 0:
-                    raise _Stop(self._fail(envelope, role, "timeout", "the question's deadline passed"))
+                    raise _Stop(self._fail(envelope, role, FailureKind.TIMEOUT, "the question's deadline passed"))
                 async with asyncio.timeout(timeout):
                     result = await agent.run(envelope.payload, context)
         except RoleBusy as busy:
@@ -209,19 +218,19 @@ class PipelineRunner:
             await _report(context, Step(role, StepStatus.FAILED, attempt))
             self._record_failed_hop(envelope, role, started_at, begin, entered, "timeout")
             message = f"{role.value} did not finish within {self._timeout(role, context, entered):.3g}s"
-            raise _Stop(self._fail(envelope, role, "timeout", message)) from None
+            raise _Stop(self._fail(envelope, role, FailureKind.TIMEOUT, message)) from None
         except _Stop:
             await _report(context, Step(role, StepStatus.FAILED, attempt))
             raise
         except Exception as exc:  # an agent fault must never reach the caller
             await _report(context, Step(role, StepStatus.FAILED, attempt))
             self._record_failed_hop(envelope, role, started_at, begin, entered, type(exc).__name__)
-            raise _Stop(self._fail(envelope, role, "exception", _describe(exc))) from None
+            raise _Stop(self._fail(envelope, role, FailureKind.EXCEPTION, _describe(exc))) from None
         if not isinstance(result, AgentResult) or not isinstance(result.payload, Payload):
             await _report(context, Step(role, StepStatus.FAILED, attempt))
             self._record_failed_hop(envelope, role, started_at, begin, entered, "invalid result")
             message = f"{role.value} returned {type(result).__name__}, not an AgentResult with a Payload"
-            raise _Stop(self._fail(envelope, role, "invalid_result", message))
+            raise _Stop(self._fail(envelope, role, FailureKind.INVALID_RESULT, message))
         finished = self._clock.monotonic()
         envelope.payload = result.payload
         envelope.process_count += 1
@@ -273,26 +282,27 @@ class PipelineRunner:
         words = texts(language)
         note = _note(envelope, words)
         fallbacks = fallback_notes(envelope)
+        if outcome is Outcome.NO_COVERAGE:
+            body, sources = cited_sources(payload.response or words.no_coverage, payload.source_references)
+            return PipelineResult(
+                ResultKind.REFUSAL,
+                body,
+                language,
+                envelope,
+                sources=sources,
+                reason=RefusalReason.NO_COVERAGE,
+                note=note,
+                fallback_notes=fallbacks,
+            )
         if outcome is Outcome.ANSWER:
             body, sources = cited_sources(payload.response or words.no_coverage, payload.source_references)
-            if payload.docs_insufficient or not payload.response:  # "the docs don't cover this", typed: a docs gap
-                return PipelineResult(
-                    ResultKind.REFUSAL,
-                    body,
-                    language,
-                    envelope,
-                    sources=sources,
-                    reason="no_coverage",
-                    note=note,
-                    fallback_notes=fallbacks,
-                )
             return PipelineResult(
                 ResultKind.ANSWER, body, language, envelope, sources=sources, note=note, fallback_notes=fallbacks
             )
         if outcome is Outcome.CLARIFICATION:
             return PipelineResult(
                 ResultKind.CLARIFICATION,
-                payload.clarification_message or words.clarify["generic"],
+                payload.clarification_message or words.clarify[ClarificationReason.GENERIC],
                 language,
                 envelope,
                 suggested_actions=payload.suggested_actions,
@@ -303,12 +313,13 @@ class PipelineRunner:
         if payload.answerability is not None and not payload.answerability.answerable and payload.response:
             # the docs do not answer it: "the docs don't say" with the closest sections, a docs gap (issue 15)
             body, sources = cited_sources(payload.response, payload.source_references)
-            return PipelineResult(
-                ResultKind.REFUSAL, body, language, envelope, sources=sources, reason="no_coverage", note=note
-            )
-        raw = payload.refusal_reason or ("out_of_scope" if payload.within_scope is False else "capability")
-        reason = "out_of_scope" if raw == "out_of_scope" else "capability"  # e.g. an LLM's "beyond_capabilities"
-        if reason == "out_of_scope":  # outside the docs: say so, with the sections that come reasonably close
+            gap = RefusalReason.NO_COVERAGE
+            return PipelineResult(ResultKind.REFUSAL, body, language, envelope, sources=sources, reason=gap, note=note)
+        out_of_scope = payload.refusal_reason is RefusalReason.OUT_OF_SCOPE or (
+            payload.refusal_reason is None and payload.within_scope is False
+        )
+        reason = RefusalReason.OUT_OF_SCOPE if out_of_scope else RefusalReason.CAPABILITY
+        if out_of_scope:  # outside the docs: say so, with the sections that come reasonably close
             question = payload.text_eng or payload.canonical_question or payload.text
             text, sources = out_of_scope_refusal(
                 question, payload.search_results, language=language, docs_language=docs_language
@@ -327,18 +338,19 @@ class PipelineRunner:
         )
 
     def _busy(self, envelope: Envelope, busy: RoleBusy) -> PipelineResult:
-        envelope.errors.append(EnvelopeError(busy.role, "busy", str(busy)))
+        envelope.errors.append(EnvelopeError(busy.role, FailureKind.BUSY, str(busy)))
         envelope.update_ts = self._clock.now()
         language = envelope.payload.language or DEFAULT
-        text = stop_text(ResultKind.BUSY, "busy", language)
-        return PipelineResult(ResultKind.BUSY, text, language, envelope, reason="busy", fallback_notes=("busy",))
+        text = stop_text(ResultKind.BUSY, FailureKind.BUSY, language)
+        busy_reason = FailureKind.BUSY
+        return PipelineResult(ResultKind.BUSY, text, language, envelope, reason=busy_reason, fallback_notes=("busy",))
 
-    def _fail(self, envelope: Envelope, role: Role, kind: str, message: str) -> PipelineResult:
+    def _fail(self, envelope: Envelope, role: Role, kind: FailureKind, message: str) -> PipelineResult:
         envelope.errors.append(EnvelopeError(role, kind, message))
         envelope.update_ts = self._clock.now()
         language = envelope.payload.language or DEFAULT
         text = stop_text(ResultKind.FAILURE, kind, language)
-        log.warning("pipeline.failure", conversation_id=envelope.conversation_id, role=role.value, kind=kind)
+        log.warning("pipeline.failure", conversation_id=envelope.conversation_id, role=role.value, kind=kind.value)
         notes = (*fallback_notes(envelope), f"{role.value}: {kind}")
         return PipelineResult(ResultKind.FAILURE, text, language, envelope, reason=kind, fallback_notes=notes)
 
@@ -366,12 +378,12 @@ def _done(role: Role, attempt: int, payload: Payload) -> Step:
     return Step(role, StepStatus.DONE, attempt)
 
 
-def stop_text(kind: ResultKind, reason: str | None, language: str | None) -> str:
+def stop_text(kind: ResultKind, reason: ResultReason | None, language: str | None) -> str:
     """The notice of a run that stopped short (busy, a timeout, any other failure), in `language`."""
     words = texts(language)
     if kind is ResultKind.BUSY:
         return words.busy
-    return words.timeout if reason == "timeout" else words.failure
+    return words.timeout if reason is FailureKind.TIMEOUT else words.failure
 
 
 def _describe(exc: Exception) -> str:
@@ -385,9 +397,9 @@ def fallback_notes(envelope: Envelope) -> tuple[str, ...]:
     """Where this run fell short of its configuration, per role (operator-facing, no user text)."""
     notes: list[str] = []
     for hop in envelope.hops:
-        if hop.strategy == "llm->offline":  # the reason is in the hop's decision, in the trace
+        if hop.strategy is StrategyUsed.LLM_FAILED:  # the reason is in the hop's decision, in the trace
             notes.append(f"{hop.role.value}: llm->offline")
-        elif hop.strategy == KEYWORD_ONLY:
+        elif hop.strategy is StrategyUsed.KEYWORD_ONLY:
             notes.append(f"{hop.role.value}: keyword search only")
     return tuple(dict.fromkeys(notes))
 
@@ -395,11 +407,8 @@ def fallback_notes(envelope: Envelope) -> tuple[str, ...]:
 def _note(envelope: Envelope, words: Texts) -> str | None:
     """What the person should know about how the answer was made (a fallback happened)."""
     strategies = {hop.strategy for hop in envelope.hops}
-    notes = [
-        note
-        for wanted, note in (("llm->offline", words.offline_note), (KEYWORD_ONLY, words.keyword_only_note))
-        if wanted in strategies
-    ]
+    wanted = ((StrategyUsed.LLM_FAILED, words.offline_note), (StrategyUsed.KEYWORD_ONLY, words.keyword_only_note))
+    notes = [note for strategy, note in wanted if strategy in strategies]
     return " ".join(notes) or None
 
 

@@ -40,6 +40,47 @@ class SearchQuality(StrEnum):
     POOR = "poor"
 
 
+class StrategyUsed(StrEnum):
+    """How a hop got its result, as the trace, the metrics and the reply's notes read it (stored by value)."""
+
+    OFFLINE = "offline"
+    LLM = "llm"
+    LLM_FAILED = "llm->offline"  # the model failed or was cut; the offline strategy answered (the reply says so)
+    LLM_OVERRULED = "llm-overruled"  # the model answered in time, but a guard took the offline result instead
+    KEYWORD_ONLY = "keyword-only"  # the vector index failed; the keyword search answered (the reply says so)
+    CACHE = "cache"  # the semantic cache answered; no agent ran
+
+
+class RefusalReason(StrEnum):
+    """Why a question is refused: the payload's `refusal_reason` and a refusal's `PipelineResult.reason`."""
+
+    CAPABILITY = "capability"  # beyond what the bot does (write code, role-play, injection)
+    OUT_OF_SCOPE = "out_of_scope"  # no evidence in the docs
+    NO_COVERAGE = "no_coverage"  # the docs were found but do not say it (a docs gap); a result's reason only
+
+
+class ClarificationReason(StrEnum):
+    """Why the person is asked back; also the key of the localized clarifying question (`Texts.clarify`)."""
+
+    VAGUE = "vague"
+    AMBIGUOUS = "ambiguous"
+    UNVERIFIED = "unverified"  # no draft could be backed by the docs
+    NO_COVERAGE = "no_coverage"  # the review asked to clarify: did you mean one of these topics?
+    REPHRASE = "rephrase"  # the person chose "ask in other words"
+    GENERIC = "generic"
+
+
+class FailureKind(StrEnum):
+    """Why a run stopped short: an `EnvelopeError`'s kind and a failure's or busy result's `PipelineResult.reason`."""
+
+    TIMEOUT = "timeout"
+    EXCEPTION = "exception"
+    BUSY = "busy"
+    CIRCUIT_BREAKER = "circuit_breaker"
+    ROUTING = "routing"
+    INVALID_RESULT = "invalid_result"
+
+
 class QualityDecision(StrEnum):
     APPROVE = "approve"
     RESEARCH = "research"
@@ -77,8 +118,13 @@ class AnswerabilityReason(StrEnum):
     MODEL_INSUFFICIENT = "model_insufficient"  # the response model said the documents do not answer it
 
 
-MODEL_SAYS_INSUFFICIENT: Final = "model_says_insufficient"
-"""`Payload.docs_insufficient` when the response model's typed `insufficient` field was true (LLM mode)."""
+class DocsGap(StrEnum):
+    """`Payload.docs_insufficient`: why the response is the localized "not covered" text (a docs gap)."""
+
+    NO_SOURCES = "no_sources"
+    POOR_SEARCH = "poor_search"
+    NO_QUOTABLE_BLOCK = "no_quotable_block"
+    MODEL_SAYS_INSUFFICIENT = "model_says_insufficient"  # the response model's typed `insufficient` (LLM mode)
 
 
 @dataclass(frozen=True, slots=True)

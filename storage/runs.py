@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from pipeline.codec import from_json
 from pipeline.messages import Reply
+from pipeline.types import StrategyUsed
 from storage.db import Database
 from storage.tables import ConversationRow, HopRow, RunRow
 
@@ -23,7 +24,7 @@ class HopRecord:
     started_at: datetime
     duration_ms: float
     wait_ms: float
-    strategy: str
+    strategy: StrategyUsed
     prompt_tokens: int
     completion_tokens: int
     error: str | None
@@ -119,7 +120,7 @@ class RunStore:
                     started_at=hop.started_at,
                     duration_ms=hop.duration_ms,
                     wait_ms=hop.wait_ms,
-                    strategy=hop.strategy,
+                    strategy=StrategyUsed(hop.strategy),
                     prompt_tokens=hop.prompt_tokens,
                     completion_tokens=hop.completion_tokens,
                     error=hop.error,

@@ -204,7 +204,7 @@ async def _write_run(session: AsyncSession, conversation_id: str, run: NewRun, r
             [
                 {"run_id": run.id, "seq": seq, "role": hop.role.value, "decision": hop.decision,
                  "started_at": hop.started_at, "duration_ms": hop.duration_ms, "wait_ms": hop.wait_ms,
-                 "strategy": hop.strategy, "prompt_tokens": hop.usage.prompt_tokens,
+                 "strategy": hop.strategy.value, "prompt_tokens": hop.usage.prompt_tokens,
                  "completion_tokens": hop.usage.completion_tokens, "error": hop.error}
                 for seq, hop in enumerate(hops)
             ],

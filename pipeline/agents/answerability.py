@@ -57,10 +57,10 @@ from pipeline import text as textutil
 from pipeline.envelope import Payload
 from pipeline.locales import all_lexicons, lexicon, texts
 from pipeline.types import (
-    MODEL_SAYS_INSUFFICIENT,
     Answerability,
     AnswerabilityReason,
     AnswerabilitySignals,
+    DocsGap,
     QuestionIntent,
     SearchHit,
     SourceReference,
@@ -548,7 +548,8 @@ class AnswerabilityCheck:
         if self._vocabulary is not None:
             evidence = await asyncio.to_thread(self._look_up, evidence, payload.language, collections)
         signals = measure(evidence, docs_language)
-        return decide(signals, self.threshold, docs_insufficient=payload.docs_insufficient == MODEL_SAYS_INSUFFICIENT)
+        model_says = payload.docs_insufficient is DocsGap.MODEL_SAYS_INSUFFICIENT
+        return decide(signals, self.threshold, docs_insufficient=model_says)
 
     def _look_up(self, evidence: Evidence, language: str | None, collections: tuple[str, ...]) -> Evidence:
         """The words of the person's message no document uses (when it is in the docs' language), and its names,

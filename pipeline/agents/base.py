@@ -2,7 +2,8 @@
 
 An agent composes the two with `run_with_fallback`: when the LLM strategy raises `StrategyFailed` (timeout,
 rate limit, malformed output after one repair, refusal), the offline strategy answers and the trace says
-`llm->offline`. The LLM issue adds LLM strategies without reshaping the agents.
+`llm->offline` (`StrategyUsed.LLM_FAILED`). A role that checks the model's result against its offline reading uses
+`keep_or_overrule` with its own rule.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.types import LLMUsage
+from pipeline.types import LLMUsage, StrategyUsed
 
 Strategy = Callable[[Payload, Context], Awaitable[AgentResult]]
 
@@ -25,15 +26,7 @@ class StrategyFailed(Exception):
         self.usage = usage if usage is not None else LLMUsage()
 
 
-LLM_OVERRULED = "llm-overruled"
-"""A hop's strategy when the model answered in time but a guard took the offline result instead (a weak model's
-drifted question, uncited draft, needless "regenerate"...): the model was available, so the person gets no
-"answered without the language model" note and the answer is not degraded; the reason is in the hop's decision."""
-
-
-async def run_with_fallback(
-    payload: Payload, context: Context, offline: Strategy, llm: Strategy | None
-) -> AgentResult:
+async def run_with_fallback(payload: Payload, context: Context, offline: Strategy, llm: Strategy | None) -> AgentResult:
     if llm is None:
         return await offline(payload, context)
     try:
@@ -44,5 +37,40 @@ async def run_with_fallback(
             payload=result.payload,
             decision=f"{result.decision} (llm failed: {failure.reason})",
             usage=result.usage + failure.usage,
-            strategy="llm->offline",
+            strategy=StrategyUsed.LLM_FAILED,
         )
+
+
+OfflineResult = Callable[[], Awaitable[AgentResult]]
+"""The offline strategy's result for the same payload, computed on the first call only."""
+
+Overrule = Callable[[AgentResult, OfflineResult], Awaitable[str | None]]
+"""A role's rule for the model's result: why the offline result is taken instead, or None to keep the model's."""
+
+
+async def keep_or_overrule(
+    payload: Payload, context: Context, offline: Strategy, llm: Strategy | None, overrule: Overrule
+) -> AgentResult:
+    """`run_with_fallback`, then the role's `overrule` judges a result the model gave in time. An overruled hop says
+    `LLM_OVERRULED`, not `LLM_FAILED`: the model was available, so the reply gets no "answered without the language
+    model" note; the reason is in the hop's decision, and the tokens the model spent stay counted."""
+    result = await run_with_fallback(payload, context, offline, llm)
+    if result.strategy is not StrategyUsed.LLM:
+        return result
+    computed: list[AgentResult] = []
+
+    async def offline_result() -> AgentResult:
+        if not computed:
+            computed.append(await offline(payload, context))
+        return computed[0]
+
+    why = await overrule(result, offline_result)
+    if why is None:
+        return result
+    taken = await offline_result()
+    return AgentResult(
+        payload=taken.payload,
+        decision=f"{taken.decision} ({why})",
+        usage=result.usage,
+        strategy=StrategyUsed.LLM_OVERRULED,
+    )

@@ -17,6 +17,7 @@ from pipeline.locales import content_words, texts
 from pipeline.text import looks_like_question
 from pipeline.types import (
     ActionKind,
+    ClarificationReason,
     QualityDecision,
     Retriever,
     Role,
@@ -26,17 +27,17 @@ from pipeline.types import (
 )
 
 
-def clarification_reason(payload: Payload) -> str:
-    """The template key for why we ask: the asking role's reason when it is a known one, else inferred."""
+def clarification_reason(payload: Payload) -> ClarificationReason:
+    """Why we ask (the template's key): the asking role's reason when it gave one, else inferred."""
     if payload.chosen_action is not None and payload.chosen_action.kind is ActionKind.REPHRASE:
-        return "rephrase"
+        return ClarificationReason.REPHRASE
     if payload.clarification_reason:
         return payload.clarification_reason
     if payload.quality_decision is QualityDecision.REGENERATE:
-        return "unverified"
+        return ClarificationReason.UNVERIFIED
     if payload.quality_decision is QualityDecision.CLARIFY:
-        return "no_coverage"
-    return "generic"
+        return ClarificationReason.NO_COVERAGE
+    return ClarificationReason.GENERIC
 
 
 def answers_clarification(pending: Payload, reply: str) -> bool:
@@ -77,8 +78,9 @@ class ClarificationAgent:
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         words = texts(payload.language)
         reason = clarification_reason(payload)
-        message = words.clarify.get(reason) or payload.clarification_message or words.clarify["generic"]
-        if reason == "rephrase":
+        generic = words.clarify[ClarificationReason.GENERIC]
+        message = words.clarify.get(reason) or payload.clarification_message or generic
+        if reason is ClarificationReason.REPHRASE:
             options: tuple[SuggestedAction, ...] = ()
         else:
             proposed = tuple(a for a in payload.suggested_actions if a.kind is ActionKind.SEARCH)

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pipeline import text as textutil
-from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
+from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons, content_words, lexicon, reports_failure, texts
 from pipeline.text import CODE, QUESTION_WORDS, has_cjk, identifiers, looks_like_question, one_line, strip_mentions
-from pipeline.types import ContextType, HistoryMessage, Role
+from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
 _WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -314,8 +314,6 @@ def _drifted(payload: Payload, canonical: str) -> str | None:
     return None if kept >= MIN_KEPT_WORDS else f"it keeps {kept:.0%} of the message's words"
 
 
-
-
 class EssenceAgent:
     role: ClassVar[Role] = Role.ESSENCE
 
@@ -324,30 +322,26 @@ class EssenceAgent:
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        result = await run_with_fallback(payload, context, self._offline, self._llm)
-        if result.strategy != "llm":
-            return result
-        # The model's reading is checked against the offline one; where it would cost the person the answer or the
-        # right question, the offline reading is taken (the trace says why):
-        offline = await self._offline(payload, context)
-        drift = _drifted(payload, result.payload.canonical_question or "")
-        if drift is not None:
-            # a canonical question that drops what the message asks about ("How do I pair the remote?" -> "The code
-            # is in a document.") would send the search elsewhere
-            why = f"llm question not taken: {drift}"
-        elif not result.payload.needs_clarification:
-            if offline.payload.clarification_reason != "vague":
-                return result
-            # "it doesn't work" with nothing in the thread to say what "it" is: the model can only have invented the
-            # topic, so the person is asked which part they mean
-            why = "llm question not taken: the message names no topic"
-        elif offline.payload.needs_clarification:
-            return result  # a model's "too vague" is taken where the offline reading finds the question vague too
-        else:
-            why = "llm asked to clarify a question the offline reading finds clear"
-        return AgentResult(
-            payload=offline.payload, decision=f"{offline.decision} ({why})", usage=result.usage, strategy=LLM_OVERRULED
-        )
+        async def overrule(model: AgentResult, offline_result: OfflineResult) -> str | None:
+            # The model's reading is checked against the offline one; where it would cost the person the answer or
+            # the right question, the offline reading is taken (the trace says why):
+            offline = await offline_result()
+            drift = _drifted(payload, model.payload.canonical_question or "")
+            if drift is not None:
+                # a canonical question that drops what the message asks about ("How do I pair the remote?" -> "The
+                # code is in a document.") would send the search elsewhere
+                return f"llm question not taken: {drift}"
+            if not model.payload.needs_clarification:
+                if offline.payload.clarification_reason is not ClarificationReason.VAGUE:
+                    return None
+                # "it doesn't work" with nothing in the thread to say what "it" is: the model can only have invented
+                # the topic, so the person is asked which part they mean
+                return "llm question not taken: the message names no topic"
+            if offline.payload.needs_clarification:
+                return None  # a model's "too vague" is taken where the offline reading finds the question vague too
+            return "llm asked to clarify a question the offline reading finds clear"
+
+        return await keep_or_overrule(payload, context, self._offline, self._llm, overrule)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         question = one_line(strip_mentions(payload.text))
@@ -364,16 +358,16 @@ class EssenceAgent:
                     canonical_question=topic,  # the choices are the topic's sections, not "doesn't work" matches
                     context_type=ContextType.FOLLOW_UP,
                     needs_clarification=True,
-                    clarification_reason="vague",
-                    clarification_message=texts(payload.language).clarify["vague"],
+                    clarification_reason=ClarificationReason.VAGUE,
+                    clarification_message=texts(payload.language).clarify[ClarificationReason.VAGUE],
                 )
                 return AgentResult(result, f"vague within the thread's topic {topic!r}: clarify")
         result = payload.evolve(canonical_question=resolution.canonical, context_type=resolution.context_type)
         if resolution.vague:
             result = result.evolve(
                 needs_clarification=True,
-                clarification_reason="vague",
-                clarification_message=texts(payload.language).clarify["vague"],
+                clarification_reason=ClarificationReason.VAGUE,
+                clarification_message=texts(payload.language).clarify[ClarificationReason.VAGUE],
             )
             return AgentResult(result, "too vague, no topic in the thread: clarify")
         return AgentResult(result, f"{resolution.context_type.value}; {how}")

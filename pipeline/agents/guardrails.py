@@ -10,16 +10,14 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
+from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import all_lexicons
 from pipeline.text import one_line
-from pipeline.types import Role, SearchQuality
+from pipeline.types import RefusalReason, Role, SearchQuality
 
 CAPABILITY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
-    for lex in all_lexicons().values()
-    for kind, pattern in lex.capability
+    (kind, re.compile(pattern, re.IGNORECASE)) for lex in all_lexicons().values() for kind, pattern in lex.capability
 )
 
 
@@ -45,17 +43,15 @@ class GuardrailsAgent:
         offline = self._capability(payload)
         if offline.payload.refusal_reason is not None or self._llm is None:
             return offline  # known injection and capability patterns refuse whatever a model would say
-        result = await run_with_fallback(payload, context, self._offline, self._llm)
-        if result.strategy == "llm" and result.payload.refusal_reason is not None:
-            # a model's refusal before any search is not taken on its own (a weak model refused "How do I pair the
-            # remote?"): the offline reading lets it through, and the search evidence decides the scope after
-            return AgentResult(
-                payload=offline.payload,
-                decision=f"{offline.decision} (llm refused a request the offline reading accepts)",
-                usage=result.usage,
-                strategy=LLM_OVERRULED,
-            )
-        return result
+        return await keep_or_overrule(payload, context, self._offline, self._llm, self._overrule)
+
+    @staticmethod
+    async def _overrule(model: AgentResult, _offline: OfflineResult) -> str | None:
+        # a model's refusal before any search is not taken on its own (a weak model refused "How do I pair the
+        # remote?"): the offline reading lets it through, and the search evidence decides the scope after
+        if model.payload.refusal_reason is None:
+            return None
+        return "llm refused a request the offline reading accepts"
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         return self._capability(payload)
@@ -64,7 +60,7 @@ class GuardrailsAgent:
         kind = beyond_capability(payload.text) or beyond_capability(payload.canonical_question or "")
         if kind is None:
             return AgentResult(payload, "within capabilities")
-        refused = payload.evolve(refusal_reason="capability", scope_reason=f"capability:{kind}")
+        refused = payload.evolve(refusal_reason=RefusalReason.CAPABILITY, scope_reason=f"capability:{kind}")
         return AgentResult(refused, f"beyond capabilities ({kind})")
 
     def _scope(self, payload: Payload) -> AgentResult:
@@ -73,7 +69,7 @@ class GuardrailsAgent:
             payload.search_quality is SearchQuality.POOR and top < self._out_of_scope_below
         ):
             reason = f"no evidence in the docs (search {payload.search_quality}, top score {top:.2f})"
-            out = payload.evolve(within_scope=False, refusal_reason="out_of_scope", scope_reason=reason)
+            out = payload.evolve(within_scope=False, refusal_reason=RefusalReason.OUT_OF_SCOPE, scope_reason=reason)
             return AgentResult(out, f"out of scope: top score {top:.2f}")
         inside = payload.evolve(within_scope=True, scope_reason=f"search {payload.search_quality}, top {top:.2f}")
         return AgentResult(inside, f"in scope (search {payload.search_quality}, top {top:.2f})")

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBuilder
 
-from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
+from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import is_supported
 from pipeline.text import one_line, strip_mentions, without_identifiers, word_count
@@ -147,23 +147,19 @@ class LangAgent:
         await asyncio.to_thread(build_detector, self._languages, True)
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        result = await run_with_fallback(payload, context, self._offline, self._llm)
-        if result.strategy != "llm":
-            return result
+        return await keep_or_overrule(payload, context, self._offline, self._llm, self._overrule)
+
+    @staticmethod
+    async def _overrule(model: AgentResult, offline_result: OfflineResult) -> str | None:
         # A model's language is taken unless the detector is fairly sure of another one: a 135M model called a
         # French question English (the detector: fr 0.87), and it then got an English "not covered" instead of its
         # answer. A short English question the detector only guesses from the docs' language (0.59) stays the
         # model's call.
-        offline = await self._offline(payload, context)
-        found, detected = result.payload.language, offline.payload.language
+        offline = await offline_result()
+        found, detected = model.payload.language, offline.payload.language
         if detected == found or (offline.payload.confidence or 0.0) < OVERRULE_MODEL_FROM:
-            return result
-        return AgentResult(
-            payload=offline.payload,
-            decision=f"{offline.decision} (llm said {found}; the detector is fairly sure)",
-            usage=result.usage,
-            strategy=LLM_OVERRULED,
-        )
+            return None
+        return f"llm said {found}; the detector is fairly sure"
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         text = one_line(strip_mentions(payload.text))

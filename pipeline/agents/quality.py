@@ -8,9 +8,9 @@ language). A failure asks to regenerate. "The docs don't cover this" asks for on
 Before any of that (and before an LLM review), the answerability step (pipeline/agents/answerability.py) asks
 whether the quoted evidence answers *this* question; when it does not, the answer is replaced by "the docs don't
 say" with the closest sections, `answerability` records the typed reason, and the manager ends the run as a
-`no_coverage` refusal. In LLM mode the response model's typed `insufficient` (`docs_insufficient ==
-MODEL_SAYS_INSUFFICIENT`) asks for one research round like any "not covered"; if the model still says so, the same
-decision refuses with reason `model_insufficient`.
+`no_coverage` refusal. In LLM mode the response model's typed `insufficient` (`DocsGap.MODEL_SAYS_INSUFFICIENT`)
+asks for one research round like any "not covered"; if the model still says so, the same decision refuses with
+reason `model_insufficient`.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import ClassVar
 
 from pipeline import text as textutil
 from pipeline.agents.answerability import AnswerabilityCheck, docs_dont_say
-from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
+from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.agents.search import section_key
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
-from pipeline.types import MODEL_SAYS_INSUFFICIENT, ActionKind, QualityDecision, Role, SourceReference, Vocabulary
+from pipeline.types import ActionKind, DocsGap, QualityDecision, Role, SourceReference, Vocabulary
 
 
 def chose_this_section(payload: Payload) -> bool:
@@ -47,8 +47,13 @@ def untraceable_lines(
     words = texts(language)
     templates = {
         _folded(t)
-        for t in (words.answer_lead_in, words.team_answer_lead_in, words.no_coverage, words.closest_sections,
-                  UNSUPPORTED_LANGUAGE)
+        for t in (
+            words.answer_lead_in,
+            words.team_answer_lead_in,
+            words.no_coverage,
+            words.closest_sections,
+            UNSUPPORTED_LANGUAGE,
+        )
     }
     by_number = {s.number: s for s in sources}
     notes: list[str] = []
@@ -133,7 +138,7 @@ class QualityAgent:
     async def run(self, payload: Payload, context: Context) -> AgentResult:
         # a response that already says the docs don't cover it (typed, offline or model) takes the research path;
         # the model's typed "insufficient" after that round is the answerability decision's (MODEL_INSUFFICIENT)
-        model_says = payload.docs_insufficient == MODEL_SAYS_INSUFFICIENT
+        model_says = payload.docs_insufficient is DocsGap.MODEL_SAYS_INSUFFICIENT
         searched_again = payload.quality_decision is QualityDecision.RESEARCH
         if payload.source_references and payload.response and (not payload.docs_insufficient or
                                                                 (model_says and searched_again)):  # fmt: skip
@@ -149,24 +154,22 @@ class QualityAgent:
                 refused = payload.evolve(response=reply, quality_decision=QualityDecision.APPROVE, quality_notes=())
                 reason = verdict.reason.value if verdict.reason else "unknown"
                 return AgentResult(refused, f"not answerable ({reason}, score {verdict.score:.2f})")
-        result = await run_with_fallback(payload, context, self._offline, self._llm)
-        decision = result.payload.quality_decision
-        if result.strategy != "llm" or decision is QualityDecision.APPROVE:
-            return result
+        return await keep_or_overrule(payload, context, self._offline, self._llm, self._overrule)
+
+    @staticmethod
+    async def _overrule(model: AgentResult, offline_result: OfflineResult) -> str | None:
         # A model's verdict that withholds the answer is taken only where the offline check finds fault too: a weak
         # model asking to regenerate (or to clarify) a draft whose every line is traceable to a source it cites
         # would otherwise end in a clarification instead of that answer. A model's "clarify" is never taken: the
         # offline verdict (approve or regenerate) stands instead.
-        offline = await self._offline(payload, context)
+        decision = model.payload.quality_decision
+        if decision is QualityDecision.APPROVE:
+            return None
+        offline = await offline_result()
         if offline.payload.quality_decision is not QualityDecision.APPROVE and decision is not QualityDecision.CLARIFY:
-            return result
+            return None
         said = decision.value if decision else "nothing"
-        return AgentResult(
-            payload=offline.payload,
-            decision=f"{offline.decision} (llm said {said}; the offline check differs)",
-            usage=result.usage,
-            strategy=LLM_OVERRULED,
-        )
+        return f"llm said {said}; the offline check differs"
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         answer = (payload.response or "").strip()

@@ -17,7 +17,7 @@ import dataclasses
 from typing import ClassVar
 
 from pipeline import text as textutil
-from pipeline.agents.base import LLM_OVERRULED, Strategy, run_with_fallback
+from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.agents.guardrails import beyond_capability
 from pipeline.agents.quality import untraceable_lines
 from pipeline.closest import close_sections, closest_list
@@ -25,6 +25,7 @@ from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, is_supported, lexicon, texts
 from pipeline.reading import Reader
 from pipeline.types import (
+    DocsGap,
     Embedder,
     Passage,
     PassageKind,
@@ -82,7 +83,7 @@ def no_coverage_answer(
     question: str | None = None,
     docs_language: str = "en",
 ) -> str:
-    """"The docs don't seem to cover this" in the person's language, then the closest sections labelled with their
+    """ "The docs don't seem to cover this" in the person's language, then the closest sections labelled with their
     page as cited bullets; with `question`, only the sections reasonably close to it (`pipeline.closest`)."""
     words = texts(language)
     opening = "" if is_supported(language) else f"{UNSUPPORTED_LANGUAGE}\n\n"  # first, as the answer's framing
@@ -117,22 +118,16 @@ class ResponseAgent:
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
-        result = await run_with_fallback(payload, context, self._offline, self._llm)
-        if result.strategy != "llm" or result.payload.docs_insufficient or not payload.source_references:
-            return result
-        flaw = self._model_draft_flaw(result.payload, payload, context)
-        if flaw is None:
-            return result
-        # The model's draft is not taken when it cites no source although there are some, or when a redraft (after
-        # a review asked for one) still fails the offline check: a weak model repeats the same draft, and two
-        # rejected drafts would end in a clarification where the offline answer quotes the sources.
-        offline = await self._offline(payload, context)
-        return AgentResult(
-            payload=offline.payload,
-            decision=f"{offline.decision} (llm draft not taken: {flaw})",
-            usage=result.usage,
-            strategy=LLM_OVERRULED,
-        )
+        async def overrule(model: AgentResult, _offline: OfflineResult) -> str | None:
+            # The model's draft is not taken when it cites no source although there are some, or when a redraft
+            # (after a review asked for one) still fails the offline check: a weak model repeats the same draft, and
+            # two rejected drafts would end in a clarification where the offline answer quotes the sources.
+            if model.payload.docs_insufficient or not payload.source_references:
+                return None
+            flaw = self._model_draft_flaw(model.payload, payload, context)
+            return None if flaw is None else f"llm draft not taken: {flaw}"
+
+        return await keep_or_overrule(payload, context, self._offline, self._llm, overrule)
 
     @staticmethod
     def _model_draft_flaw(drafted: Payload, asked: Payload, context: Context) -> str | None:
@@ -155,10 +150,8 @@ class ResponseAgent:
         sources = payload.source_references
         asked = payload.text_eng or payload.canonical_question or payload.text
         if not sources or payload.search_quality is SearchQuality.POOR:
-            answer = no_coverage_answer(
-                payload.language, sources, question=asked, docs_language=context.docs_language
-            )
-            reason = "no_sources" if not sources else "poor_search"
+            answer = no_coverage_answer(payload.language, sources, question=asked, docs_language=context.docs_language)
+            reason = DocsGap.NO_SOURCES if not sources else DocsGap.POOR_SEARCH
             return AgentResult(payload.evolve(response=answer, docs_insufficient=reason), "documents insufficient")
         question = payload.canonical_question or payload.text
         reading = payload.reading or await self._reader.read(question, payload.language, context.docs_language, sources)
@@ -169,10 +162,8 @@ class ResponseAgent:
             ranked = [p for p in ranked if textutil.comparable(p.text)[:120] not in previous]
         picked = self._pick(ranked, question, payload.language, context.docs_language, sources)
         if not picked:
-            answer = no_coverage_answer(
-                payload.language, sources, question=asked, docs_language=context.docs_language
-            )
-            uncovered = payload.evolve(response=answer, docs_insufficient="no_quotable_block")
+            answer = no_coverage_answer(payload.language, sources, question=asked, docs_language=context.docs_language)
+            uncovered = payload.evolve(response=answer, docs_insufficient=DocsGap.NO_QUOTABLE_BLOCK)
             return AgentResult(uncovered, "no quotable block")
         by_number = {s.number: s for s in sources}
         # what the team answered in earlier threads comes below the docs when both answer (stable: the lead stays

@@ -21,6 +21,7 @@ from pipeline.locales import asks_yes_no, content_words, lexicon, reports_failur
 from pipeline.text import QUESTION_WORDS, shorten
 from pipeline.types import (
     ActionKind,
+    ClarificationReason,
     ContextType,
     QualityDecision,
     Retriever,
@@ -28,6 +29,7 @@ from pipeline.types import (
     SearchHit,
     SearchQuality,
     SearchRequest,
+    StrategyUsed,
     SuggestedAction,
 )
 
@@ -52,9 +54,6 @@ def section_actions(hits: tuple[SearchHit, ...], *, floor: float, limit: int) ->
         if len(actions) == limit:
             break
     return tuple(actions)
-
-
-KEYWORD_ONLY = "keyword-only"  # the hop's strategy when the vector index failed; the reply gets a note
 
 
 def choice_label(key: str, title: str) -> str:
@@ -150,7 +149,7 @@ class SearchAgent:
         result = payload.evolve(search_results=found.hits, search_quality=found.quality)
         top = found.hits[0].score if found.hits else 0.0
         decision = f"{len(found.hits)} hits, {found.quality.value}, top {top:.2f}" + (" (research)" if research else "")
-        strategy = KEYWORD_ONLY if found.keyword_only else "offline"
+        strategy = StrategyUsed.KEYWORD_ONLY if found.keyword_only else StrategyUsed.OFFLINE
         if found.keyword_only:
             decision += "; keywords only (vector index unavailable)"
         terse = len(content_words(query, payload.language)) <= self._terse_words and not full_question(
@@ -162,8 +161,8 @@ class SearchAgent:
             if len(options) >= 2:
                 result = result.evolve(
                     needs_clarification=True,
-                    clarification_reason="ambiguous",
-                    clarification_message=texts(payload.language).clarify["ambiguous"],
+                    clarification_reason=ClarificationReason.AMBIGUOUS,
+                    clarification_message=texts(payload.language).clarify[ClarificationReason.AMBIGUOUS],
                     suggested_actions=options,
                 )
                 return AgentResult(result, f"{decision}; {len(options)} candidate sections: clarify", strategy=strategy)

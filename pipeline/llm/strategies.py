@@ -34,13 +34,16 @@ from pipeline.llm.structured import OFFLINE_RESERVE_S, M, ask, call_deadline, re
 from pipeline.llm.understand import Understander
 from pipeline.types import (
     LLM,
-    MODEL_SAYS_INSUFFICIENT,
     ActionKind,
     ChatMessage,
+    ClarificationReason,
     ContextType,
+    DocsGap,
     LLMUsage,
     QualityDecision,
+    RefusalReason,
     Role,
+    StrategyUsed,
     SuggestedAction,
 )
 
@@ -86,12 +89,13 @@ def cited_numbers(text: str) -> list[int]:
 
 
 def _llm(payload: Payload, decision: str, usage: LLMUsage) -> AgentResult:
-    return AgentResult(payload=payload, decision=decision, usage=usage, strategy="llm")
+    return AgentResult(payload=payload, decision=decision, usage=usage, strategy=StrategyUsed.LLM)
 
 
 def _scope_fields(verdict: ScopeVerdict, reason: str) -> dict[str, object]:
     inside = verdict == "in_scope"
-    refusal = None if inside else ("out_of_scope" if verdict == "out_of_scope" else "capability")
+    outside = RefusalReason.OUT_OF_SCOPE if verdict == "out_of_scope" else RefusalReason.CAPABILITY
+    refusal = None if inside else outside
     return {"within_scope": inside, "scope_reason": reason, "refusal_reason": refusal}
 
 
@@ -144,7 +148,7 @@ def _essence_fields(
     kind = ContextType(context_type) if context.history else ContextType.NEW_TOPIC
     fields: dict[str, object] = {"canonical_question": canonical.strip(), "context_type": kind}
     if clarify:
-        fields |= {"needs_clarification": True, "clarification_reason": reason or "ambiguous"}
+        fields |= {"needs_clarification": True, "clarification_reason": ClarificationReason(reason or "ambiguous")}
     return fields
 
 
@@ -202,7 +206,7 @@ class ResponseStrategy(_LLMRole):
     async def __call__(self, payload: Payload, context: Context) -> AgentResult:
         if not payload.source_references:  # nothing to ground on: the localized "not covered" text, no call
             answer = no_coverage_answer(payload.language, ())
-            uncovered = payload.evolve(response=answer, docs_insufficient="no_sources")
+            uncovered = payload.evolve(response=answer, docs_insufficient=DocsGap.NO_SOURCES)
             return _llm(uncovered, "no sources; no call", LLMUsage())
         if context.stream is not None and payload.response is None and isinstance(self.llm, StreamingLLM):
             return await self._streamed(payload, context, self.llm, context.stream)
@@ -216,7 +220,7 @@ class ResponseStrategy(_LLMRole):
         )
         if found.insufficient:  # typed: the localized "not covered" text with the closest sections, never the model's
             answer = no_coverage_answer(payload.language, payload.source_references)
-            uncovered = payload.evolve(response=answer, docs_insufficient=MODEL_SAYS_INSUFFICIENT)
+            uncovered = payload.evolve(response=answer, docs_insufficient=DocsGap.MODEL_SAYS_INSUFFICIENT)
             return _llm(uncovered, "documents insufficient", usage)
         if not found.answer.strip():
             raise StrategyFailed("llm gave an empty answer", usage)
@@ -298,7 +302,7 @@ class QualityStrategy(_LLMRole):
     def _decided(payload: Payload, decision: QualityDecision, notes: tuple[str, ...]) -> Payload:
         changes: dict[str, object] = {"quality_decision": decision, "quality_notes": notes}
         if decision is QualityDecision.CLARIFY:
-            changes |= {"needs_clarification": True, "clarification_reason": "ambiguous"}
+            changes |= {"needs_clarification": True, "clarification_reason": ClarificationReason.AMBIGUOUS}
         return payload.evolve(**changes)
 
 

@@ -19,7 +19,7 @@ from bot.settings import Settings
 from pipeline.llm.client import MalformedOutput, OpenAIChat
 from pipeline.llm.schemas import MAX_TOKENS, LanguageDecision, strict_schema
 from pipeline.messages import ReplyKind
-from pipeline.types import ChatMessage, Role
+from pipeline.types import ChatMessage, Role, StrategyUsed
 from tests.bot.conftest import inbound
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ async def test_llm_mode_is_chosen_by_configuration_and_shows_in_the_trace(make_a
         trace = await app.runs.trace(reply.conversation_id)
         assert trace is not None
         strategies = {hop.role: hop.strategy for hop in trace.runs[-1].hops}
-        assert strategies["response"] == "llm"
+        assert strategies["response"] == StrategyUsed.LLM
 
 
 async def test_a_failing_endpoint_still_answers_offline_with_a_note(make_app: Callable[..., Any]) -> None:
@@ -48,7 +48,7 @@ async def test_a_failing_endpoint_still_answers_offline_with_a_note(make_app: Ca
         assert reply.citations
         trace = await app.runs.trace(reply.conversation_id)
         assert trace is not None
-        assert any(hop.strategy == "llm->offline" for hop in trace.runs[-1].hops)
+        assert any(hop.strategy == StrategyUsed.LLM_FAILED for hop in trace.runs[-1].hops)
         # the breaker opened after three failed calls (each one retry): the later roles skipped the endpoint
         assert server.chat_calls <= 3 * 2
         assert any("circuit open" in hop.decision for hop in trace.runs[-1].hops)

@@ -19,6 +19,7 @@ from bot.app import App, build_app, build_embedder
 from bot.doctor import embedder_check
 from bot.settings import Settings
 from pipeline.messages import ReplyKind
+from pipeline.types import StrategyUsed
 from storage.doc_tables import ChunkRow, DocumentRow, EmbeddingRow
 from storage.embedder import E5Embedder
 from storage.errors import EmbeddingSpaceMismatch, EmbeddingUnavailable
@@ -157,7 +158,7 @@ async def test_a_failing_endpoint_at_question_time_answers_keyword_only_and_neve
     assert reply.summary is not None and "search: keyword search only" in reply.summary.fallback_notes
     trace = await app.runs.trace(reply.conversation_id)
     assert trace is not None and len(trace.runs) == 1  # answered once: nothing lost, nothing repeated
-    assert any(hop.strategy == "keyword-only" for hop in trace.runs[0].hops)
+    assert any(hop.strategy == StrategyUsed.KEYWORD_ONLY for hop in trace.runs[0].hops)
     server.embedding_steps.clear()  # the endpoint is back
     again = await app.service.handle_message(inbound(QUESTION))
     assert again is not None and again.kind is ReplyKind.ANSWER

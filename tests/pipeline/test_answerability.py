@@ -16,10 +16,10 @@ from pipeline.locales import SUPPORTED, texts
 from pipeline.result import ResultKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import (
-    MODEL_SAYS_INSUFFICIENT,
     ActionKind,
     AnswerabilityReason,
     AnswerabilitySignals,
+    DocsGap,
     QualityDecision,
     QuestionIntent,
     SearchHit,
@@ -286,7 +286,7 @@ async def test_quality_keeps_an_answer_the_block_supports() -> None:
 @pytest.mark.unit
 async def test_the_models_insufficient_is_searched_again_once_then_refused_by_the_same_decision() -> None:
     payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(
-        docs_insufficient=MODEL_SAYS_INSUFFICIENT, response=texts("en").no_coverage
+        docs_insufficient=DocsGap.MODEL_SAYS_INSUFFICIENT, response=texts("en").no_coverage
     )
     agent = QualityAgent(answerability_threshold=OPERATING_POINT)
     first = await agent.run(payload, Context())
@@ -305,7 +305,7 @@ async def test_the_models_insufficient_is_searched_again_once_then_refused_by_th
 @pytest.mark.unit
 async def test_an_offline_not_covered_is_searched_again_once_and_not_measured() -> None:
     payload = answered("How do I pair the remote?", "Hold the Link key to pair.").evolve(
-        docs_insufficient="poor_search", response=texts("en").no_coverage
+        docs_insufficient=DocsGap.POOR_SEARCH, response=texts("en").no_coverage
     )
     agent = QualityAgent(answerability_threshold=OPERATING_POINT)
     first = await agent.run(payload, Context())

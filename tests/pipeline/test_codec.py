@@ -18,6 +18,7 @@ from pipeline.types import (
     SearchHit,
     SearchQuality,
     SourceReference,
+    StrategyUsed,
     SuggestedAction,
 )
 
@@ -65,7 +66,7 @@ def rich_envelope() -> Envelope:
         target_role=None,
         rounds={"research": 1},
         errors=[EnvelopeError(Role.SEARCH, "timeout", "search did not finish")],
-        hops=[Hop(Role.LANG, "language=es", when, 1.5, 0.25, "llm->offline", LLMUsage(10, 2, 1), None)],
+        hops=[Hop(Role.LANG, "language=es", when, 1.5, 0.25, StrategyUsed.LLM_FAILED, LLMUsage(10, 2, 1), None)],
     )
 
 

@@ -12,6 +12,7 @@ from pipeline.types import (
     ActionKind,
     Answerability,
     AnswerabilityReason,
+    DocsGap,
     QualityDecision,
     Role,
     SearchQuality,
@@ -33,6 +34,8 @@ def situation(sender: Role | None, *, research: int = 0, regenerate: int = 0, **
 
 
 SEARCHED = {"search_quality": SearchQuality.GOOD}
+DRAFTED = {"response": "Hold the Link key for 3 seconds. [1]"}
+UNCOVERED = {"response": "I couldn't find this in the documentation.", "docs_insufficient": DocsGap.POOR_SEARCH}
 
 # (case id, situation, expected next step, expected round counter)
 CASES: list[tuple[str, Situation, Role | Outcome, str | None]] = [
@@ -55,10 +58,24 @@ CASES: list[tuple[str, Situation, Role | Outcome, str | None]] = [
     ("out of scope", situation(Role.GUARDRAILS, within_scope=False, **SEARCHED), Outcome.REFUSAL, None),
     ("augmentation", situation(Role.AUGMENTATION, **SEARCHED), Role.RESPONSE, None),
     ("response", situation(Role.RESPONSE, **SEARCHED), Role.QUALITY, None),
-    ("approve", situation(Role.QUALITY, quality_decision=QualityDecision.APPROVE), Outcome.ANSWER, None),
+    ("approve", situation(Role.QUALITY, quality_decision=QualityDecision.APPROVE, **DRAFTED), Outcome.ANSWER, None),
+    (
+        "approved, but the docs do not cover it",
+        situation(Role.QUALITY, quality_decision=QualityDecision.APPROVE, **UNCOVERED),
+        Outcome.NO_COVERAGE,
+        None,
+    ),
+    (
+        "approved, no response",
+        situation(Role.QUALITY, quality_decision=QualityDecision.APPROVE),
+        Outcome.NO_COVERAGE,
+        None,
+    ),
     (
         "approved, and answerable",
-        situation(Role.QUALITY, quality_decision=QualityDecision.APPROVE, answerability=Answerability(True, 0.9)),
+        situation(
+            Role.QUALITY, quality_decision=QualityDecision.APPROVE, answerability=Answerability(True, 0.9), **DRAFTED
+        ),
         Outcome.ANSWER,
         None,
     ),
@@ -74,9 +91,21 @@ CASES: list[tuple[str, Situation, Role | Outcome, str | None]] = [
     ),
     ("research", situation(Role.QUALITY, quality_decision=QualityDecision.RESEARCH), Role.SEARCH, "research"),
     (
+        "research of a 'not covered' response, rounds left",
+        situation(Role.QUALITY, quality_decision=QualityDecision.RESEARCH, **UNCOVERED),
+        Role.SEARCH,
+        "research",
+    ),
+    (
         "research exhausted",
-        situation(Role.QUALITY, research=1, quality_decision=QualityDecision.RESEARCH),
+        situation(Role.QUALITY, research=1, quality_decision=QualityDecision.RESEARCH, **DRAFTED),
         Outcome.ANSWER,
+        None,
+    ),
+    (
+        "research exhausted, still not covered",
+        situation(Role.QUALITY, research=1, quality_decision=QualityDecision.RESEARCH, **UNCOVERED),
+        Outcome.NO_COVERAGE,
         None,
     ),
     ("regenerate", situation(Role.QUALITY, quality_decision=QualityDecision.REGENERATE), Role.RESPONSE, "regenerate"),

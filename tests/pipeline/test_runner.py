@@ -15,7 +15,15 @@ from pipeline.envelope import Step as StepEvent
 from pipeline.locales import texts
 from pipeline.result import ResultKind
 from pipeline.runner import AGENT_ROLES, PipelineRunner
-from pipeline.types import ActionKind, QualityDecision, Role, SearchQuality, SourceReference, SuggestedAction
+from pipeline.types import (
+    ActionKind,
+    QualityDecision,
+    Role,
+    SearchQuality,
+    SourceReference,
+    StrategyUsed,
+    SuggestedAction,
+)
 from tests.pipeline.fakes import FnAgent, Step, hit, passing
 
 pytestmark = pytest.mark.unit
@@ -340,7 +348,7 @@ async def test_resume_needs_something_to_resume_with() -> None:
 
 async def test_a_fallback_strategy_adds_the_offline_note() -> None:
     async def fell_back(payload: Payload, context: Context) -> AgentResult:
-        return AgentResult(payload.evolve(response="Hold the key. [1]"), "extractive", strategy="llm->offline")
+        return AgentResult(payload.evolve(response="Hold the key. [1]"), "extractive", strategy=StrategyUsed.LLM_FAILED)
 
     runner, _ = make_runner({Role.RESPONSE: fell_back})
     result = await run(runner)
@@ -379,7 +387,7 @@ async def test_words_alone_never_make_a_refusal() -> None:
 
 async def test_a_fallback_marks_the_result_degraded() -> None:
     async def fell_back(payload: Payload, context: Context) -> AgentResult:
-        return AgentResult(payload.evolve(response="Hold the key. [1]"), "extractive", strategy="llm->offline")
+        return AgentResult(payload.evolve(response="Hold the key. [1]"), "extractive", strategy=StrategyUsed.LLM_FAILED)
 
     runner, _ = make_runner({Role.RESPONSE: fell_back})
     result = await run(runner)

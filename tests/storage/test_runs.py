@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import event
 
 from pipeline.envelope import Envelope, EnvelopeError, Hop, Payload
-from pipeline.types import LLMUsage, Role
+from pipeline.types import LLMUsage, Role, StrategyUsed
 from storage.conversations import ConversationRecord
 from storage.db import Database
 from storage.runs import RunStore
@@ -29,7 +29,7 @@ def _envelope(conversation_id: str, roles: list[Role], *, tokens: int = 0, start
             started_at=start + timedelta(milliseconds=10 * i),
             duration_ms=5.0 + i,
             wait_ms=float(i),
-            strategy="llm" if tokens else "offline",
+            strategy=StrategyUsed.LLM if tokens else StrategyUsed.OFFLINE,
             usage=LLMUsage(tokens, tokens // 2, 1) if tokens else LLMUsage(),
             error="timeout after 20 s" if role is Role.QUALITY else None,
         )
@@ -77,7 +77,7 @@ async def test_a_settled_run_keeps_every_hop_and_sums_usage(db: Database):
     assert (run.prompt_tokens, run.completion_tokens, run.llm_calls) == (600, 300, 6)
     assert run.errors == ({"role": "quality", "kind": "timeout", "message": "quality timed out"},)
     quality = run.hops[4]
-    assert quality.error == "timeout after 20 s" and quality.wait_ms == 4.0 and quality.strategy == "llm"
+    assert quality.error == "timeout after 20 s" and quality.wait_ms == 4.0 and quality.strategy == StrategyUsed.LLM
     assert run.hops[0].started_at == T0 and run.hops[0].started_at.tzinfo is not None
 
 

@@ -17,7 +17,7 @@ from pipeline.llm.client import OpenAIChat
 from pipeline.llm.strategies import build_strategies
 from pipeline.llm.structured import FALLBACK_RESERVE_S, call_deadline, share
 from pipeline.result import ResultKind
-from pipeline.types import Role
+from pipeline.types import Role, StrategyUsed
 from tests.pipeline.llm.conftest import FakeLLM
 from tests.pipeline.llm.test_end_to_end import ask, build_runner
 from tests.pipeline.llm.test_strategies import SOURCES, UNDERSTOOD
@@ -67,7 +67,7 @@ async def test_a_model_slower_than_the_whole_deadline_still_gets_the_offline_ans
         await chat.close()
     assert result.kind is ResultKind.ANSWER and result.sources
     assert not result.envelope.errors  # no role hit its timeout or the deadline
-    cut = [h for h in result.envelope.hops if h.strategy == "llm->offline"]
+    cut = [h for h in result.envelope.hops if h.strategy == StrategyUsed.LLM_FAILED]
     assert {h.role for h in cut} >= {Role.LANG, Role.ESSENCE, Role.GUARDRAILS, Role.RESPONSE}
     assert all("cut at" in h.decision or "no time left" in h.decision for h in cut)
     # cut calls are counted, with estimated tokens
@@ -152,4 +152,4 @@ async def test_a_slow_offline_answer_after_a_cut_llm_call_still_fits_in_the_role
     assert offline_started and result.kind is ResultKind.ANSWER
     assert not result.envelope.errors
     hop = next(h for h in result.envelope.hops if h.role is Role.RESPONSE)
-    assert hop.strategy == "llm->offline" and "cut at" in hop.decision
+    assert hop.strategy == StrategyUsed.LLM_FAILED and "cut at" in hop.decision

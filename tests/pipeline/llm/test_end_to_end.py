@@ -24,7 +24,6 @@ from bench.fakes.openai_server import (
 )
 from bot.settings import DEFAULT_ROLE_LIMITS
 from pipeline.agents.augmentation import AugmentationAgent
-from pipeline.agents.base import LLM_OVERRULED
 from pipeline.agents.clarification import ClarificationAgent
 from pipeline.agents.essence import EssenceAgent
 from pipeline.agents.guardrails import GuardrailsAgent
@@ -39,7 +38,7 @@ from pipeline.llm.strategies import build_strategies
 from pipeline.locales import texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
-from pipeline.types import Role
+from pipeline.types import Role, StrategyUsed
 from tests.pipeline.fakes import WordRetriever
 
 pytestmark = pytest.mark.integration
@@ -95,7 +94,7 @@ async def test_a_healthy_model_answers_with_citations(server: ScriptedOpenAI, ch
     assert result.kind is ResultKind.ANSWER and result.note is None
     assert result.text.startswith("Here is what the documentation says") and result.sources
     hops = result.envelope.hops
-    assert {h.role for h in hops if h.strategy == "llm"} >= LLM_ROLES
+    assert {h.role for h in hops if h.strategy == StrategyUsed.LLM} >= LLM_ROLES
     assert sum(h.usage.calls for h in hops) == server.chat_calls == (3 if fast else 5)
     assert next(h for h in hops if h.role is Role.TRANSLATION).usage.calls == 0  # English: no translation call
 
@@ -120,7 +119,7 @@ async def test_every_failure_ends_in_the_offline_answer_with_a_note(
     assert not result.envelope.errors  # no role timed out: each fell back within its own time
     assert result.degraded and "response: llm->offline" in result.fallback_notes
     assert result.note == texts("en").offline_note
-    fallen = {h.role for h in result.envelope.hops if h.strategy == "llm->offline"}
+    fallen = {h.role for h in result.envelope.hops if h.strategy == StrategyUsed.LLM_FAILED}
     assert fallen >= LLM_ROLES
     assert "Traceback" not in result.text and "sk-e2e" not in repr(result.envelope)
 
@@ -187,12 +186,12 @@ async def test_a_weak_model_that_finishes_in_time_does_not_cost_the_offline_answ
     assert result.kind is ResultKind.ANSWER and result.sources, result.kind
     hops = result.envelope.hops
     essence = next(h for h in hops if h.role is Role.ESSENCE)
-    assert essence.strategy == LLM_OVERRULED and "not taken" in essence.decision
+    assert essence.strategy == StrategyUsed.LLM_OVERRULED and "not taken" in essence.decision
     assert result.envelope.payload.canonical_question == "How do I pair the remote?"  # searched as asked
     drafts = [h for h in hops if h.role is Role.RESPONSE]
-    assert drafts and all(h.strategy == LLM_OVERRULED and "cites no source" in h.decision for h in drafts)
+    assert drafts and all(h.strategy == StrategyUsed.LLM_OVERRULED and "cites no source" in h.decision for h in drafts)
     review = [h for h in hops if h.role is Role.QUALITY][-1]
-    assert review.strategy == LLM_OVERRULED and review.decision.startswith("approve")
+    assert review.strategy == StrategyUsed.LLM_OVERRULED and review.decision.startswith("approve")
     assert not any(h.role is Role.CLARIFICATION for h in hops)
     # the model was there and answered: no "answered without the language model" note, and the answer may be cached
     assert result.note is None and not result.degraded, (result.note, result.fallback_notes)
@@ -209,10 +208,10 @@ async def test_a_cited_but_unsupported_redraft_gives_way_to_the_offline_answer(
     result = await ask(build_runner(chat, fast=False), "How do I pair the remote?")
     assert result.kind is ResultKind.ANSWER and result.sources, result.kind
     drafts = [h for h in result.envelope.hops if h.role is Role.RESPONSE]
-    assert [h.strategy for h in drafts] == ["llm", LLM_OVERRULED]
+    assert [h.strategy for h in drafts] == [StrategyUsed.LLM, StrategyUsed.LLM_OVERRULED]
     assert "redraft still fails the offline check" in drafts[1].decision
     reviews = [h for h in result.envelope.hops if h.role is Role.QUALITY]
-    assert reviews[0].strategy == "llm" and reviews[0].decision.startswith("regenerate")
+    assert reviews[0].strategy == StrategyUsed.LLM and reviews[0].decision.startswith("regenerate")
     assert reviews[-1].decision.startswith("approve")
     assert "The code is in a document" not in result.text
 
@@ -233,7 +232,7 @@ async def test_a_model_that_invents_the_topic_of_a_vague_message_does_not_skip_t
     result = await ask(build_runner(chat, fast=False), "it doesn't work")
     assert result.kind is ResultKind.CLARIFICATION, (result.kind, result.reason)
     essence = next(h for h in result.envelope.hops if h.role is Role.ESSENCE)
-    assert essence.strategy == LLM_OVERRULED and "names no topic" in essence.decision
+    assert essence.strategy == StrategyUsed.LLM_OVERRULED and "names no topic" in essence.decision
     assert not any(h.role is Role.SEARCH for h in result.envelope.hops)
 
 
@@ -252,7 +251,7 @@ async def test_a_model_that_calls_a_french_question_english_is_overruled_by_a_su
     server.responder = english_for_everything
     result = await ask(build_runner(chat, fast=False), french)
     lang = next(h for h in result.envelope.hops if h.role is Role.LANG)
-    assert lang.strategy == LLM_OVERRULED and "detector is fairly sure" in lang.decision, lang.decision
+    assert lang.strategy == StrategyUsed.LLM_OVERRULED and "detector is fairly sure" in lang.decision, lang.decision
     detected = (await LangAgent(low_accuracy=True).run(Payload(text=french), Context())).payload
     assert detected.language != "en" and (detected.confidence or 0) >= 0.75
     assert result.language == detected.language  # the detector's reading, not the model's "en"
@@ -264,4 +263,4 @@ async def test_a_model_that_calls_a_french_question_english_is_overruled_by_a_su
 
     server.responder = agreeing  # a model that agrees with the detector is taken as it is
     agreed = await ask(build_runner(chat, fast=False), french)
-    assert next(h for h in agreed.envelope.hops if h.role is Role.LANG).strategy == "llm"
+    assert next(h for h in agreed.envelope.hops if h.role is Role.LANG).strategy == StrategyUsed.LLM

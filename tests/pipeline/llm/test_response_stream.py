@@ -15,7 +15,7 @@ from pipeline.llm import prompts
 from pipeline.llm.client import OpenAIChat
 from pipeline.llm.leak_guard import repeats_system_prompt
 from pipeline.llm.strategies import ResponseStrategy
-from pipeline.types import QualityDecision, SourceReference
+from pipeline.types import QualityDecision, SourceReference, StrategyUsed
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,7 @@ async def test_the_first_draft_streams_through_the_callback(server: ScriptedOpen
     server.queue(Step(content=ANSWER))
     shown = Shown()
     result = await ResponseStrategy(chat)(PAYLOAD, Context(stream=shown))
-    assert result.payload.response == ANSWER and result.strategy == "llm" and "streamed" in result.decision
+    assert result.payload.response == ANSWER and result.strategy == StrategyUsed.LLM and "streamed" in result.decision
     assert len(shown.texts) > 5 and shown.texts[-1] == ANSWER
     assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(shown.texts))
     assert result.usage.calls == 1 and result.usage.completion_tokens > 0
@@ -76,7 +76,7 @@ async def test_a_stream_cut_mid_answer_falls_back_offline(server: ScriptedOpenAI
     server.queue(Step(content=ANSWER, cut_after=4))
     agent = ResponseAgent(llm=ResponseStrategy(chat))
     result = await agent.run(PAYLOAD.evolve(search_quality=None), Context(stream=Shown()))
-    assert result.strategy == "llm->offline" and result.payload.response
+    assert result.strategy == StrategyUsed.LLM_FAILED and result.payload.response
     assert result.payload.response != ANSWER
 
 

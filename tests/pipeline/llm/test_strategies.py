@@ -20,6 +20,7 @@ from pipeline.types import (
     QualityDecision,
     Role,
     SourceReference,
+    StrategyUsed,
 )
 from tests.pipeline.llm.conftest import FakeLLM
 
@@ -59,14 +60,14 @@ async def test_language_sets_code_and_confidence() -> None:
     llm = scripted(language_decision={"language": "pt-BR", "confidence": 0.8})
     result = await build_strategies(llm, fast=False)[Role.LANG](Payload(text="Como faço?"), CTX)
     assert (result.payload.language, result.payload.confidence) == ("pt", 0.8)
-    assert result.strategy == "llm" and result.usage.calls == 1
+    assert result.strategy == StrategyUsed.LLM and result.usage.calls == 1
 
 
 async def test_invalid_language_code_fails_to_the_offline_strategy() -> None:
     llm = scripted(language_decision={"language": "Deutsch!", "confidence": 0.8})
     strategy = build_strategies(llm, fast=False)[Role.LANG]
     result = await run_with_fallback(Payload(text="Wie?"), CTX, offline, strategy)
-    assert result.strategy == "llm->offline" and result.payload.language == "xx"
+    assert result.strategy == StrategyUsed.LLM_FAILED and result.payload.language == "xx"
 
 
 async def test_translation_is_skipped_for_the_docs_language() -> None:
@@ -143,7 +144,7 @@ async def test_without_sources_the_answer_says_so_and_quality_searches_again_onc
     llm = scripted()
     strategies = build_strategies(llm, fast=False)
     answered = await strategies[Role.RESPONSE](Payload(text="q", language="de"), CTX)
-    assert answered.strategy == "llm" and answered.payload.response == texts("de").no_coverage
+    assert answered.strategy == StrategyUsed.LLM and answered.payload.response == texts("de").no_coverage
     first = await strategies[Role.QUALITY](answered.payload, CTX)
     assert first.payload.quality_decision is QualityDecision.RESEARCH
     second = await strategies[Role.QUALITY](first.payload, CTX)
@@ -262,7 +263,7 @@ async def test_fast_mode_failure_falls_back_in_every_role_without_calling_again(
     strategies = build_strategies(llm, fast=True)
     payload = Payload(text="Wie koppele ich?")
     results = [await run_with_fallback(payload, CTX, offline, strategies[r]) for r in UNDERSTANDING_ROLES]
-    assert [r.strategy for r in results] == ["llm->offline"] * 4
+    assert [r.strategy for r in results] == [StrategyUsed.LLM_FAILED] * 4
     assert len(llm.calls) == 2
     assert [r.usage.calls for r in results] == [2, 0, 0, 0]  # the spent tokens are counted once
 
@@ -270,7 +271,7 @@ async def test_fast_mode_failure_falls_back_in_every_role_without_calling_again(
 async def test_a_failed_repair_still_counts_its_tokens_in_the_fallback() -> None:
     llm = scripted(language_decision={"language": "en"})  # missing confidence, twice
     result = await run_with_fallback(Payload(text="hi"), CTX, offline, build_strategies(llm, fast=False)[Role.LANG])
-    assert result.strategy == "llm->offline" and result.usage.calls == 2
+    assert result.strategy == StrategyUsed.LLM_FAILED and result.usage.calls == 2
 
 
 async def test_fast_mode_treats_another_thread_as_another_question() -> None:
