@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -75,14 +76,13 @@ def classify(item: dict[str, Any], kind: str, urls: list[str], offered: list[str
 
 
 def emanual_loader() -> tuple[Any, Any]:
-    """The e-manual's loader and gold resolver, from the measured tree: `bench.emanual_data`, or in a baseline tree
-    older than it (issue 29 moved it out of tests/), `tests.helpers.emanual`."""
-    sys.path.append(str(ROOT))  # after PYTHONPATH, so a baseline tree given there is the one measured
-    try:
-        from bench.emanual_data import _gold, load_corpus
-    except ImportError:
-        from tests.helpers.emanual import _gold, load_corpus  # type: ignore[import-not-found,no-redef]
-    return load_corpus, _gold
+    """The e-manual's loader and gold resolver from this script's own tree, read by path: preparing the data is not
+    what is measured, and a baseline tree given on PYTHONPATH may be older than `bench/emanual_data.py`."""
+    spec = importlib.util.spec_from_file_location("honesty_emanual_data", ROOT / "bench" / "emanual_data.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.load_corpus, module._gold
 
 
 def emanual_corpus() -> Path:

@@ -21,11 +21,8 @@ FORBIDDEN = {
     "bot": ("tests", "bench"),
     "bench": ("tests",),
 }
-# Known exceptions, listed rather than hidden.
-KNOWN: set[tuple[str, str]] = {
-    # a baseline tree older than issue 29 has the e-manual loader only in tests/helpers; the measured tree is used
-    ("bench/honesty.py", "tests"),
-}
+# Known exceptions, listed rather than hidden (none at present).
+KNOWN: set[tuple[str, str]] = set()
 
 
 def imported_packages(path: Path) -> set[str]:
