@@ -56,15 +56,13 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from adapters.slack.app import SlackAdapter
 from adapters.slack.blocks import PROGRESS_BLOCK
 from adapters.slack.fake_web_api import BOT_USER, TEAM, Failure, FakeSlackAPI, Message
+from bench.fakes.instant_runner import InstantRunner
 from bot.adapter_options import slack_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.service import ConversationService
 from bot.settings import Settings
-from pipeline.envelope import Context, Envelope, Payload
 from pipeline.locales import texts
-from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
-from pipeline.types import SuggestedAction
 from storage.actions import ActionStore
 from storage.conversations import ConversationStore
 from storage.db import Database
@@ -79,21 +77,6 @@ TRANSIENT = ("internal_error", "fatal_error", "service_unavailable", "request_ti
 WRITES = ("chat.postMessage", "chat.update", "chat.delete", "chat.postEphemeral")
 REPO = Path(__file__).resolve().parent.parent
 POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-
-
-class InstantRunner:
-    """Answers "answer to <question>" at once (the runner's interface, none of its agents)."""
-
-    async def run(self, *, conversation_id: str, message_id: str, payload: Payload, context: Context) -> PipelineResult:
-        now = datetime.now(UTC)
-        envelope = Envelope(conversation_id, message_id, payload, now, now, process_count=1)
-        return PipelineResult(ResultKind.ANSWER, f"answer to {payload.text}", "en", envelope)
-
-    async def resume(
-        self, envelope: Envelope, *, context: Context, chosen: SuggestedAction | None = None,
-        reply_text: str | None = None,
-    ) -> PipelineResult:  # fmt: skip
-        return PipelineResult(ResultKind.ANSWER, f"answer to {reply_text}", "en", envelope)
 
 
 # -- one replica --------------------------------------------------------------------------------------------------

@@ -15,21 +15,18 @@ import asyncio
 import os
 import signal
 import sys
-from datetime import UTC, datetime
 from typing import cast
 
 from aiohttp import web
 
 from adapters.slack.app import SlackAdapter
+from bench.fakes.instant_runner import InstantRunner
 from bot.adapter_options import slack_options
 from bot.delivery import Delivery, DeliveryConfig
 from bot.logs import configure_logging
 from bot.service import ConversationService
 from bot.settings import Settings
-from pipeline.envelope import Context, Envelope, Payload
-from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
-from pipeline.types import SuggestedAction
 from storage.actions import ActionStore
 from storage.conversations import ConversationStore
 from storage.db import Database
@@ -40,21 +37,6 @@ from storage.runs import RunStore
 
 TOKEN = "xoxb-chaos-0000-SECRETTOKEN"
 SIGNING_SECRET = "chaos-signing-secret-7f3a"
-
-
-class InstantRunner:
-    """Answers "answer to <question>" at once (the runner's interface, none of its agents)."""
-
-    async def run(self, *, conversation_id: str, message_id: str, payload: Payload, context: Context) -> PipelineResult:
-        now = datetime.now(UTC)
-        envelope = Envelope(conversation_id, message_id, payload, now, now, process_count=1)
-        return PipelineResult(ResultKind.ANSWER, f"answer to {payload.text}", "en", envelope)
-
-    async def resume(
-        self, envelope: Envelope, *, context: Context, chosen: SuggestedAction | None = None,
-        reply_text: str | None = None,
-    ) -> PipelineResult:  # fmt: skip
-        return PipelineResult(ResultKind.ANSWER, f"answer to {reply_text}", "en", envelope)
 
 
 async def main() -> None:
