@@ -548,14 +548,9 @@ class DocbotClient(discord.Client):
             forum_id=str(post.parent_id) if post is not None else None,
             owner_id=str(post.owner_id) if post is not None and post.owner_id else None,
         )  # fmt: skip
-        try:  # stored first; the worker checks the press and only then shows the choice
-            await self._accept(inbound, target)
-        except Exception as exc:
-            log.error("discord press not stored", extra={"error": type(exc).__name__})
-            failure = wording.texts_for(interaction.locale.value).failure
-            await interaction.response.send_message(failure, ephemeral=True)
-            return
-        await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
+        # stored first; the worker checks the press and only then shows the choice
+        if await self._stored(interaction, inbound, target, "discord press not stored"):
+            await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
 
     async def _open_editor(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> bool:
         """Edit on a team answer's review message: the editor with its text, if the presser may review it and it
@@ -590,14 +585,8 @@ class DocbotClient(discord.Client):
             )  # fmt: skip
             target = discord_thread_ref(workspace_id, channel_id, thread_id or channel_id, asker_id=user.id,
                                         interaction_token=interaction.token)  # fmt: skip
-            try:
-                await self._accept(inbound, target)
-            except Exception as exc:
-                log.error("discord edit not stored", extra={"error": type(exc).__name__})
-                await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
-                                                        ephemeral=True)  # fmt: skip
-                return
-            await interaction.response.defer()
+            if await self._stored(interaction, inbound, target, "discord edit not stored"):
+                await interaction.response.defer()
 
     async def _publish(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
         """"Post in a thread" under an answer only its asker saw: stored first; the worker posts the stored answer in
@@ -623,12 +612,7 @@ class DocbotClient(discord.Client):
             thread_on=target_id if thread_id is None else None, interaction_token=interaction.token,
         )  # fmt: skip
         log.info("discord publish", extra={"interaction_id": interaction.id})
-        try:
-            await self._accept(inbound, target)
-        except Exception as exc:
-            log.error("discord publish not stored", extra={"error": type(exc).__name__})
-            await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
-                                                    ephemeral=True)  # fmt: skip
+        if not await self._stored(interaction, inbound, target, "discord publish not stored"):
             return
         shown = chosen_view(interaction.message, ref.action_id)
         if shown is None:
@@ -660,16 +644,24 @@ class DocbotClient(discord.Client):
                                     interaction_token=interaction.token, forum_id=str(post.parent_id),
                                     owner_id=str(ref.asker_id))  # fmt: skip
         log.info("discord solved", extra={"interaction_id": interaction.id, "thread_id": post.id})
+        if await self._stored(interaction, inbound, target, "discord solved not stored"):
+            await interaction.response.defer()
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+
+    async def _stored(
+        self, interaction: discord.Interaction[Any], inbound: Inbound, target: ThreadRef, failed: str
+    ) -> bool:
+        """Store an interaction's event before acknowledging it; when it cannot be stored, the person is told
+        privately (never silence) and the operator gets `failed` with the error's type."""
         try:
             await self._accept(inbound, target)
         except Exception as exc:
-            log.error("discord solved not stored", extra={"error": type(exc).__name__})
+            log.error(failed, extra={"error": type(exc).__name__})
             await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
                                                     ephemeral=True)  # fmt: skip
-            return
-        await interaction.response.defer()
-
-    # -- helpers ---------------------------------------------------------------------------------------------
+            return False
+        return True
 
     @contextlib.asynccontextmanager
     async def _working(self) -> AsyncIterator[None]:
