@@ -10,7 +10,7 @@ link, the author and the date; nothing else about the asker is kept. Drafting is
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -42,6 +42,22 @@ class Skip(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadPlace:
+    """Where a thread is, as a team answer's citation shows it: the channel's name ("" shows its id) and the
+    platform's permalink to the thread ("" links the channel)."""
+
+    channel_name: str = ""
+    thread_url: str = ""
+
+
+async def _nowhere() -> ThreadPlace:
+    return ThreadPlace()
+
+
+PlaceLookup = Callable[[], Awaitable[ThreadPlace]]
+
+
+@dataclass(frozen=True, slots=True)
 class Resolution:
     trigger: Trigger
     platform: str
@@ -51,8 +67,7 @@ class Resolution:
     by: Person  # who reacted, pressed or replied
     message_id: str | None = None  # the message ✅'d, or the expert's reply
     message: ThreadMessage | None = None  # that message as the platform gave it (the bot may not have stored it)
-    channel_name: str = ""
-    thread_url: str = ""  # the platform's permalink (Slack chat.getPermalink); a channel link is made without it
+    place: PlaceLookup = _nowhere  # asked only once an answer is to be drafted: it may call the platform
     question: str | None = None  # the canonical question, when the caller has it
 
 
@@ -159,15 +174,16 @@ class Capture:
             text=picked.answer.text, near_chunk_ids=picked.gap.cited_chunks, collections=collections
         )
         root = resolution.thread_key.rsplit(":", 1)[-1]
+        place = await resolution.place()
         draft = AnswerDraft(
             question=" ".join((resolution.question or picked.question.text).split()),
             answer=picked.answer.text.strip(),
             platform=resolution.platform,
             workspace_id=resolution.workspace_id,
             channel_id=resolution.channel_id,
-            channel_name=resolution.channel_name,
+            channel_name=place.channel_name,
             thread_key=resolution.thread_key,
-            thread_url=resolution.thread_url
+            thread_url=place.thread_url
             or channel_link(resolution.platform, resolution.workspace_id, resolution.channel_id, root),
             answer_message_id=picked.answer.message_id,
             author_id=picked.answer.author_id,

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from bot.answers.capture import Captured, Resolution, Trigger
+from bot.answers.capture import Captured, Resolution, ThreadPlace, Trigger
 from bot.answers.people import Person
 from bot.answers.review import ReviewOutcome, Verdict
 from bot.answers.wiring import TeamAnswerParts
@@ -169,22 +169,18 @@ class TeamAnswerHooks:
         resolution = Resolution(
             trigger, inbound.platform, inbound.workspace_id, inbound.channel_id, thread_key, _person(inbound),
             message_id=message.message_id if message is not None else None, message=message,
-            channel_name=await self._channel_name(inbound.platform, ref),
-            thread_url=await self._thread_link(inbound.platform, ref, thread_key),
+            place=lambda: self._place(inbound.platform, ref, thread_key),
         )  # fmt: skip
         return await self._team.capture.resolve(resolution)
 
-    async def _channel_name(self, platform: str, ref: ThreadRef) -> str:
-        """The channel's name for the citation ("in #help"); "" (the citation shows the channel's id) where the
-        platform cannot tell it now."""
-        namer = self._sinks.get(platform)
-        return (await namer.channel_name(ref) or "") if isinstance(namer, ChannelNamer) else ""
-
-    async def _thread_link(self, platform: str, ref: ThreadRef, thread_key: str) -> str:
-        """The thread's permalink where the platform gives one (Slack); "" makes the capture link the channel."""
-        linker = self._sinks.get(platform)
+    async def _place(self, platform: str, ref: ThreadRef, thread_key: str) -> ThreadPlace:
+        """The channel's name and the thread's permalink, where the platform can tell them now (Slack, Discord's
+        name); "" for either makes the citation show the channel's id and link the channel."""
+        sink = self._sinks.get(platform)
+        name = await sink.channel_name(ref) if isinstance(sink, ChannelNamer) else None
         root = thread_key.rsplit(":", 1)[-1]
-        return (await linker.permalink(ref, root) or "") if isinstance(linker, Permalinker) else ""
+        link = await sink.permalink(ref, root) if isinstance(sink, Permalinker) else None
+        return ThreadPlace(name or "", link or "")
 
     async def _read(self, inbound: Inbound, ref: ThreadRef) -> PostedMessage | None:
         reader = self._sinks.get(inbound.platform)

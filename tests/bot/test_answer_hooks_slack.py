@@ -146,6 +146,8 @@ async def test_a_checkmark_drafts_a_non_experts_answer_once_and_a_rejected_one_i
     await scenario.react("UCARL", bob_ts)
     await scenario.react("UALICE", bob_ts, reaction="tada")
     assert len(review_messages(api)) == 1
+    # the thread's name and link are asked of Slack only for the answer drafted, not for the ✅ that drafted nothing
+    assert len(api.calls_to("chat.getPermalink")) == len(api.calls_to("conversations.info")) == 1
 
     await scenario.press("UMAX", review, "Reject")
     assert (await app.team.answers.store.get(candidate.id)).status is AnswerStatus.REJECTED  # type: ignore[union-attr]

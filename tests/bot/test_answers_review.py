@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.answers.capture import Resolution, Skip, Trigger, pick
+from bot.answers.capture import Resolution, Skip, ThreadPlace, Trigger, pick
 from bot.answers.people import People, Person
 from bot.answers.review import Verdict
 from bot.app import App
@@ -53,8 +53,12 @@ def resolution(trigger: Trigger, root: str, by: Person, message: ThreadMessage |
     return Resolution(
         trigger=trigger, platform="slack", workspace_id="T1", channel_id="C1",
         thread_key=f"slack:T1:C1:{root}", by=by, message_id=message.message_id if message else None,
-        message=message, channel_name="help",
+        message=message, place=in_help,
     )  # fmt: skip
+
+
+async def in_help() -> ThreadPlace:
+    return ThreadPlace(channel_name="help")
 
 
 async def refused_thread(app: App, asker: str = "U-ASKER") -> str:
