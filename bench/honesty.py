@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ def classify(item: dict[str, Any], kind: str, urls: list[str], offered: list[str
     return "other"  # a notice (busy, failure): counted, never right
 
 
+@cache
 def emanual_loader() -> tuple[Any, Any]:
     """The e-manual's loader and gold resolver from this script's own tree, read by path: preparing the data is not
     what is measured, and a baseline tree given on PYTHONPATH may be older than `bench/emanual_data.py`."""
