@@ -140,6 +140,7 @@ async def ask_all(corpus: Path, items: list[dict[str, Any]], base_url: str | Non
     rows = []
     try:
         await app.ingest([str(corpus)], collection="default", base_url=base_url)
+        await app.retriever.wait_for_levels()  # as `docbot ingest` leaves them: every question ranked the same way
         token = f"h{time.time_ns()}"
         for number, item in enumerate(items):
             thread = f"{token}-t{number}"

@@ -211,10 +211,10 @@ async def run_questions(
                           collections=(COLLECTION,))
             for p in qa_pairs
         ]  # fmt: skip
-        if "ours" in systems and any(retriever.reads_cross_language(r) for r in requests):
+        if "ours" in systems:
             await retriever.wait_for_levels()  # embedded in the background: measure them complete
         else:
-            await retriever.close()  # the title and unit levels rank none of these questions: not embedded
+            await retriever.close()  # the baselines read no title or unit level: not embedded
         corpus = retriever.corpus
         assert corpus is not None
         results: list[QuestionResult] = []
@@ -226,9 +226,7 @@ async def run_questions(
                 if system == "ours":
                     response = await retriever.search(request)
                     urls = [h.url for h in response.hits]
-                    if response.hits:
-                        top_score = response.hits[0].score
-                        margin = top_score - (response.hits[1].score if len(response.hits) > 1 else 0.0)
+                    top_score, margin = response.top_score, response.margin  # what the grade reads
                 elif system == "bm25":
                     scores = corpus.text_level.scores(tokenize(question))
                     order = [int(i) for i in np.argsort(-scores, kind="stable")[:50] if scores[i] > 0]

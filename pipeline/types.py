@@ -248,6 +248,8 @@ class SearchResponse:
     quality: SearchQuality
     timings_ms: dict[str, float] = field(default_factory=dict)
     keyword_only: bool = False  # the vector index failed and only the keyword levels answered
+    top_score: float = 0.0  # the best section's score the quality grade read (hits are ordered by their own score)
+    margin: float = 0.0  # how far that score is ahead of the next section's
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,11 @@ TITLE_BATCH = 16  # titles (and units) embedded per call: a question's own embed
 # The unit level, for a question in another language than the docs: every sentence of a chunk embedded on its own
 # (`storage.search.units`), the chunk scored by its best one. Applied after the title level, with the same rule.
 UNIT_WEIGHT = 2.0
+# For a question in the docs' language the same level orders the sections (a question about one sentence or one
+# table row of a long chunk lines up with it better than with the chunk) without raising the score the search is
+# graded by. Weight chosen on the tune halves of the e-manual, shoppers' and docbot-newcomer questions among 0.5, 1
+# and 2 (docs/benchmarks.md).
+ORDER_UNIT_WEIGHT = 1.0
 # More units than this and the level is skipped: the e-manual's 343 chunks give 2,090 units, embedded in the
 # background (see docs/benchmarks.md for the time it takes).
 MAX_UNITS = 5000

@@ -224,6 +224,10 @@ class KeywordLevel:
         level._df = level._document_frequencies()
         return level
 
+    def df(self, token: str) -> int:
+        """How many texts of this level have `token`."""
+        return self._df_of(token)
+
     def _df_of(self, token: str) -> int:
         token_id = self.table.vocab.get(token)
         return int(self._df[token_id]) if token_id is not None and token_id < self._df.size else 0
@@ -255,17 +259,21 @@ class KeywordLevel:
         """Whether one of the texts `rows` marks has `token` written as two adjacent tokens ("wifi" where the docs
         write "Wi-Fi", "soundbar" for "sound bar"); two known words that never stand together ("air" and "play"
         for "airplay") do not count."""
+        return self.adjacent_split(token, rows) is not None
+
+    def adjacent_split(self, token: str, rows: npt.NDArray[np.bool_] | None = None) -> tuple[str, str] | None:
+        """The two adjacent tokens some text (of `rows`, or any) writes `token` as, or None."""
         if not len(self.table.ids):
-            return False
+            return None
         ids = self.table.ids
         for cut in range(2, len(token) - 1):
             left, right = self.table.vocab.get(token[:cut]), self.table.vocab.get(token[cut:])
             if left is None or right is None:
                 continue
             at = np.flatnonzero((ids[:-1] == left) & (ids[1:] == right))
-            if at.size and rows[np.searchsorted(self.table.offsets, at, side="right") - 1].any():
-                return True
-        return False
+            if at.size and (rows is None or rows[np.searchsorted(self.table.offsets, at, side="right") - 1].any()):
+                return token[:cut], token[cut:]
+        return None
 
     @cached_property
     def known_tokens(self) -> list[str]:

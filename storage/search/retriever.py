@@ -1,5 +1,6 @@
 """`HybridRetriever`: dense + keyword + crumbs + summary levels, fused adaptively, one hit per section; for a question
-in another language than the docs, the dense level also reads each section's title path and each chunk's sentences."""
+in another language than the docs, the dense level also reads each section's title path and each chunk's units
+(sentences, table rows, list items); the keyword levels read a question in the docs' language as the docs spell it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from storage.search.corpus import FetchedDocuments, SearchCorpus, document_hashe
 from storage.search.fusion import (
     MAX_TITLES,
     MAX_UNITS,
+    ORDER_UNIT_WEIGHT,
     TITLE_BATCH,
     adaptive_weights,
     dense_to_unit,
@@ -38,6 +40,7 @@ from storage.search.fusion import (
     with_units,
 )
 from storage.search.quality import FITTED, QualityThresholds, grade
+from storage.search.spelling import spelled_as_docs
 from storage.search.tokenize import overlap_tail, stopword_share, tokenize
 from storage.search.units import text_units
 from storage.search.vocabulary import unknown_terms
@@ -404,7 +407,12 @@ class HybridRetriever:
         timer: _Timer,
     ) -> SearchResponse:
         # keyword levels score every chunk (sparse, fast); collections are masked before choosing candidates
-        tokens = tokenize(request.text_eng or request.text)
+        text = request.text_eng or request.text
+        tokens = tokenize(text)
+        coverage = corpus.text_level.coverage(tokens)  # of the words as typed: how much of them the docs use
+        cross_language = self._cross_language(request, coverage)
+        if not cross_language:  # "wifi", "blue tooth", "offere": the terms as the docs spell them
+            tokens = spelled_as_docs(text, corpus.text_level)
         text_scores = corpus.text_level.scores(tokens) * mask
         timer.lap("keywords")
         crumbs_scores = corpus.crumbs_level.scores(tokens) * mask
@@ -420,8 +428,6 @@ class HybridRetriever:
         if candidates.size == 0:
             return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timer.done())
         cosine = self._cosines(corpus, candidates, vectors, dense_hits)
-        coverage = corpus.text_level.coverage(tokens)
-        cross_language = self._cross_language(request, coverage)
         if dense_hits is not None and cross_language:
             cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))
             cosine = with_units(cosine, self._unit_cosines(corpus, candidates, vectors))
@@ -438,19 +444,26 @@ class HybridRetriever:
             "summary": _relative(summary_scores[candidates], float(summary_scores.max())),
         }
         fused = fuse(levels, weights)
-        hits = _one_per_section(corpus, candidates, fused, cosine, levels, request.top_k)
+        ranking = fused
+        if dense_hits is not None and not cross_language:
+            # ordered by each chunk's best unit too; graded without it, so the poor-search cut keeps its calibration
+            raised = with_units(cosine, self._unit_cosines(corpus, candidates, vectors), ORDER_UNIT_WEIGHT)
+            ranking = fuse(levels | {"dense": dense_to_unit(raised)}, weights)
+        hits = _one_per_section(corpus, candidates, ranking, cosine, levels, request.top_k)
         timer.lap("fusion")
         log.debug(
             "search fused",
             extra={"keyword_weight": round(weights.keywords, 3), "cross_language": cross_language, "hits": len(hits)},
         )
-        top = hits[0].score if hits else 0.0
-        margin = top - hits[1].score if len(hits) > 1 else top
+        top, runner_up = _best_two_sections(corpus, candidates, fused)
+        margin = top - runner_up
         return SearchResponse(
             hits=hits,
             quality=grade(top, margin, self._thresholds),
             timings_ms=timer.done(),
             keyword_only=dense_hits is None,
+            top_score=top,
+            margin=margin,
         )
 
     async def _dense_matches(
@@ -597,6 +610,24 @@ def _joined(first: str, second: str) -> str:
     if tail and second.startswith(tail):  # a long paragraph cut at a sentence: it goes on after the overlap
         return f"{first}\n\n{second[len(tail):].strip()}"
     return f"{first}\n\n{second}"  # cut between blocks
+
+
+def _best_two_sections(
+    corpus: SearchCorpus, candidates: npt.NDArray[np.int64], fused: npt.NDArray[np.float32]
+) -> tuple[float, float]:
+    """The best score of the best section and of the next one (0.0 where there is none: the margin is then the
+    whole score)."""
+    best: list[float] = []
+    seen: set[tuple[str, str]] = set()
+    for i in np.argsort(-fused, kind="stable"):
+        info = corpus.chunks[int(candidates[i])]
+        if (info.doc_id, info.section) not in seen:
+            seen.add((info.doc_id, info.section))
+            best.append(float(fused[i]))
+            if len(best) == 2:
+                break
+    best += [0.0, 0.0]
+    return best[0], best[1]
 
 
 def _one_per_section(

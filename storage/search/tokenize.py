@@ -29,8 +29,14 @@ _stemmer = Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """The English stem of a lower-case word ("mirroring" -> "mirror")."""
     return str(_stemmer.stemWord(word))
+
+
+def words_of(text: str) -> list[str]:
+    """The lower-cased words of `text` as `tokenize` cuts them, before stemming and without dropping any."""
+    return _TOKEN.findall(text.lower())
 
 
 def _cjk_grams(run: str) -> list[str]:
@@ -51,11 +57,11 @@ def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
                 if _UNSPACED.fullmatch(piece):
                     out.extend(_cjk_grams(piece))
                 else:
-                    out.append(_stem(piece) if piece.isascii() else piece)
+                    out.append(stem(piece) if piece.isascii() else piece)
             continue
         if not keep_stopwords and word in ENGLISH_STOPWORDS:
             continue
-        out.append(_stem(word) if word.isascii() else word)
+        out.append(stem(word) if word.isascii() else word)
     return out
 
 

@@ -7,6 +7,7 @@ embedded once as a passage, in the background after the retriever loads, and kep
 
 from __future__ import annotations
 
+from pipeline import text as textutil
 from storage.search.tokenize import sentences
 
 MIN_UNIT_CHARS = 25  # a shorter sentence ("Select Reset.") is joined to the next one
@@ -14,12 +15,24 @@ MAX_UNIT_CHARS = 300  # longer sentences are cut: the unit stays short enough to
 
 
 def text_units(text: str) -> list[str]:
-    """The units of `text` in order: sentences of at least `MIN_UNIT_CHARS` (shorter ones joined to the next, a
-    short tail to the last), each at most `MAX_UNIT_CHARS`."""
+    """The units of `text` in order: each row of a table and each item of a list on its own (a settings table's row
+    "`DOCBOT_MAX_QUESTION_CHARS` | `4000` | longer questions are refused" is what "can I cap how long a question can
+    be?" asks about, and it has no sentence end to be cut at), the rest as sentences; a piece shorter than
+    `MIN_UNIT_CHARS` is joined to the next (a short tail to the last), each unit is at most `MAX_UNIT_CHARS`."""
+    pieces: list[str] = []
+    for block in textutil.blocks(text):
+        if block.kind == "table":
+            lead, _header, rows = textutil.table_rows(block.text)
+            pieces += sentences("\n".join(lead)) + [cells for cells in map(_row, rows) if cells]
+        elif block.kind == "list":
+            lead, items = _list_items(block.text)
+            pieces += sentences("\n".join(lead)) + items
+        else:
+            pieces += sentences(block.text)
     units: list[str] = []
     pending = ""
-    for sentence in sentences(text):
-        pending = f"{pending} {sentence}" if pending else sentence
+    for piece in pieces:
+        pending = f"{pending} {piece}" if pending else piece
         if len(pending) >= MIN_UNIT_CHARS:
             units.append(pending[:MAX_UNIT_CHARS])
             pending = ""
@@ -29,3 +42,25 @@ def text_units(text: str) -> list[str]:
         else:
             units.append(pending[:MAX_UNIT_CHARS])
     return units
+
+
+def _row(line: str) -> str:
+    """A table row's cells as plain words ("DOCBOT_MAX_QUESTION_CHARS 4000 longer questions are refused ...")."""
+    return " ".join(" ".join(cell.replace("`", "").split()) for cell in line.strip().strip("|").split("|")).strip()
+
+
+def _list_items(block: str) -> tuple[list[str], list[str]]:
+    """(lines before the list, its top-level items as one line each, markers dropped) of a block holding a list."""
+    lines = block.splitlines()
+    lead: list[str] = []
+    items: list[str] = []
+    for token in textutil.markdown_parser().parse(block):
+        if token.type in ("bullet_list_open", "ordered_list_open") and token.map is not None and not items:
+            lead = [line for line in lines[: token.map[0]] if line.strip()]
+        if token.type == "list_item_open" and token.level == 1 and token.map is not None:
+            start, stop = token.map
+            words = " ".join(lines[start:stop]).split()
+            if words and (words[0] in "-*+" or words[0].rstrip(".)").isdigit()):
+                words = words[1:]  # the item's marker
+            items.append(" ".join(words))
+    return lead, [item for item in items if item]

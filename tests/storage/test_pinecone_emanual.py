@@ -72,9 +72,8 @@ async def test_emanual_quality_is_the_same_on_pinecone_as_on_the_local_index(db:
             for name, index in (("local", local), ("pinecone", target)):
                 retriever = HybridRetriever(db, embedder, index)
                 await retriever.load()
-                # the title and unit levels rank only questions in another language than the docs': with none here,
-                # their background embedding (most of a cold cache's e5 work) would only compete with the searches
-                assert not any(retriever.reads_cross_language(r) for r in requests)
+                # both without the title and unit levels (stopped before they are embedded: most of a cold cache's
+                # e5 work would go to them): what is compared is the vector index
                 await retriever.close()
                 responses = [await retriever.search(r) for r in requests]
                 ranks[name] = gold_ranks([g for _, g in pairs], responses)

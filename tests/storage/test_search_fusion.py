@@ -124,3 +124,20 @@ def test_text_units_are_sentences_with_short_ones_joined_and_long_ones_cut() -> 
     assert text_units("Short.") == ["Short."]
     assert text_units("A first full sentence here. Tail.") == ["A first full sentence here. Tail."]
     assert text_units("") == []
+
+
+def test_each_table_row_and_list_item_is_a_unit_in_the_order_of_the_text() -> None:
+    text = (
+        "Settings of the service:\n\n| variable | default | meaning |\n|---|---|---|\n"
+        "| `DOCBOT_HTTP_PORT` | `8080` | the port the HTTP server listens on |\n"
+        "| `DOCBOT_MAX_QUESTION_CHARS` | `4000` | longer questions are refused with a clear message |\n\n"
+        "To change one:\n\n1. Open the `.env` file in the folder you run docbot from.\n"
+        "2. Set the variable and restart the bot.\n\n- a bullet item long enough to stand\n  on its own line\n- tail"
+    )
+    assert text_units(text) == [
+        "Settings of the service: DOCBOT_HTTP_PORT 8080 the port the HTTP server listens on",
+        "DOCBOT_MAX_QUESTION_CHARS 4000 longer questions are refused with a clear message",
+        "To change one: Open the `.env` file in the folder you run docbot from.",
+        "Set the variable and restart the bot.",
+        "a bullet item long enough to stand on its own line tail",
+    ]

@@ -1,6 +1,6 @@
-"""The unit level: each chunk's sentences embedded in the background, saved beside the search snapshot, read back at
-a restart instead of embedded again, and raising a cross-language question's dense score toward its best sentence;
-a failing embedder leaves the search working without it."""
+"""The unit level: each chunk's sentences, table rows and list items embedded in the background, saved beside the
+search snapshot, read back at a restart instead of embedded again, and raising a cross-language question's dense
+score toward its best unit; a failing embedder leaves the search working without it."""
 
 from __future__ import annotations
 
@@ -153,3 +153,33 @@ async def test_only_a_question_in_another_language_than_the_docs_reads_as_cross_
     assert not found.reads_cross_language(SearchRequest(text=sentence, language="ru", text_eng=sentence))
     unloaded = retriever(db, HashingEmbedder(), None)
     assert not unloaded.reads_cross_language(SearchRequest(text=sentence, language="ru"))  # nothing loaded yet
+
+
+@pytest.mark.integration
+async def test_a_question_in_the_docs_language_is_ordered_by_its_best_unit_and_graded_without_it(
+    db: Database, tmp_path: Path
+) -> None:
+    # the same words in both pages, so the keyword levels and a bag-of-words chunk vector tie; only b.md has the
+    # asked sentence as one sentence
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text(
+        "# Remote\n\n## Pairing\n\nHold for five seconds when it is done. The pairing button: the light blinks twice.\n"
+    )
+    (docs / "b.md").write_text(
+        "# Remote\n\n## Pairing\n\nHold the pairing button for five seconds. The light blinks twice when it is done.\n"
+    )
+    embedder, index = HashingEmbedder(), LocalVectorIndex(64)
+    found = HybridRetriever(db, embedder, index, docs_language=DOCS_LANGUAGE)
+    await Ingestor(db, embedder, index, on_change=found.reload).ingest([str(docs)], base_url=BASE)
+    await found.wait_for_levels()
+    unraised = HybridRetriever(db, FailingPassages(), LocalVectorIndex(64), docs_language=DOCS_LANGUAGE)
+    await unraised.load()  # the same chunks and vectors; its unit level cannot be embedded
+    await unraised.wait_for_levels()
+    request = SearchRequest(text="Hold the pairing button for five seconds.", language=DOCS_LANGUAGE, top_k=2)
+    plain, ordered = await unraised.search(request), await found.search(request)
+
+    assert plain.hits[0].score == pytest.approx(plain.hits[1].score)  # a tie without units
+    assert ordered.hits[0].url.endswith("b.md#pairing") and ordered.hits[0].score > ordered.hits[1].score
+    assert ordered.quality == plain.quality  # graded by the score without the units
+    assert (ordered.top_score, ordered.margin) == pytest.approx((plain.top_score, plain.margin))
