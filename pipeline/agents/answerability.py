@@ -49,6 +49,7 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
@@ -339,7 +340,7 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
 # failed check is never allowed to raise the score: such a coefficient is held at 0 and the rest refitted). The
 # questions `off_topic` already refuses are left out of the fit.
 COEFFICIENTS: dict[str, float] = {
-    "bias": -2.54,
+    "bias": -2.55,
     "coverage": 1.31,
     "missing": -1.26,
     "negation": -2.44,
@@ -357,8 +358,8 @@ COEFFICIENTS: dict[str, float] = {
 # The same fit without the meaning feature (`--fit` prints both): the decision when the passages could not be read for
 # meaning (no embedder, or it failed: `Reading.unread`), so a failing model never refuses every question.
 WORDS_ONLY_COEFFICIENTS: dict[str, float] = {
-    "bias": -0.11,
-    "coverage": 1.7,
+    "bias": -0.12,
+    "coverage": 1.71,
     "missing": -1.31,
     "negation": -2.62,
     "answer_type": 0.0,
@@ -535,6 +536,13 @@ def reads_as(text: str, language: str, share: float = 0.3) -> bool:
     return bool(words) and sum(w in stop for w in words) / len(words) >= share
 
 
+@cache
+def filler_stems(language: str | None) -> frozenset[str]:
+    """The stems of `language`'s function and filler words ("stuff", "thing", "pls", "lol"): a word of these no
+    document uses says nothing about what the question is about."""
+    return frozenset(textutil.features(" ".join(lexicon(language or "en").stopwords), (), language or "en"))
+
+
 class AnswerabilityCheck:
     """The decision as the quality role runs it; `threshold` None measures without refusing. With a `vocabulary`
     (the search's keyword index) the question's words no document uses count too."""
@@ -557,6 +565,7 @@ class AnswerabilityCheck:
         assert self._vocabulary is not None
         words = textutil.without_identifiers(evidence.asked)  # codes and settings are `missing_terms`' part
         unknown = self._vocabulary.unknown_terms(words, collections) if evidence.own_words else ()
+        unknown = tuple(t for t in unknown if t not in filler_stems(language))  # "stuff", "lol": not a subject
         named = textutil.names(words, language, FUNCTION_WORDS)
         unknown_names = tuple(n for n in named if self._vocabulary.unknown_terms(n, collections))
         return dataclasses.replace(evidence, unknown=unknown, unknown_names=unknown_names)

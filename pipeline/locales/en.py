@@ -59,7 +59,8 @@ LEXICON = Lexicon(
         can't won't cannot please thanks thank hi hello hey ok okay just also any some all more most very really
         work works working worked use using used help need want get make thing things something anything problem
         problems issue issues broken tell know explain show anyone somebody stuff way what's it's that's how's
-        where's i'm there's nothing everything again still quick question bot pls plz urgent asap one ones"""
+        where's i'm there's nothing everything again still quick question bot pls plz urgent asap one ones
+        lol ppl tho btw fyi imo idk"""
     ),
     deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
     determiners=words("the my your our their a an this that"),

@@ -23,7 +23,7 @@ from rapidfuzz.distance import OSA
 
 from storage.search.keyword import KeywordLevel
 from storage.search.tokenize import ENGLISH_STOPWORDS, stem, tokenize, words_of
-from storage.search.vocabulary import CONTRACTED
+from storage.search.vocabulary import is_contraction
 
 MIN_ABBREVIATED = 4  # "coax" for "coaxial", "spec" for "specification"; "tv" or "app" abbreviate too much
 MIN_CORRECTED = 5  # shorter terms are one edit from too many others ("hulu", "vudu" are names, not typos)
@@ -54,20 +54,14 @@ def _joins(left: str, right: str, level: KeywordLevel) -> bool:
     return bool(level.df(stem(left + right))) and any(unknown)
 
 
-def _contraction(term: str) -> bool:
-    """A contraction typed without its apostrophe ("doesnt") or the tokenizer's half of one ("doesn"): a function
-    word, never respelt nor a respelling."""
-    return term in CONTRACTED or term.removesuffix("t") in CONTRACTED
-
-
 def _respelt(term: str, level: KeywordLevel) -> list[str]:
-    if not term.isascii() or not term.isalpha() or level.df(term) or _contraction(term):
+    if not term.isascii() or not term.isalpha() or level.df(term) or is_contraction(term):
         return [term]
     pair = level.adjacent_split(term)
     if pair is not None:
         return list(pair)
     if len(term) >= MIN_ABBREVIATED:
-        longer = [t for t in level.known_tokens if t.startswith(term) and not _contraction(t)]
+        longer = [t for t in level.known_tokens if t.startswith(term) and not is_contraction(t)]
         if longer:
             return [max(longer, key=level.df)]
     if len(term) < MIN_CORRECTED:
@@ -76,7 +70,7 @@ def _respelt(term: str, level: KeywordLevel) -> list[str]:
     near = [
         found
         for found in process.extract(term, level.known_tokens, scorer=OSA.distance, score_cutoff=edits, limit=None)
-        if not _contraction(found[0])
+        if not is_contraction(found[0])
     ]
     if not near:
         return [term]

@@ -9,7 +9,8 @@ holds shows nowhere), or when it is one edit away from such a term, a transposit
 stemmer cuts differently ("crete", "creat" for "create") can stay unknown: one such word never decides on its own.
 Three-letter terms are only forgiven against English function words ("hpw" is "how"): one letter apart from
 some three-letter term is true of almost any of them. Numbers, mixed tokens, words shorter than three letters and
-the first halves of English contractions ("weren't" is "weren" and "t" to the tokenizer) are not looked up.
+the first halves of English contractions ("weren't" is "weren" and "t" to the tokenizer, "werent" typed without the
+apostrophe) are not looked up.
 """
 
 from __future__ import annotations
@@ -36,11 +37,17 @@ CONTRACTED = frozenset({
 Level = tuple[KeywordLevel, npt.NDArray[np.bool_]]  # a keyword level and the rows of it that count
 
 
+def is_contraction(term: str) -> bool:
+    """The tokenizer's first half of a contraction ("doesn" of "doesn't") or one typed without its apostrophe
+    ("doesnt", "couldnt", "dont"): a function word, never a word the docs lack."""
+    return term in CONTRACTED or term.removesuffix("t") in CONTRACTED
+
+
 def unknown_terms(levels: Sequence[Level], text: str) -> tuple[str, ...]:
     """The search terms of `text` (in order, once each) that no counted row of any level has, exactly or misspelt
     (blocking: for each such term one scan of each level's vocabulary, a few milliseconds at 100k chunks)."""
     terms = [
-        t for t in dict.fromkeys(tokenize(text)) if t.isalpha() and len(t) >= MIN_LETTERS and t not in CONTRACTED
+        t for t in dict.fromkeys(tokenize(text)) if t.isalpha() and len(t) >= MIN_LETTERS and not is_contraction(t)
     ]
     return tuple(t for t in terms if not _used(t, levels))
 

@@ -273,6 +273,19 @@ async def test_the_words_looked_up_are_the_persons_own_in_the_docs_language_and_
 
 
 @pytest.mark.unit
+async def test_filler_words_no_document_uses_do_not_make_a_question_about_something_else() -> None:
+    """"stuff", "lol", "ppl": words of the person's message the docs never use, but no subject of it; only content
+    words count toward "two words no document uses"."""
+    payload = answered("how do I pair the remote lol, ppl keep asking", "Hold the Link key to pair the remote again.")
+    agent = QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=RecordingVocabulary(("lol", "ppl")))
+    kept = (await agent.run(payload, Context())).payload.answerability
+    assert kept is not None and kept.answerable and kept.signals.unknown_terms == 0
+    agent = QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=RecordingVocabulary(("zigbe", "lol")))
+    one = (await agent.run(payload, Context())).payload.answerability
+    assert one is not None and one.signals.unknown_terms == 1
+
+
+@pytest.mark.unit
 async def test_quality_keeps_an_answer_the_block_supports() -> None:
     block = "Error E-2041 means the remote lost its link. Hold the Link key to pair again."
     result = await QualityAgent(answerability_threshold=OPERATING_POINT).run(
