@@ -180,6 +180,7 @@ def test_mask_url_hides_passwords_even_in_unparsable_urls():
 
 
 async def test_timestamps_come_back_as_the_same_instant_in_utc(db: Database):
+    before = datetime.now(UTC)
     conversation = await stored_conversation(db, "slack:T:C:1")
     local = datetime(2026, 11, 22, 19, 3, 10, 123456, tzinfo=timezone(timedelta(hours=5)))
     await stored_messages(db, conversation.id, NewMessage("m1", "U1", "alice", "hello", local))
@@ -189,7 +190,8 @@ async def test_timestamps_come_back_as_the_same_instant_in_utc(db: Database):
     assert stored.utcoffset() == timedelta(0)
     assert stored.hour == 14
     assert conversation.created_at.tzinfo is not None
-    assert abs(conversation.created_at - datetime.now(UTC)) < timedelta(minutes=1)
+    # the instant it was made, not one hours off (a local time read as UTC): between the calls around it
+    assert before - timedelta(seconds=1) <= conversation.created_at <= datetime.now(UTC) + timedelta(seconds=1)
 
 
 async def test_naive_timestamps_are_refused(db: Database):
