@@ -261,6 +261,24 @@ def table_rows(block: str) -> tuple[list[str], list[str], list[str]]:
     return rows, [], []
 
 
+def list_items(block: str) -> tuple[list[str], list[str]]:
+    """(lines before the list, its top-level items as one line each, markers dropped) of a block holding a
+    Markdown list."""
+    lines = block.splitlines()
+    lead: list[str] = []
+    items: list[str] = []
+    for token in _BLOCK_PARSER.parse(block):
+        if token.type in ("bullet_list_open", "ordered_list_open") and token.map is not None and not items:
+            lead = [line for line in lines[: token.map[0]] if line.strip()]
+        if token.type == "list_item_open" and token.level == 1 and token.map is not None:
+            start, stop = token.map
+            words = " ".join(lines[start:stop]).split()
+            if words and (words[0] in "-*+" or words[0].rstrip(".)").isdigit()):
+                words = words[1:]  # the item's marker
+            items.append(" ".join(words))
+    return lead, [item for item in items if item]
+
+
 def identifiers(text: str) -> set[str]:
     """Exact names a question may ask about: codes (E-2041, ZX-42), settings (DOCBOT_LLM_MODEL), backticked
     names, snake/colon names (chat:write) — case kept except codes, which are upper-cased."""

@@ -6,6 +6,7 @@ texts that changed and re-indexes from ids; `save`/`load` persist both (the matr
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -280,6 +281,17 @@ class KeywordLevel:
         """Every token some text of this level has (made on first use, then kept: a level never changes)."""
         df = self._df
         return [t for t, i in self.table.vocab.items() if i < df.size and df[i] > 0]
+
+    @cached_property
+    def _sorted_tokens(self) -> list[str]:
+        return sorted(self.known_tokens)
+
+    def tokens_starting_with(self, prefix: str) -> list[str]:
+        """The known tokens that begin with `prefix` (a binary search in the sorted vocabulary, not a scan)."""
+        found = self._sorted_tokens
+        start = bisect.bisect_left(found, prefix)
+        end = bisect.bisect_left(found, prefix + "\U0010ffff", lo=start)
+        return found[start:end]
 
     def scores(self, tokens: Sequence[str]) -> npt.NDArray[np.float32]:
         known = [t for t in tokens if self._df_of(t) > 0]

@@ -10,8 +10,9 @@ the word were not there. Only terms no text of the level uses are respelt, four 
   somewhere: "airplay" is not "air" and "play");
 - abbreviated: an unknown term of `MIN_ABBREVIATED` letters or more that begins terms the docs use ("coax" ->
   "coaxial", "config" -> "configur"), the most frequent of them;
-- corrected: an unknown term of `MIN_CORRECTED` letters or more one edit from a term the docs use (two edits from
-  `LONG_TERM` letters; rapidfuzz's optimal string alignment, the vocabulary's own rule), the most frequent one.
+- corrected: an unknown term of `MIN_CORRECTED` letters or more one edit from a term the docs use (two from eight
+  letters: `vocabulary.edits_allowed`, the vocabulary's own rule; rapidfuzz's optimal string alignment), the most
+  frequent one.
 
 Applied to questions in the docs' language only: the words of another language are not misspelt English.
 """
@@ -23,11 +24,10 @@ from rapidfuzz.distance import OSA
 
 from storage.search.keyword import KeywordLevel
 from storage.search.tokenize import ENGLISH_STOPWORDS, stem, tokenize, words_of
-from storage.search.vocabulary import is_contraction
+from storage.search.vocabulary import edits_allowed, is_contraction
 
 MIN_ABBREVIATED = 4  # "coax" for "coaxial", "spec" for "specification"; "tv" or "app" abbreviate too much
 MIN_CORRECTED = 5  # shorter terms are one edit from too many others ("hulu", "vudu" are names, not typos)
-LONG_TERM = 8  # from this many letters a term may be two edits away
 
 
 def spelled_as_docs(text: str, level: KeywordLevel) -> list[str]:
@@ -61,15 +61,16 @@ def _respelt(term: str, level: KeywordLevel) -> list[str]:
     if pair is not None:
         return list(pair)
     if len(term) >= MIN_ABBREVIATED:
-        longer = [t for t in level.known_tokens if t.startswith(term) and not is_contraction(t)]
+        longer = [t for t in level.tokens_starting_with(term) if not is_contraction(t)]
         if longer:
             return [max(longer, key=level.df)]
     if len(term) < MIN_CORRECTED:
         return [term]
-    edits = 2 if len(term) >= LONG_TERM else 1
     near = [
         found
-        for found in process.extract(term, level.known_tokens, scorer=OSA.distance, score_cutoff=edits, limit=None)
+        for found in process.extract(
+            term, level.known_tokens, scorer=OSA.distance, score_cutoff=edits_allowed(term), limit=None
+        )
         if not is_contraction(found[0])
     ]
     if not near:

@@ -67,7 +67,7 @@ def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
 
 def stopword_share(text: str) -> float:
     """Share of the words of `text` that are English function words (about 0.3-0.5 for English questions)."""
-    words = _TOKEN.findall(text.lower())
+    words = words_of(text)
     return sum(w in ENGLISH_STOPWORDS for w in words) / len(words) if words else 0.0
 
 

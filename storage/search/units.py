@@ -25,7 +25,7 @@ def text_units(text: str) -> list[str]:
             lead, _header, rows = textutil.table_rows(block.text)
             pieces += sentences("\n".join(lead)) + [cells for cells in map(_row, rows) if cells]
         elif block.kind == "list":
-            lead, items = _list_items(block.text)
+            lead, items = textutil.list_items(block.text)
             pieces += sentences("\n".join(lead)) + items
         else:
             pieces += sentences(block.text)
@@ -47,20 +47,3 @@ def text_units(text: str) -> list[str]:
 def _row(line: str) -> str:
     """A table row's cells as plain words ("DOCBOT_MAX_QUESTION_CHARS 4000 longer questions are refused ...")."""
     return " ".join(" ".join(cell.replace("`", "").split()) for cell in line.strip().strip("|").split("|")).strip()
-
-
-def _list_items(block: str) -> tuple[list[str], list[str]]:
-    """(lines before the list, its top-level items as one line each, markers dropped) of a block holding a list."""
-    lines = block.splitlines()
-    lead: list[str] = []
-    items: list[str] = []
-    for token in textutil.markdown_parser().parse(block):
-        if token.type in ("bullet_list_open", "ordered_list_open") and token.map is not None and not items:
-            lead = [line for line in lines[: token.map[0]] if line.strip()]
-        if token.type == "list_item_open" and token.level == 1 and token.map is not None:
-            start, stop = token.map
-            words = " ".join(lines[start:stop]).split()
-            if words and (words[0] in "-*+" or words[0].rstrip(".)").isdigit()):
-                words = words[1:]  # the item's marker
-            items.append(" ".join(words))
-    return lead, [item for item in items if item]

@@ -37,6 +37,11 @@ CONTRACTED = frozenset({
 Level = tuple[KeywordLevel, npt.NDArray[np.bool_]]  # a keyword level and the rows of it that count
 
 
+def edits_allowed(term: str) -> int:
+    """How many edits a misspelling of `term` may be away from the word meant: one, two from `LONG_TERM` letters."""
+    return 2 if len(term) >= LONG_TERM else 1
+
+
 def is_contraction(term: str) -> bool:
     """The tokenizer's first half of a contraction ("doesn" of "doesn't") or one typed without its apostrophe
     ("doesnt", "couldnt", "dont"): a function word, never a word the docs lack."""
@@ -62,7 +67,7 @@ def _used(term: str, levels: Sequence[Level]) -> bool:
 def _misspelt(term: str, levels: Sequence[Level]) -> bool:
     if len(term) == MIN_LETTERS:
         return process.extractOne(term, _SHORT_WORDS, scorer=OSA.distance, score_cutoff=1) is not None
-    edits = 2 if len(term) >= LONG_TERM else 1
+    edits = edits_allowed(term)
     for level, rows in levels:
         near = process.extract(term, level.known_tokens, scorer=OSA.distance, score_cutoff=edits, limit=None)
         if any(level.knows(token, rows) for token, _, _ in near):

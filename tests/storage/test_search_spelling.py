@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from pipeline.types import SearchRequest
+from storage.db import Database
 from storage.embedder import HashingEmbedder
 from storage.ingest import Ingestor
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
 from storage.search.keyword import KeywordLevel
 from storage.search.spelling import spelled_as_docs
-from tests.storage.dbutil import drop_database, make_database
 
 TEXTS = [
     "Connect to a Wi-Fi network from the network menu.",
@@ -52,31 +52,27 @@ def test_what_the_docs_do_not_place_stays_unknown() -> None:
 
 
 @pytest.mark.integration
-async def test_the_section_a_person_means_ranks_first_whatever_they_typed(tmp_path: Path) -> None:
-    db = await make_database("sqlite", tmp_path)
-    try:
-        embedder, index = HashingEmbedder(64), LocalVectorIndex(64)
-        retriever = HybridRetriever(db, embedder, index)
-        ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
-        docs = tmp_path / "docs"
-        docs.mkdir()
-        (docs / "network.md").write_text(
-            "# Network\n\n## Wireless\n\nConnect the television to a Wi-Fi network from the settings.\n\n"
-            "## Wired\n\nConnect the television to the router with a LAN cable from the settings.\n"
-        )
-        (docs / "antenna.md").write_text(
-            "# Antenna\n\n## Aerial\n\nScrew the coaxial cable into the television's aerial input.\n\n"
-            "## Scanning\n\nScan for channels after the cable is connected from the settings.\n"
-        )
-        await ingestor.ingest([str(docs)], collection="default")
-        for question, section in [
-            ("can i connect the television with wifi", "network.md#wireless"),
-            ("where does the coax cable go", "antenna.md#aerial"),
-        ]:
-            response = await retriever.search(SearchRequest(text=question, language="en"))
-            assert response.hits[0].url.endswith(section), (question, [h.url for h in response.hits])
-    finally:
-        await drop_database(db)
+async def test_the_section_a_person_means_ranks_first_whatever_they_typed(db: Database, tmp_path: Path) -> None:
+    embedder, index = HashingEmbedder(64), LocalVectorIndex(64)
+    retriever = HybridRetriever(db, embedder, index)
+    ingestor = Ingestor(db, embedder, index, on_change=retriever.reload)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "network.md").write_text(
+        "# Network\n\n## Wireless\n\nConnect the television to a Wi-Fi network from the settings.\n\n"
+        "## Wired\n\nConnect the television to the router with a LAN cable from the settings.\n"
+    )
+    (docs / "antenna.md").write_text(
+        "# Antenna\n\n## Aerial\n\nScrew the coaxial cable into the television's aerial input.\n\n"
+        "## Scanning\n\nScan for channels after the cable is connected from the settings.\n"
+    )
+    await ingestor.ingest([str(docs)], collection="default")
+    for question, section in [
+        ("can i connect the television with wifi", "network.md#wireless"),
+        ("where does the coax cable go", "antenna.md#aerial"),
+    ]:
+        response = await retriever.search(SearchRequest(text=question, language="en"))
+        assert response.hits[0].url.endswith(section), (question, [h.url for h in response.hits])
 
 
 @pytest.mark.unit
