@@ -300,23 +300,33 @@ def without_identifiers(text: str) -> str:
     return text
 
 
-_LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-+.][A-Za-z0-9]+)*\+?")
-_LATIN_LETTER = re.compile(r"[A-Za-z]")
+# a word in Latin script, accented letters included ("Estándar", "HDMI-Anschlüsse" are one word each, not "Est")
+_LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_LATIN_WORD = re.compile(f"[{_LATIN}][{_LATIN}0-9]*(?:[-+.][{_LATIN}0-9]+)*\\+?")
+_LATIN_LETTER = re.compile(f"[{_LATIN}]")
 _ANY_LETTER = re.compile(r"[^\W\d_]")
+# a word shaped like a name whatever the language: letters with digits (PS5, 4K), a capital inside (iTunes), capitals
+_NAME_SHAPED = re.compile(r"[A-Za-z]*[0-9]+[A-Za-z][A-Za-z0-9]*|[A-Za-z]+[0-9]+|[A-Za-z]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}")
 
 
 def names(text: str, language: str | None, function_words: frozenset[str] = frozenset()) -> list[str]:
-    """Names a question uses, whatever its language, once each in order: in a question not written in Latin script,
-    every Latin-script word of two letters or more ("Roku" in "Поддерживает ли он Roku?"); otherwise the words
-    written like names: a capital inside ("iPhone", "AirPlay"), all capitals ("VESA"), letters with digits ("PS5"),
-    or capitalised after a sentence's first word (not in German, where every noun is). `function_words` are never
-    names ("Does", "Can")."""
+    """Names a question uses, whatever its language, once each in order: in a question not written in Latin script
+    (Chinese always, whatever Latin words it holds), every Latin-script word of two letters or more ("Roku" in
+    "Поддерживает ли он Roku?"); otherwise the words written like names: a capital inside ("iPhone", "AirPlay"),
+    all capitals ("VESA"), letters with digits ("PS5"), or capitalised after a sentence's first word (not in German,
+    where every noun is). In another language than English a word with letters outside ASCII is a word of that
+    language, not a name: of a compound only the parts shaped like names count ("HDMI" of "HDMI-Anschlüsse";
+    nothing of "Estándar" or "Bluetooth-Geräte"). `function_words` are never names ("Does", "Can")."""
     letters = _ANY_LETTER.findall(text)
-    latin_script = bool(letters) and sum(bool(_LATIN_LETTER.match(c)) for c in letters) >= 0.5 * len(letters)
+    latin = sum(bool(_LATIN_LETTER.match(c)) for c in letters)
+    latin_script = bool(letters) and latin >= 0.5 * len(letters) and not has_cjk(text)
     found: list[str] = []
     for sentence in _SENTENCE_END.split(text):
-        for position, match in enumerate(_LATIN_NAME.finditer(sentence)):
+        for position, match in enumerate(_LATIN_WORD.finditer(sentence)):
             word = match.group(0).strip(".")
+            if not word.isascii() and (language or "en") != "en":
+                found.extend(p for p in re.split(r"[-+.]", word) if p.isascii() and _NAME_SHAPED.fullmatch(p))
+                continue
             if len(word) < 2 or word.lower() in function_words:
                 continue
             inner_capital = any(c.isupper() for c in word[1:])

@@ -21,6 +21,13 @@ FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().val
         ("这台电视有WiFi吗？", "zh", ["WiFi"]),
         ("Hat der Fernseher WLAN und AirPlay?", "de", ["WLAN", "AirPlay"]),  # German nouns are capitalised
         ("Does it work with the Xbox? Does it?", "en", ["Xbox"]),
+        # accented words are whole words of the language, not a name cut at the accent ("Est", "HDMI-Anschl")
+        ("¿Cómo selecciono el modo de sonido Estándar?", "es", []),
+        ("Wie viele HDMI-Anschlüsse hat er?", "de", ["HDMI"]),  # of a compound, the part written as a name
+        ("Kann ich meine iTunes-Käufe anschauen?", "de", ["iTunes"]),
+        ("Wie höre ich den Ton über Bluetooth-Geräte?", "de", []),
+        ("Is Beyoncé on the Grammys list?", "en", ["Beyoncé", "Grammys"]),  # in English an accented name is one
+        ("如何重置Smart Hub？", "zh", ["Smart", "Hub"]),  # a Chinese question is not Latin script, however many
     ],
 )
 def test_names_are_the_words_written_as_names_in_any_language(question: str, language: str, found: list[str]) -> None:
