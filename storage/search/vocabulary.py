@@ -44,8 +44,9 @@ def edits_allowed(term: str) -> int:
 
 def is_contraction(term: str) -> bool:
     """The tokenizer's first half of a contraction ("doesn" of "doesn't") or one typed without its apostrophe
-    ("doesnt", "couldnt", "dont"): a function word, never a word the docs lack."""
-    return term in CONTRACTED or term.removesuffix("t") in CONTRACTED
+    ("doesnt", "couldnt", "dont"; "whats", "thats", "hows", stemmed to a function word): a function word, never a
+    word the docs lack."""
+    return term in CONTRACTED or term.removesuffix("t") in CONTRACTED or term in ENGLISH_STOPWORDS
 
 
 def unknown_terms(levels: Sequence[Level], text: str) -> tuple[str, ...]:

@@ -46,6 +46,7 @@ def test_words_no_text_has_are_unknown_in_order_once_each() -> None:
         "Hpw do I pair the remote?",  # a misspelt function word
         "Why weren't the subtitles activated?",  # the first half of a contraction
         "Why werent the subtitles activated, it doesnt pair",  # contractions typed without the apostrophe
+        "Whats the subtitle setting and wheres the remote",  # "whats" stems to "what": a function word
         "Is E-2041 in the 2024 television menu?",  # numbers and codes are not words
     ],
 )
