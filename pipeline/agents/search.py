@@ -1,7 +1,8 @@
 """search: asks the retriever for the canonical question and grades what came back.
 
-A terse question ("light", "the sound") that several distinct sections match about equally well (within a few
-percent of each other) asks the person which one they mean, with those sections as the choices. A full question is
+A terse question ("light", "the sound", "limits") that several distinct sections match about equally well (within
+10% of the best, whether the search grades it good or excellent: a bare word says nothing of which one) asks the
+person which one they mean, with those sections as the choices. A full question is
 answered from the best sections instead: asking back on every close call annoys more than it helps; so is any
 question with its question word or a yes/no question, however short ("what is picture mode?", "does it have
 Wi-Fi?"): the best section answers it, the others are cited beside it when nearly as good. A poor search
@@ -18,7 +19,7 @@ from typing import ClassVar
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import asks_yes_no, content_words, lexicon, reports_failure, texts
-from pipeline.text import QUESTION_WORDS, shorten
+from pipeline.text import QUESTION_WORDS, sentences, shorten
 from pipeline.types import (
     ActionKind,
     ClarificationReason,
@@ -84,10 +85,13 @@ def chosen_only(hits: tuple[SearchHit, ...], chosen: str) -> tuple[tuple[SearchH
 
 
 def full_question(text: str, language: str | None) -> bool:
-    """A question with its question word ("what is picture mode?", "how do I reset?") or a yes/no question ("does it
-    have Wi-Fi?"): the person said what they want to know about their words, unlike a bare "light" or "the sound"."""
-    words = text.strip().lstrip("¿¡").split()
-    return bool(words) and (words[0].lower() in QUESTION_WORDS or asks_yes_no(text, language))
+    """A question with its question word ("what is picture mode?", "how do I reset?", opening any of its sentences;
+    in Chinese anywhere in it) or a yes/no question ("does it have Wi-Fi?"): the person said what they want to know
+    about their words, unlike a bare "light" or "the sound"."""
+    openers = [s.strip().lstrip("¿¡").split()[:1] for s in sentences(text) or [text]]
+    asks = any(first and first[0].lower() in QUESTION_WORDS for first in openers)  # "I want X. How can I do that?"
+    unspaced = any(w in text for w in lexicon(language).question_words)  # "这个是怎么包装的？"
+    return asks or unspaced or asks_yes_no(text, language)
 
 
 class SearchAgent:
@@ -100,7 +104,7 @@ class SearchAgent:
         top_k: int = 8,
         research_top_k: int = 16,
         moderate_score: float = 0.3,
-        ambiguity_share: float = 0.95,
+        ambiguity_share: float = 0.9,
         terse_words: int = 2,
         max_options: int = 5,
         llm: Strategy | None = None,
@@ -155,7 +159,8 @@ class SearchAgent:
         terse = len(content_words(query, payload.language)) <= self._terse_words and not full_question(
             payload.text, payload.language
         )
-        if found.quality is SearchQuality.GOOD and terse and payload.chosen_action is None and not research:
+        clear = found.quality in (SearchQuality.GOOD, SearchQuality.EXCELLENT)  # a poor search asks nothing
+        if clear and terse and payload.chosen_action is None and not research:
             floor = max(self._moderate_score, top * self._ambiguity_share)
             options = section_actions(found.hits, floor=floor, limit=self._max_options)
             if len(options) >= 2:

@@ -67,6 +67,8 @@ class Lexicon:
     stop_phrases: tuple[str, ...] = field(default=())  # for scripts without spaces (Chinese)
     troubleshooting: str = ""  # what docs in this language call their problem-solving sections, for a search
     yes_no: str = ""  # regex: a question answered by yes or no ("does it have Wi-Fi?", "есть ли ...?", "...吗？")
+    # where words are not spaced, the question words found anywhere in a message ("怎么" in "这个是怎么包装的？")
+    question_words: tuple[str, ...] = ()
 
 
 def words(text: str) -> frozenset[str]:

@@ -54,6 +54,18 @@ async def test_several_equally_good_sections_ask_which_one() -> None:
     assert payload.clarification_message == texts("es").clarify["ambiguous"]
 
 
+async def test_a_terse_message_asks_even_when_the_best_section_is_excellent() -> None:
+    """"limits" over two limit sections 7% apart: the grade is excellent, yet the word says nothing about which
+    limit; a clear winner (the other section far below) is answered."""
+    close = SearchResponse(hits=(hit("LLM budget", 0.87), hit("Abuse limits", 0.81), hit("Misc", 0.6)),
+                           quality=SearchQuality.EXCELLENT)  # fmt: skip
+    result = await SearchAgent(ScriptedRetriever(close)).run(Payload(text="limits", language="en"), Context())
+    assert [a.label for a in result.payload.suggested_actions] == ["Guide › LLM budget", "Guide › Abuse limits"]
+    clear = SearchResponse(hits=(hit("LLM budget", 0.87), hit("Abuse limits", 0.7)), quality=SearchQuality.EXCELLENT)
+    result = await SearchAgent(ScriptedRetriever(clear)).run(Payload(text="limits", language="en"), Context())
+    assert not result.payload.needs_clarification
+
+
 async def test_a_single_good_section_does_not_ask() -> None:
     one = SearchResponse(hits=(hit("Factory reset", 0.68), hit("Misc", 0.6)), quality=SearchQuality.GOOD)
     result = await SearchAgent(ScriptedRetriever(one)).run(Payload(text="reset"), Context())
@@ -168,10 +180,22 @@ async def test_a_chosen_section_missing_from_the_results_is_looked_up_by_name() 
     assert retriever.requests == ["Cleaning: it", section_key(target)]
 
 
-async def test_a_full_question_is_answered_even_when_sections_are_close() -> None:
-    payload = Payload(text="How do I reset the hub to factory settings?", language="en")
-    result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(payload, Context())
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("How do I reset the hub to factory settings?", "en"),
+        ("I want the factory settings back. How can I do that?", "en"),  # the question is the second sentence
+        ("重置是怎么做的？", "zh"),  # 怎么 inside, no spaces
+    ],
+)
+async def test_a_full_question_is_answered_even_when_sections_are_close(text: str, language: str) -> None:
+    result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text=text, language=language), Context())
     assert not result.payload.needs_clarification
+
+
+async def test_a_terse_chinese_message_without_a_question_word_asks() -> None:
+    result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text="重置", language="zh"), Context())
+    assert result.payload.needs_clarification
 
 
 @pytest.mark.parametrize(
