@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.emanual_data import load_corpus
 from bench.retrieval import load_jsonl
 from bot.evaluation import cites_gold, load_squad
 from bot.settings import Settings
@@ -100,17 +101,10 @@ def squad_set(
 def emanual_set(
     folder: Path, *, questions: int | None, split: str = "all"
 ) -> tuple[list[dict[str, Any]], list[Question]]:
-    raw = json.loads((folder / "raw" / "smart_tv_remote_manual_corpus.json").read_text(encoding="utf-8"))
-    sections = list(raw.values()) if isinstance(raw, dict) else list(raw)
-    docs: list[dict[str, Any]] = []
-    titles: set[str] = set()
-    for section in sections:
-        lines = section["text"] if isinstance(section["text"], list) else [section["text"]]
-        content = " ".join(str(line).strip() for line in lines if str(line).strip())
-        title = str(section["title"]).strip()
-        docs.append({"id": f"emanual-{section['id']}", "source": f"emanual/{section['id']}", "title": title,
-                     "crumbs": [title], "content": content})  # fmt: skip
-        titles.add(title.casefold())
+    # the manual as every other bench reads it (bench/emanual_data.py): the PDF's page-number lines ("- 35 -") are
+    # dropped, so a number the decision finds in a quote is the manual's, not a page's
+    docs = load_corpus(folder / "raw" / "smart_tv_remote_manual_corpus.json")
+    titles = {str(doc["title"]).strip().casefold() for doc in docs}
     asked: list[Question] = []
     for line in (folder / "smart_tv_remote_qa.cleaned.jsonl").read_text(encoding="utf-8").splitlines():
         if not line.strip():

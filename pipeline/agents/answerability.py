@@ -335,43 +335,44 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
 # A logistic regression over the signals, fitted on the tune halves of every labelled set: the shoppers' questions
 # (English and translated), the e-manual's questions, docbot's newcomers' questions, and SQuAD v2.0 dev articles
 # 11-20 (about 750 questions; the test halves and SQuAD's first ten articles are what docs/benchmarks.md reports),
-# by `python -m bench.answerability --split tune --rows --out A.json` and `--only squad --squad-skip-articles 10
-# --rows --out B.json`, then `--fit A.json B.json` (rows: bench/results/answerability-tune-20261126.json.gz; L2 1.0; a
-# failed check is never allowed to raise the score: such a coefficient is held at 0 and the rest refitted). The
-# questions `off_topic` already refuses are left out of the fit.
+# by `python -m bench.answerability --only emanual,shoppers,newcomer --split tune --rows --out A.json` and `--only
+# squad --squad-skip-articles 10 --rows --out B.json`, then `--fit` on both (rows, merged:
+# bench/results/answerability-tune-20261126-stop35.json.gz; L2 1.0; a failed check is never allowed to raise the
+# score: such a coefficient is held at 0 and the rest refitted). The questions `off_topic` already refuses are left
+# out of the fit.
 COEFFICIENTS: dict[str, float] = {
-    "bias": -2.55,
-    "coverage": 1.31,
-    "missing": -1.26,
-    "negation": -2.44,
+    "bias": -2.59,
+    "coverage": 1.3,
+    "missing": -0.94,
+    "negation": -2.47,
     "answer_type": 0.0,
     "agree": 0.0,
     "margin": 0.0,
-    "meaning": 3.36,
+    "meaning": 3.44,
     "unknown_name": -2.07,
     "unknown_word": 0.0,
-    "no_number": -0.61,
-    "purchase": -0.61,
+    "no_number": -0.83,
+    "purchase": -0.97,
     "opinion": 0.0,
-    "other_language": 0.02,
+    "other_language": 0.11,
 }
 # The same fit without the meaning feature (`--fit` prints both): the decision when the passages could not be read for
 # meaning (no embedder, or it failed: `Reading.unread`), so a failing model never refuses every question.
 WORDS_ONLY_COEFFICIENTS: dict[str, float] = {
-    "bias": -0.12,
-    "coverage": 1.71,
-    "missing": -1.31,
-    "negation": -2.62,
+    "bias": -0.17,
+    "coverage": 1.8,
+    "missing": -0.93,
+    "negation": -2.63,
     "answer_type": 0.0,
     "agree": 0.0,
     "margin": 0.0,
     "meaning": 0.0,
-    "unknown_name": -2.13,
+    "unknown_name": -2.05,
     "unknown_word": 0.0,
-    "no_number": -0.67,
-    "purchase": -0.93,
+    "no_number": -0.94,
+    "purchase": -1.26,
     "opinion": 0.0,
-    "other_language": -0.83,
+    "other_language": -0.84,
 }
 
 
