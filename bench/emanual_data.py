@@ -32,7 +32,6 @@ import numpy.typing as npt
 from pipeline.types import Embedder
 
 _WORD = re.compile(r"\w+")
-_PAGE_MARK = re.compile(r"^-\s*\d+\s*-$")
 _MIN_ANSWER_WORDS = 5
 
 
@@ -45,10 +44,10 @@ def _words(text: str) -> set[str]:
 
 
 def _section_text(value: Any) -> str:
-    lines = value if isinstance(value, list) else str(value or "").splitlines()
-    kept = [str(line).strip() for line in lines]
-    kept = [line for line in kept if line and line != '"' and not _PAGE_MARK.match(line)]
-    return re.sub(r"\s+([,.;:)])", r"\1", " ".join(kept))
+    """A section's printed lines as running text, as `docbot ingest` reads the raw file (page numbers dropped)."""
+    from storage.ingest.text import extracted_lines_text
+
+    return extracted_lines_text(value if isinstance(value, list) else str(value or "").splitlines())
 
 
 def _records(raw: str) -> list[Mapping[str, Any]]:

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 from pipeline.text import markdown_parser
 from storage.ingest.errors import IngestError
 from storage.ingest.model import SourceChunk, SourceDoc
-from storage.ingest.text import Section, normalise_space, pack_blocks, slugify, split_long, unique_anchor
+from storage.ingest.text import (
+    Section,
+    extracted_lines_text,
+    normalise_space,
+    pack_blocks,
+    slugify,
+    split_long,
+    unique_anchor,
+)
 
 if TYPE_CHECKING:  # the parsers load on the first document read, not with every process that can ingest
     from bs4 import Tag
@@ -457,8 +465,8 @@ def seed_to_doc(record: Mapping[str, Any], *, doc_id: str, default_source: str) 
     source = str(record.get("source") or record.get("url") or f"{default_source}#{slugify(key)}")
     crumbs = _as_crumbs(record.get("crumbs"))
     content = str(record.get("content") or "")
-    if isinstance(record.get("text"), list):
-        content = content or "\n".join(str(line) for line in record["text"])
+    if isinstance(record.get("text"), list):  # the printed lines of a page (a manual's PDF text)
+        content = content or extracted_lines_text(record["text"])
     title = str(record.get("title") or (crumbs[-1] if crumbs else key))
     crumbs = crumbs or (title,)
     given = record.get("chunks") or []

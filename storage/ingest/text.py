@@ -6,6 +6,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from storage.search.tokenize import CHUNK_OVERLAP_CHARS, overlap_tail, sentences, tokenize
@@ -32,6 +33,20 @@ def unique_anchor(slug: str, seen: dict[str, int]) -> str:
 def normalise_space(text: str) -> str:
     lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+# a line that is only a page number, as a PDF's text extraction leaves them between the lines of a page ("- 35 -")
+_PAGE_NUMBER = re.compile(r"[-–—]\s*\d{1,4}\s*[-–—]|(?i:page)\s+\d{1,4}(?:\s+(?i:of)\s+\d{1,4})?")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:)])")
+
+
+def extracted_lines_text(lines: Iterable[object]) -> str:
+    """A section given as the visual lines of a page (a PDF's text, one list item per printed line) as running
+    text: the lines joined with spaces, page numbers and stray quote marks dropped ("+ / -", a key's label, stays).
+    Joined with newlines instead, a page number "- 35 -" reads as a Markdown list item in mid-sentence."""
+    kept = [str(line).strip() for line in lines]
+    kept = [line for line in kept if line.strip("\"“”'") and not _PAGE_NUMBER.fullmatch(line)]
+    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(kept))
 
 
 def summary_of(text: str, *, max_chars: int = 300) -> str:

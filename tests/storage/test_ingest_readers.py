@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from storage.ingest.readers import html_to_markdown, markdown_sections, sections_to_doc, seed_records
+from storage.ingest.readers import html_to_markdown, markdown_sections, sections_to_doc, seed_records, seed_to_doc
 from storage.ingest.text import MAX_CHUNK_CHARS, keywords_of, pack_blocks, slugify, split_long, summary_of
 from storage.search.tokenize import tokenize
 
@@ -67,6 +67,18 @@ def test_seed_layouts() -> None:
     assert seed_records('{"id": "a", "content": "x"}\n{"id": "b", "content": "y"}\n', "f")[1]["id"] == "b"
     with pytest.raises(ValueError, match="neither JSON nor JSONL"):
         seed_records("{oops\n", "f")
+
+
+def test_a_section_given_as_printed_lines_reads_as_running_text() -> None:
+    """A manual's PDF text, one list item per printed line (the shared e-manual's raw layout): the page number
+    between two lines and a stray quote mark are not text, and "- 35 -" must not become a list item mid-sentence;
+    a key's label ("+ / -") stays."""
+    record = {"id": "s1", "title": "Adjusting the volume", "text": [
+        "Press the volume key", "- 35 -", "(", "+ / -", ") to change the volume.", '"', "Page 36 of 120",
+    ]}  # fmt: skip
+    doc = seed_to_doc(record, doc_id="d", default_source="manual.json")
+    assert doc.content == "Press the volume key ( + / -) to change the volume."
+    assert [c.text for c in doc.chunks] == [doc.content]
 
 
 def test_derived_fields() -> None:
