@@ -32,6 +32,7 @@ import numpy.typing as npt
 from pipeline.types import Embedder
 
 _WORD = re.compile(r"\w+")
+_PAGE_MARK = re.compile(r"^-\s*\d+\s*-$")
 _MIN_ANSWER_WORDS = 5
 
 
@@ -44,10 +45,13 @@ def _words(text: str) -> set[str]:
 
 
 def _section_text(value: Any) -> str:
-    """A section's printed lines as running text, as `docbot ingest` reads the raw file (page numbers dropped)."""
-    from storage.ingest.text import extracted_lines_text
-
-    return extracted_lines_text(value if isinstance(value, list) else str(value or "").splitlines())
+    """A section's printed lines as running text, page numbers dropped. Kept here rather than calling the ingest's
+    `extracted_lines_text` because a baseline tree on PYTHONPATH may predate it; tests/storage/test_ingest_readers.py
+    checks that the two read the shared manual the same."""
+    lines = value if isinstance(value, list) else str(value or "").splitlines()
+    kept = [str(line).strip() for line in lines]
+    kept = [line for line in kept if line and line != '"' and not _PAGE_MARK.match(line)]
+    return re.sub(r"\s+([,.;:)])", r"\1", " ".join(kept))
 
 
 def _records(raw: str) -> list[Mapping[str, Any]]:

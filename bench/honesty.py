@@ -2,6 +2,7 @@
 
     PYTHONPATH=<tree> python bench/honesty.py shoppers --out R.json [--split test] [--langs en,es,de,ru,zh,fr]
     PYTHONPATH=<tree> python bench/honesty.py emanual  --out R.json [--limit N]     # the 684 expert QA pairs
+        [--layout lines]   # the manual ingested as the shared raw file lays it out (printed lines, page numbers)
     PYTHONPATH=<tree> python bench/honesty.py docbot   --out R.json                 # bench/data/docbot_newcomer.jsonl
 
 Runs on whatever tree is first on PYTHONPATH (a baseline is the same script run against an older checkout), one new
@@ -87,10 +88,17 @@ def emanual_loader() -> tuple[Any, Any]:
     return module.load_corpus, module._gold
 
 
-def emanual_corpus() -> Path:
-    load_corpus, _ = emanual_loader()
-
-    corpus = load_corpus(SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json")
+def emanual_corpus(layout: str = "seed") -> Path:
+    """The e-manual as seed documents of running text (`seed`), or as the shared raw file lays it out, each section a
+    list of printed lines with the PDF's page numbers between them (`lines`: what `docbot ingest` of that file reads;
+    a `source` per section is added so the gold sections resolve)."""
+    raw = SHARED / "emanual" / "raw" / "smart_tv_remote_manual_corpus.json"
+    if layout == "lines":
+        records = json.loads(raw.read_text(encoding="utf-8"))
+        corpus: Any = {key: {**record, "source": f"emanual/{record['id']}"} for key, record in records.items()}
+    else:
+        load_corpus, _ = emanual_loader()
+        corpus = load_corpus(raw)
     seed = Path(tempfile.mkdtemp(prefix="honesty_emanual_")) / "emanual.json"
     seed.write_text(json.dumps(corpus), encoding="utf-8")
     return seed
@@ -228,12 +236,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--docs", type=Path, default=ROOT / "docs")
     parser.add_argument("--qa", type=Path, default=DATA / "docbot_newcomer.jsonl")
+    parser.add_argument("--layout", default="seed", choices=["seed", "lines"], help="how the e-manual is ingested")
     args = parser.parse_args()
     base_url = None
     if args.which == "shoppers":
-        corpus, items = emanual_corpus(), shoppers_items(args.split, set(args.langs.split(",")))
+        corpus, items = emanual_corpus(args.layout), shoppers_items(args.split, set(args.langs.split(",")))
     elif args.which == "emanual":
-        corpus, items = emanual_corpus(), emanual_items()
+        corpus, items = emanual_corpus(args.layout), emanual_items()
     else:
         corpus = args.docs
         items = [i for i in load_jsonl(args.qa) if args.split == "all" or i.get("split", "all") in (args.split, "all")]
