@@ -22,14 +22,14 @@ from typing import ClassVar
 from pipeline import text as textutil
 from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import all_lexicons, content_words, lexicon, reports_failure, texts
+from pipeline.locales import CJK_CONTENT_RUN, all_lexicons, content_words, lexicon, reports_failure, texts
 from pipeline.text import CODE, QUESTION_WORDS, has_cjk, identifiers, looks_like_question, one_line, strip_mentions
 from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
 _WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*[A-Za-z0-9+]|[A-Za-z]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+_CJK_RUN = re.compile(CJK_CONTENT_RUN)
 _TAIL = re.compile(r"^(.*?)([\s?!.。？！…]*)$", re.S)
 MAX_TOPIC_WORDS = 4
 _DETERMINERS = frozenset().union(*(lex.determiners for lex in all_lexicons().values())) - {"this", "that", "das"}

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import asks_yes_no, content_words, lexicon, reports_failure, texts
+from pipeline.locales import asks_in_words_without_spaces, asks_yes_no, content_words, lexicon, reports_failure, texts
 from pipeline.text import QUESTION_WORDS, sentences, shorten
 from pipeline.types import (
     ActionKind,
@@ -86,12 +86,11 @@ def chosen_only(hits: tuple[SearchHit, ...], chosen: str) -> tuple[tuple[SearchH
 
 def full_question(text: str, language: str | None) -> bool:
     """A question with its question word ("what is picture mode?", "how do I reset?", opening any of its sentences;
-    in Chinese anywhere in it) or a yes/no question ("does it have Wi-Fi?"): the person said what they want to know
-    about their words, unlike a bare "light" or "the sound"."""
+    in Chinese or Japanese anywhere in it) or a yes/no question ("does it have Wi-Fi?"): the person said what they
+    want to know about their words, unlike a bare "light" or "the sound"."""
     openers = [s.strip().lstrip("¿¡").split()[:1] for s in sentences(text) or [text]]
     asks = any(first and first[0].lower() in QUESTION_WORDS for first in openers)  # "I want X. How can I do that?"
-    unspaced = any(w in text for w in lexicon(language).question_words)  # "这个是怎么包装的？"
-    return asks or unspaced or asks_yes_no(text, language)
+    return asks or asks_in_words_without_spaces(text) or asks_yes_no(text, language)
 
 
 class SearchAgent:

@@ -89,6 +89,22 @@ def reports_failure(text: str) -> bool:
 _YES_NO = {lang: re.compile(lex.yes_no, re.IGNORECASE) for lang, lex in _LEXICONS.items() if lex.yes_no}
 
 
+# Japanese has no templates here, so no lexicon, but its questions are written without spaces like Chinese ones: its
+# question words ("何", "どう", "いくつ") and polite question endings ("ですか", "ますか")
+_JAPANESE_QUESTION_WORDS = (
+    "何", "どう", "どこ", "なぜ", "いつ", "どれ", "どの", "いくつ", "いくら", "誰", "ですか", "ますか",
+)  # fmt: skip
+_UNSPACED_QUESTION_WORDS = tuple(
+    dict.fromkeys(w for lex in _LEXICONS.values() for w in lex.question_words)
+) + _JAPANESE_QUESTION_WORDS
+
+
+def asks_in_words_without_spaces(text: str) -> bool:
+    """A question word of a language written without spaces (Chinese, Japanese) anywhere in `text`, whatever the
+    detected language ("这个是怎么包装的？", "重さは何キロですか？")."""
+    return has_cjk(text) and any(w in text for w in _UNSPACED_QUESTION_WORDS)
+
+
 def asks_yes_no(text: str, lang: str | None = None) -> bool:
     """Whether `text` is a question answered by yes or no ("does it have Wi-Fi?"), by `lang`'s pattern, or any
     supported language's when `lang` has none (a short question's detected language is often wrong)."""
@@ -104,13 +120,19 @@ def _any_language_skip() -> frozenset[str]:
 _ANY_SKIP = _any_language_skip()
 
 
+# runs of Han characters, of katakana (with its prolonged-sound mark) or of Hangul syllables, two or more long
+CJK_CONTENT_RUN = r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}|[\u30a0-\u30ff]{2,}|[\uac00-\ud7af]{2,}"
+_CJK_CONTENT_RUN = re.compile(CJK_CONTENT_RUN)
+
+
 def content_words(text: str, lang: str | None = None) -> list[str]:
     """Words that can carry a topic: not function words, generic verbs or pointing words, in order.
 
     With `lang` None, a word that is a function word in any supported language is skipped (for mixed threads).
 
     Text in a script without spaces (Chinese) is cut at the lexicon's stop phrases; the remaining runs of two or
-    more characters are its content words.
+    more Han characters are its content words, and so are runs of katakana (Japanese loanwords: "テレビ",
+    "スリープタイマー") and of Hangul (Korean words, particles attached); hiragana is Japanese grammar, not a topic.
     """
     lex = lexicon(lang)
     skip = _ANY_SKIP if lang is None else lex.stopwords | frozenset(lex.deictics)
@@ -121,8 +143,7 @@ def content_words(text: str, lang: str | None = None) -> list[str]:
         pieces = re.split(pattern, text) if pattern else [text]
         found: list[str] = []
         for piece in pieces:
-            for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}", piece):
-                found.append(run)
+            found.extend(_CJK_CONTENT_RUN.findall(piece))
             found.extend(w for w in tokens(piece) if not has_cjk(w) and w not in skip and len(w) > 1)
         return found
     return [w for w in tokens(text) if w not in skip and len(w) > 1 and not w.isdigit()]

@@ -50,6 +50,19 @@ async def test_a_self_contained_question_is_a_new_topic(question: str) -> None:
 
 @pytest.mark.parametrize(
     ("language", "question"),
+    [("ja", "このテレビの重さは何キロですか？"), ("ja", "スリープタイマー機能はありますか？"),
+     ("ko", "블루투스 헤드폰을 어떻게 연결하나요?")],
+)
+async def test_a_japanese_or_korean_question_is_not_vague(language: str, question: str) -> None:
+    """Katakana words and Korean words are topics: these questions were all taken as "tell me more" (only runs of
+    Han characters counted)."""
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context())
+    assert not result.payload.needs_clarification
+    assert result.payload.canonical_question == question
+
+
+@pytest.mark.parametrize(
+    ("language", "question"),
     [("en", "it doesn't work"), ("en", "help"), ("es", "no funciona"), ("de", "Es funktioniert nicht"),
      ("fr", "ça ne marche pas"), ("ru", "не работает"), ("zh", "它不工作了")],
 )
