@@ -19,7 +19,14 @@ from markdown_it import MarkdownIt
 _MENTION = re.compile(r"<[@#!&][^<>\s]*>")  # Slack <@U123>, <#C1|name>, <!here>; Discord <@123>, <@!1>, <@&1>, <#1>
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+(?:['’][^\W_]+)?")
+# combining marks (Unicode Mn/Mc) that belong inside a word but are not `\w` to `re`: the vowel signs of Devanagari
+# and the other Indic scripts, Thai, Lao, Myanmar and Khmer, Hebrew and Arabic points, combining accents
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+    "\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+)
+_LETTER = rf"(?:[^\W_{_CJK}]|[{_MARKS}])"
+_TOKEN = re.compile(rf"[{_CJK}]|{_LETTER}+(?:['’]{_LETTER}+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _ITEM = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")  # a list item opens a new line of thought
 _CLOSED = re.compile(r"^(?:#{1,6}\s|>|\|)")  # headings, quotes, table rows: never continued by the next line

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.locales import all_lexicons
-from pipeline.text import names
+from pipeline.text import names, tokens
 
 pytestmark = pytest.mark.unit
 FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().values()))
@@ -32,3 +32,18 @@ FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().val
 )
 def test_names_are_the_words_written_as_names_in_any_language(question: str, language: str, found: list[str]) -> None:
     assert names(question, language, FUNCTION_WORDS) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("ब्लूटूथ हेडफ़ोन को टीवी से कैसे जोड़ूं?", ["ब्लूटूथ", "हेडफ़ोन", "को", "टीवी", "से", "कैसे", "जोड़ूं"]),  # vowel signs
+        ("כיצד לחבר אוזניות?", ["כיצד", "לחבר", "אוזניות"]),
+        ("Как подключить наушники?", ["как", "подключить", "наушники"]),
+        ("What’s the café mode?", ["what's", "the", "café", "mode"]),
+    ],
+)
+def test_words_keep_their_combining_marks(text: str, words: list[str]) -> None:
+    """A Devanagari vowel sign is a combining mark, not `\\w` to Python's `re`: "ब्लूटूथ" was cut into pieces
+    (and a Hindi question had one content word, a fragment)."""
+    assert tokens(text) == words
