@@ -40,6 +40,7 @@ _SCRIPTS = (
 SHORT_TEXT_WORDS = 8
 GUESS_WORDS = 2  # up to this many words, a language without templates must be sure to be taken
 DOCS_PRIOR = 1.6
+PLAUSIBLE = 0.1  # a short text's fallback language needs this much of the detector's confidence (lang bench, tune half)
 THREAD_PRIOR = 2.0
 
 
@@ -188,9 +189,13 @@ class LangAgent:
                 priors[thread_language] = priors.get(thread_language, 1.0) * THREAD_PRIOR
             weighted = sorted(((lang, conf * priors.get(lang, 1.0)) for lang, conf in values), key=lambda v: -v[1])
             source = "short text; thread history and docs priors" if thread_language else "short text; docs prior"
-            values = [(weighted[0][0], dict(values)[weighted[0][0]])]
-            if values[0][1] < self._min_confidence:  # a word or two the detector cannot place
-                values = [(thread_language or context.docs_language, values[0][1])]
+            raw = dict(values)
+            values = [(weighted[0][0], raw[weighted[0][0]])]
+            fallback = thread_language or context.docs_language
+            # a word or two the detector cannot place takes the thread's or docs' language, unless the detector all
+            # but rules that language out ("Ela conecta no sem fio?": pt 0.48, es 0.46, en 0.04)
+            if values[0][1] < self._min_confidence and raw.get(fallback, 0.0) >= PLAUSIBLE:
+                values = [(fallback, values[0][1])]
                 source = "thread history" if thread_language else "default"
         if not values:
             language, confidence, source = thread_language or context.docs_language, 0.0, "default"

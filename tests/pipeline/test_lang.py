@@ -54,6 +54,13 @@ async def test_a_word_guessed_to_be_in_a_language_without_templates_takes_the_do
     assert result.payload.language == language, result.decision
 
 
+async def test_a_short_text_the_detector_cannot_place_keeps_it_out_of_a_language_it_rules_out() -> None:
+    """"Ela conecta no WiFi sem fio?": Portuguese 0.48, Spanish 0.46, English 0.04. Unsure of the first, the detector is
+    all but sure it is not English: the docs' language is not the fallback then (English word checks refused it)."""
+    result = await AGENT.run(Payload(text="Ela conecta no WiFi sem fio?"), Context(docs_language="en"))
+    assert result.payload.language == "pt", result.decision
+
+
 async def test_a_sure_short_text_in_a_language_without_templates_keeps_it() -> None:
     result = await AGENT.run(Payload(text="Hoe werkt het?"), Context(docs_language="en"))
     assert result.payload.language == "nl"
