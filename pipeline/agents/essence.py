@@ -29,7 +29,6 @@ from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Rol
 _WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*[A-Za-z0-9+]|[A-Za-z]")
-_CJK_RUN = re.compile(CJK_CONTENT_RUN)
 _TAIL = re.compile(r"^(.*?)([\s?!.。？！…]*)$", re.S)
 MAX_TOPIC_WORDS = 4
 _DETERMINERS = frozenset().union(*(lex.determiners for lex in all_lexicons().values())) - {"this", "that", "das"}
@@ -144,7 +143,7 @@ def topic_of(text: str) -> str | None:
         names: list[str] = [w for w in _LATIN_NAME.findall(text) if w.lower() in content]
         if names:
             return names[0]
-        cjk_runs = [r for r in content_words(text) if _CJK_RUN.fullmatch(r)]
+        cjk_runs = [r for r in content_words(text) if CJK_CONTENT_RUN.fullmatch(r)]
         return max(cjk_runs, key=len) if cjk_runs else None
     runs: list[tuple[int, list[str], str]] = []  # (position of the first word, words, determiner before)
     current: list[str] = []

@@ -121,8 +121,7 @@ _ANY_SKIP = _any_language_skip()
 
 
 # runs of Han characters, of katakana (with its prolonged-sound mark) or of Hangul syllables, two or more long
-CJK_CONTENT_RUN = r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}|[\u30a0-\u30ff]{2,}|[\uac00-\ud7af]{2,}"
-_CJK_CONTENT_RUN = re.compile(CJK_CONTENT_RUN)
+CJK_CONTENT_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}|[\u30a0-\u30ff]{2,}|[\uac00-\ud7af]{2,}")
 
 
 def content_words(text: str, lang: str | None = None) -> list[str]:
@@ -143,7 +142,7 @@ def content_words(text: str, lang: str | None = None) -> list[str]:
         pieces = re.split(pattern, text) if pattern else [text]
         found: list[str] = []
         for piece in pieces:
-            found.extend(_CJK_CONTENT_RUN.findall(piece))
+            found.extend(CJK_CONTENT_RUN.findall(piece))
             found.extend(w for w in tokens(piece) if not has_cjk(w) and w not in skip and len(w) > 1)
         return found
     return [w for w in tokens(text) if w not in skip and len(w) > 1 and not w.isdigit()]

@@ -227,15 +227,12 @@ class KeywordLevel:
 
     def df(self, token: str) -> int:
         """How many texts of this level have `token`."""
-        return self._df_of(token)
-
-    def _df_of(self, token: str) -> int:
         token_id = self.table.vocab.get(token)
         return int(self._df[token_id]) if token_id is not None and token_id < self._df.size else 0
 
     def idf(self, token: str) -> float:
         """Smoothed inverse document frequency; unseen tokens get the value of a one-document term."""
-        df = self._df_of(token)
+        df = self.df(token)
         return math.log(1 + (self.size - max(df, 1) + 0.5) / (max(df, 1) + 0.5))
 
     def coverage(self, tokens: Sequence[str]) -> float:
@@ -244,12 +241,12 @@ class KeywordLevel:
         if not tokens:
             return 0.0
         total = sum(self.idf(t) for t in tokens)
-        found = sum(self.idf(t) for t in tokens if self._df_of(t) > 0)
+        found = sum(self.idf(t) for t in tokens if self.df(t) > 0)
         return found / total if total else 0.0
 
     def knows(self, token: str, rows: npt.NDArray[np.bool_]) -> bool:
         """Whether one of the texts `rows` marks has `token` (read off the token's column of the BM25 matrix)."""
-        if self._bm25 is None or not self._df_of(token):
+        if self._bm25 is None or not self.df(token):
             return False
         token_id = self.table.vocab[token]
         matrix = self._bm25.scores
@@ -294,7 +291,7 @@ class KeywordLevel:
         return found[start:end]
 
     def scores(self, tokens: Sequence[str]) -> npt.NDArray[np.float32]:
-        known = [t for t in tokens if self._df_of(t) > 0]
+        known = [t for t in tokens if self.df(t) > 0]
         if self._bm25 is None or not known:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
