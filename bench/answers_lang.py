@@ -1,9 +1,11 @@
 """Language detection on short questions (issue 14): `PYTHONPATH=<tree> python bench/answers_lang.py`.
 
 bench/data/docbot_lang.jsonl: 200 short English questions naming identifiers from docs/, and questions in ru, es,
-de, zh, fr; and the 56 hand-translated e-manual questions per language of bench/data/crosslang_emanual_*.jsonl (with
-their English originals), reported apart as "crosslang". Each goes through the offline lang role with an empty
-thread; accuracy per language is printed as JSON.
+de, zh, fr; the 56 hand-translated e-manual questions per language of bench/data/crosslang_emanual_*.jsonl (with
+their English originals), reported apart as "crosslang"; and the 40 translated shoppers' questions per language of
+bench/data/shoppers_translated_*.jsonl (with their English originals, as real people typed them), reported per
+half as "shoppers-tune" and "shoppers-test". Each goes through the offline lang role with an empty thread; accuracy
+per language is printed as JSON.
 """
 
 from __future__ import annotations
@@ -22,14 +24,20 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def question_sets() -> dict[str, list[tuple[str, str]]]:
-    """(expected language, text) per set: the docbot questions, and the cross-language e-manual questions."""
+    """(expected language, text) per set: the docbot questions, the cross-language e-manual questions and the
+    translated shoppers' questions (per half)."""
     docbot = [(row["lang"], row["text"]) for row in load_jsonl(DATA / "docbot_lang.jsonl")]
     crosslang: list[tuple[str, str]] = []
     for path in sorted(DATA.glob("crosslang_emanual_*.jsonl")):
         for row in load_jsonl(path):
             crosslang.append((row["lang"], row["question"]))
             crosslang.append(("en", row["english"]))
-    return {"docbot": docbot, "crosslang": crosslang}
+    shoppers: dict[str, list[tuple[str, str]]] = {"shoppers-tune": [], "shoppers-test": []}
+    for path in sorted(DATA.glob("shoppers_translated_*.jsonl")):
+        for row in load_jsonl(path):
+            half = shoppers[f"shoppers-{row['split']}"]
+            half += [(row["lang"], row["question"]), ("en", row["english"])]
+    return {"docbot": docbot, "crosslang": crosslang, **shoppers}
 
 
 async def main() -> None:

@@ -21,11 +21,11 @@ _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 # combining marks (Unicode Mn/Mc) that belong inside a word but are not `\w` to `re`: the vowel signs of Devanagari
 # and the other Indic scripts, Thai, Lao, Myanmar and Khmer, Hebrew and Arabic points, combining accents
-_MARKS = (
+COMBINING_MARKS = (
     "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
     "\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 )
-_LETTER = rf"(?:[^\W_{_CJK}]|[{_MARKS}])"
+_LETTER = rf"(?:[^\W_{_CJK}]|[{COMBINING_MARKS}])"
 _TOKEN = re.compile(rf"[{_CJK}]|{_LETTER}+(?:['’]{_LETTER}+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 _ITEM = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")  # a list item opens a new line of thought
@@ -89,6 +89,14 @@ _SNOWBALL = {
 def _stemmer(language: str) -> Stemmer.Stemmer | None:
     name = _SNOWBALL.get(language.split("-")[0].lower())
     return Stemmer.Stemmer(name) if name else None
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The English stem of a lower-case word ("mirroring" -> "mirror"): how the keyword search writes its terms."""
+    stemmer = _stemmer("en")
+    assert stemmer is not None
+    return str(stemmer.stemWord(word))
 
 
 def features(text: str, stopwords: Iterable[str] = (), language: str | None = "en") -> set[str]:
@@ -342,6 +350,13 @@ def names(text: str, language: str | None, function_words: frozenset[str] = froz
             if not latin_script or inner_capital or digits or capitalised:
                 found.append(word)
     return list(dict.fromkeys(found))
+
+
+def without_names(text: str, function_words: frozenset[str] = frozenset()) -> str:
+    """`text` with the words `names` finds in it (in any language) blanked out: what is left is the person's own
+    language ("Come collego le cuffie  al televisore?", "接  会有问题吗？")."""
+    named = set(names(text, None, function_words))
+    return _LATIN_WORD.sub(lambda m: " " if m.group(0).strip(".") in named else m.group(0), text)
 
 
 def mentions_identifier(text: str, name: str) -> bool:

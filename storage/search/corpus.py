@@ -21,7 +21,7 @@ from sqlalchemy import select
 from storage.doc_tables import ChunkRow, DocumentRow, SessionFactory
 from storage.search.keyword import KeywordLevel, build_levels, gather_rows
 
-FORMAT = 1
+FORMAT = 2  # 2: words keep their combining marks (storage.search.tokenize): older token tables are rebuilt
 _V = TypeVar("_V")
 _FETCH_BATCH = 500  # documents per SELECT when reading changed documents (each batch yields to the event loop)
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from pipeline.text import stem
 from storage.search.keyword import KeywordLevel
-from storage.search.tokenize import ENGLISH_STOPWORDS, stem, tokenize, words_of
+from storage.search.tokenize import ENGLISH_STOPWORDS, tokenize, words_of
 from storage.search.vocabulary import edits_allowed, is_contraction
 
 MIN_ABBREVIATED = 4  # "coax" for "coaxial", "spec" for "specification"; "tv" or "app" abbreviate too much

@@ -7,11 +7,11 @@ language simply finds few of its terms in an English corpus; fusion reads that a
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-import Stemmer
+from pipeline.text import COMBINING_MARKS, stem
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+# a word keeps its combining marks (Hindi "हिंदी" is one word, not "ह" and "द"; Thai runs stay whole for the bigrams)
+_TOKEN = re.compile(rf"(?:\w|[{COMBINING_MARKS}])+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}")
 # Han, Hiragana, Katakana, Hangul syllables, Thai: scripts written without spaces between words.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]+")
@@ -24,15 +24,6 @@ over own same she should so some such than that the their them then there these 
 under until up very was we were what when where which while who whom why will with would you your yours
 """
 ENGLISH_STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
-
-_stemmer = Stemmer.Stemmer("english")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """The English stem of a lower-case word ("mirroring" -> "mirror")."""
-    return str(_stemmer.stemWord(word))
-
 
 def words_of(text: str) -> list[str]:
     """The lower-cased words of `text` as `tokenize` cuts them, before stemming and without dropping any."""

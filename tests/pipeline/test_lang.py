@@ -116,9 +116,33 @@ async def test_a_script_without_templates_is_reported_as_its_language() -> None:
 def test_voting_text_drops_urls_code_and_names() -> None:
     from pipeline.agents.lang import voting_text
 
-    assert voting_text("see https://x.io and `a_b` for DOCBOT_X_Y in Slack, ZX-42 please").split() == [
+    voting = voting_text("see https://x.io and `a_b` for DOCBOT_X_Y in Slack, ZX-42 please")
+    assert [w for w in voting.split() if w.isalpha()] == [
         "see", "and", "for", "in", "please",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Questo televisore supporta Apple AirPlay Screen Mirroring?", "it"),  # read as English with the names
+        ("用Amazon Fire TV Stick 4K会卡吗？", "zh"),  # the Latin words outweighed the Chinese
+        ("Hat der Fernseher WLAN?", "de"),  # a capitalised German noun is not a name when little else is left
+    ],
+)
+async def test_names_do_not_vote_on_the_language(text: str, language: str) -> None:
+    result = await AGENT.run(Payload(text=text), Context(docs_language="en"))
+    assert result.payload.language == language
+
+
+def test_voting_text_leaves_out_words_written_as_names() -> None:
+    from pipeline.agents.lang import voting_text
+
+    assert voting_text("Come collego le cuffie Bluetooth al televisore?").split() == [
+        "Come", "collego", "le", "cuffie", "al", "televisore?",
+    ]  # fmt: skip
+    assert "Amazon" not in voting_text("接Amazon Fire TV Stick会有问题吗？")
+    assert voting_text("Hat der Fernseher Bluetooth?").split() == ["Hat", "der", "Fernseher", "Bluetooth?"]
 
 
 async def test_a_sure_question_in_the_docs_language_loads_no_high_accuracy_model() -> None:

@@ -194,6 +194,12 @@ async def test_a_full_question_is_answered_even_when_sections_are_close(text: st
     assert not result.payload.needs_clarification
 
 
+@pytest.mark.parametrize("text", ["reset", "reset?", "hub reset?", "reset the hub"])
+async def test_a_bare_topic_asks_which_one_even_with_a_question_mark(text: str) -> None:
+    result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text=text, language="en"), Context())
+    assert result.payload.needs_clarification
+
+
 async def test_a_terse_chinese_message_without_a_question_word_asks() -> None:
     result = await SearchAgent(ScriptedRetriever(SEVERAL)).run(Payload(text="重置", language="zh"), Context())
     assert result.payload.needs_clarification

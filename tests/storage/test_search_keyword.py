@@ -62,3 +62,12 @@ def test_a_splice_scores_as_a_level_built_from_scratch() -> None:
         assert fresh.scores(query).any()
         np.testing.assert_allclose(spliced.scores(query), fresh.scores(query), rtol=1e-6)
     assert spliced.scores(tokenize("bluetooth")).argmax() == 2
+
+
+def test_words_with_combining_marks_are_searched_whole() -> None:
+    # Devanagari vowel signs are combining marks, not `\w`: cut at them, "हिंदी" (Hindi) and "हिंद" (India) were
+    # both "ह" + "द", and a question about one scored the other the same
+    level = KeywordLevel(["हिंदी में सेटिंग बदलें", "हिंद महासागर का नक्शा"])
+    scores = level.scores(tokenize("हिंदी"))
+    assert scores[0] > 0 and scores[1] == 0
+    assert tokenize("कैसे करें") == ["कैसे", "करें"]
