@@ -216,7 +216,9 @@ def _evidence(payload: Payload, docs_language: str, vocabulary: Vocabulary) -> d
             "titles": list(seen.titles), "asked": seen.asked, "own_words": seen.own_words,
             "unknown": list(unknown), "unknown_names": unknown_names, "meaning": seen.meaning,
             "intent": seen.intent.value, "intent_margin": seen.intent_margin,
-            "headed": [list(pair) for pair in seen.headed]}  # fmt: skip
+            "headed": [list(pair) for pair in seen.headed],
+            # measured with the embedder by the decision itself: read off its verdict
+            "unknown_shift": payload.answerability.signals.unknown_shift if payload.answerability else 0.0}  # fmt: skip
 
 
 def _signals(verdict: Any) -> dict[str, Any]:
@@ -363,7 +365,8 @@ def saved_evidence(row: dict[str, Any]) -> Any:
                     unknown=tuple(seen.get("unknown", ())), unknown_names=tuple(seen.get("unknown_names", ())),
                     meaning=seen.get("meaning", 0.0), intent=QuestionIntent(seen.get("intent", "docs")),
                     intent_margin=seen.get("intent_margin", 0.0),
-                    headed=tuple((str(h), str(q)) for h, q in seen.get("headed", ())))  # fmt: skip
+                    headed=tuple((str(h), str(q)) for h, q in seen.get("headed", ())),
+                    unknown_shift=seen.get("unknown_shift", 0.0))  # fmt: skip
 
 
 SIGNAL_NAMES = ("term_coverage", "missing_terms", "distinguishing_terms", "unseen_terms", "unknown_terms",

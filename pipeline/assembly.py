@@ -43,6 +43,7 @@ def build_agents(
         QualityAgent(
             answerability_threshold=answerability_threshold,
             vocabulary=retriever if isinstance(retriever, Vocabulary) else None,
+            embedder=embedder,
             llm=llm.get(Role.QUALITY),
         ),
         ClarificationAgent(retriever=retriever, llm=llm.get(Role.CLARIFICATION)),

@@ -145,6 +145,9 @@ class AnswerabilitySignals:
     # read for meaning, in any language (pipeline/reading.py, pipeline/intent.py)
     meaning: float = 0.0  # the embedding model's cosine between the question and the best quoted passage
     unknown_names: int = 0  # names of the question (Latin-script, in any language) that no document uses
+    # how far the question's meaning moves without its one word no document uses (1 - cosine): far, and that word
+    # is what it asks about ("does it support hulu?"); near, and it is context ("legal is asking how long ...")
+    unknown_shift: float = 0.0
     number_missing: bool = False  # the question asks for a number (a size, a count) and the quoted block has none
     purchase: float = 0.0  # how much nearer the question is to a shop's questions than to a docs question
     opinion: float = 0.0  # how much nearer it is to asking for people's opinions than to a docs question

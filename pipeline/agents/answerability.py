@@ -28,7 +28,11 @@ in docs/benchmarks.md):
   does a subscription cost per month?", "voice during a Slack huddle"): one lowers the score, two or more and the
   question is about something the docs never mention (the words the person typed, in the docs' language only: a
   translation's or a model's rewording's words are not theirs);
-- agreement: the best section is the best by keywords and by embedding alike; margin: how far ahead it is.
+- agreement: the best section is the best by keywords and by embedding alike; margin: how far ahead it is;
+- a central unknown word: when the message has one word no document uses, the model's cosine between the message
+  with and without it. A word the question is about ("hulu" in "does this tv support hulu live tv?", "height" in
+  "what is height with stand?") moves its meaning far; context ("legal" in "legal is asking how long we keep
+  questions") hardly at all. Such a word counts as a name no document uses.
 
 A quote that is `off_topic` (every name missing, two unknown words, or no passage with more than a third of the
 question's words) scores 0; otherwise a logistic regression over the signals (`COEFFICIENTS`, refitted by `python
@@ -55,6 +59,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from pipeline import text as textutil
+from pipeline.closest import section_label
 from pipeline.envelope import Payload
 from pipeline.locales import all_lexicons, lexicon, texts
 from pipeline.types import (
@@ -62,6 +67,7 @@ from pipeline.types import (
     AnswerabilityReason,
     AnswerabilitySignals,
     DocsGap,
+    Embedder,
     QuestionIntent,
     SearchHit,
     SourceReference,
@@ -78,6 +84,8 @@ MIN_COVERAGE = 0.34  # below it, no passage of the quote is about the question (
 MEANING_ON_TOPIC = 0.86  # ... unless the quote is this close in meaning (chosen on the tune halves)
 UNKNOWN_WORDS = 2  # this many words of the question that no document uses: it asks about something else
 MIN_FUZZY, LONG_WORD = 3, 8  # a word longer than this may be misspelt by one edit; from LONG_WORD letters by two
+CENTRAL_SHIFT = 0.04  # a message's meaning moved this far without a word makes that word its subject (tune halves)
+SHIFT_DEADLINE_S = 5.0  # the two embeddings of that check; past it the word is not weighed
 PASSAGE_SENTENCES = 3  # a passage: this many consecutive sentences of one quoted block (chosen on the tune split)
 
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*")
@@ -123,6 +131,7 @@ class Evidence:
     intent: QuestionIntent = QuestionIntent.DOCS
     intent_margin: float = 0.0
     headed: tuple[tuple[str, str], ...] = ()  # (headings, what is quoted) per cited source
+    unknown_shift: float = 0.0  # 1 - cosine of `asked` with and without its one unknown word (0: not measured)
 
 
 # -- signals --------------------------------------------------------------------------------------------------
@@ -322,6 +331,7 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
         top_score=round(evidence.hits[0].score, 4) if evidence.hits else 0.0,
         meaning=round(evidence.meaning, 4),
         unknown_names=len(evidence.unknown_names),
+        unknown_shift=round(evidence.unknown_shift, 4),
         number_missing=evidence.intent is QuestionIntent.MEASURE and _DIGIT.search(evidence.quoted or block) is None,
         purchase=evidence.intent_margin if evidence.intent is QuestionIntent.PURCHASE else 0.0,
         opinion=evidence.intent_margin if evidence.intent is QuestionIntent.OPINION else 0.0,
@@ -333,46 +343,46 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
 
 
 # A logistic regression over the signals, fitted on the tune halves of every labelled set: the shoppers' questions
-# (English and translated), the e-manual's questions, docbot's newcomers' questions, and SQuAD v2.0 dev articles
-# 11-20 (about 750 questions; the test halves and SQuAD's first ten articles are what docs/benchmarks.md reports),
+# (English and translated into nine languages), the e-manual's questions, docbot's newcomers' questions, and SQuAD
+# v2.0 dev articles 11-20 (about 830 questions; the test halves and SQuAD's first ten articles are what docs/benchmarks.md reports),
 # by `python -m bench.answerability --only emanual,shoppers,newcomer --split tune --rows --out A.json` and `--only
 # squad --squad-skip-articles 10 --rows --out B.json`, then `--fit` on both (rows, merged:
-# bench/results/answerability-tune-20261126-stop35.json.gz; L2 1.0; a failed check is never allowed to raise the
+# bench/results/answerability-tune-20261126-stop36.json.gz; L2 1.0; a failed check is never allowed to raise the
 # score: such a coefficient is held at 0 and the rest refitted). The questions `off_topic` already refuses are left
 # out of the fit.
 COEFFICIENTS: dict[str, float] = {
-    "bias": -2.59,
-    "coverage": 1.3,
-    "missing": -0.94,
-    "negation": -2.47,
+    "bias": -2.15,
+    "coverage": 1.13,
+    "missing": -1.02,
+    "negation": -2.48,
     "answer_type": 0.0,
     "agree": 0.0,
     "margin": 0.0,
-    "meaning": 3.44,
-    "unknown_name": -2.07,
+    "meaning": 3.13,
+    "unknown_name": -2.61,
     "unknown_word": 0.0,
-    "no_number": -0.83,
-    "purchase": -0.97,
+    "no_number": -0.97,
+    "purchase": -1.02,
     "opinion": 0.0,
-    "other_language": 0.11,
+    "other_language": 0.06,
 }
 # The same fit without the meaning feature (`--fit` prints both): the decision when the passages could not be read for
 # meaning (no embedder, or it failed: `Reading.unread`), so a failing model never refuses every question.
 WORDS_ONLY_COEFFICIENTS: dict[str, float] = {
-    "bias": -0.17,
-    "coverage": 1.8,
-    "missing": -0.93,
-    "negation": -2.63,
+    "bias": 0.08,
+    "coverage": 1.57,
+    "missing": -1.02,
+    "negation": -2.59,
     "answer_type": 0.0,
     "agree": 0.0,
     "margin": 0.0,
     "meaning": 0.0,
-    "unknown_name": -2.05,
+    "unknown_name": -2.64,
     "unknown_word": 0.0,
-    "no_number": -0.94,
-    "purchase": -1.26,
-    "opinion": 0.0,
-    "other_language": -0.84,
+    "no_number": -1.08,
+    "purchase": -1.32,
+    "opinion": -0.02,
+    "other_language": -0.85,
 }
 
 
@@ -408,13 +418,18 @@ def features(signals: AnswerabilitySignals) -> dict[str, float]:
         "agree": float(signals.levels_agree),
         "margin": min(max(signals.margin, 0.0) / MARGIN_SCALE, 1.0),
         "meaning": min(max((signals.meaning - MEANING_FLOOR) / MEANING_SCALE, 0.0), 1.0),
-        "unknown_name": float(signals.unknown_names > 0),
+        "unknown_name": float(signals.unknown_names > 0 or central_unknown(signals)),
         "unknown_word": float(signals.unknown_terms > 0),
         "no_number": float(signals.number_missing),
         "purchase": min(max(signals.purchase, 0.0) / INTENT_SCALE, 1.0),
         "opinion": min(max(signals.opinion, 0.0) / INTENT_SCALE, 1.0),
         "other_language": float(not signals.same_language),
     }
+
+
+def central_unknown(signals: AnswerabilitySignals) -> bool:
+    """The question's one word no document uses is what it asks about, by its meaning (`CENTRAL_SHIFT`)."""
+    return signals.unknown_shift >= CENTRAL_SHIFT
 
 
 def score(signals: AnswerabilitySignals, coefficients: dict[str, float] | None = None) -> float:
@@ -433,6 +448,8 @@ def _reason(signals: AnswerabilitySignals) -> AnswerabilityReason:
         return AnswerabilityReason.UNKNOWN_TERMS
     if signals.missing_terms:
         return AnswerabilityReason.MISSING_TERMS
+    if central_unknown(signals):
+        return AnswerabilityReason.UNKNOWN_TERMS
     if signals.unmatched_negation:
         return AnswerabilityReason.UNMATCHED_NEGATION
     if signals.answer_type_missing:
@@ -548,14 +565,20 @@ class AnswerabilityCheck:
     """The decision as the quality role runs it; `threshold` None measures without refusing. With a `vocabulary`
     (the search's keyword index) the question's words no document uses count too."""
 
-    def __init__(self, threshold: float | None, vocabulary: Vocabulary | None = None) -> None:
+    def __init__(
+        self, threshold: float | None, vocabulary: Vocabulary | None = None, embedder: Embedder | None = None
+    ) -> None:
         self.threshold = threshold
         self._vocabulary = vocabulary
+        self._embedder = embedder
 
     async def assess(self, payload: Payload, docs_language: str, collections: tuple[str, ...]) -> Answerability:
         evidence = evidence_of(payload, docs_language)
         if self._vocabulary is not None:
             evidence = await asyncio.to_thread(self._look_up, evidence, payload.language, collections)
+        if len(evidence.unknown) == 1 and self._embedder is not None:
+            shift = await self._shift(evidence.asked, evidence.unknown[0])
+            evidence = dataclasses.replace(evidence, unknown_shift=shift)
         signals = measure(evidence, docs_language)
         model_says = payload.docs_insufficient is DocsGap.MODEL_SAYS_INSUFFICIENT
         return decide(signals, self.threshold, docs_insufficient=model_says)
@@ -571,16 +594,45 @@ class AnswerabilityCheck:
         unknown_names = tuple(n for n in named if self._vocabulary.unknown_terms(n, collections))
         return dataclasses.replace(evidence, unknown=unknown, unknown_names=unknown_names)
 
+    async def _shift(self, asked: str, term: str) -> float:
+        """1 - the cosine of `asked` with `asked` without the words of `term`; 0 when that cannot be measured (the
+        word is not found as written, or the embedder fails or is slow: the decision then goes without it)."""
+        assert self._embedder is not None
+        without = without_term(asked, term)
+        if without == asked or not without.strip():
+            return 0.0
+        try:
+            async with asyncio.timeout(SHIFT_DEADLINE_S):
+                vectors = await self._embedder.embed_queries([asked, without])
+        except Exception:  # any embedder failure: the decision is made on the other signals
+            return 0.0
+        return max(0.0, 1.0 - float(vectors[0] @ vectors[1]))
+
+
+def without_term(text: str, term: str) -> str:
+    """`text` without its words that are `term` as the search's vocabulary writes terms (lower-cased; an ASCII word
+    by its English stem: "Hulu" and "hulus" are "hulu")."""
+
+    def is_term(word: str) -> bool:
+        folded = word.lower()
+        return folded == term or (folded.isascii() and textutil.stem(folded) == term)
+
+    return _WORD.sub(lambda m: "" if is_term(m.group(0)) else m.group(0), text)
+
 
 # -- what the person gets -------------------------------------------------------------------------------------
 
 
 def docs_dont_say(question: str, language: str | None, sources: tuple[SourceReference, ...]) -> str:
-    """"The docs don't say …" in the person's language, then the closest sections as cited bullets (links)."""
+    """"The docs don't say …" in the person's language, then the closest sections as cited bullets (links), each
+    labelled with its page ("Support › Updating the TV's Software") and listed once: a manual that repeats a
+    section under the same heading showed the same bullet twice."""
     words = texts(language)
     asked = textutil.shorten(textutil.one_line(question).replace("“", '"').replace("”", '"'), MAX_QUESTION_CHARS)
     head = words.docs_dont_say.format(question=asked)
     if not sources:
         return head
-    bullets = "\n".join(f"- **{s.title or ' › '.join(s.crumbs)}** [{s.number}]" for s in sources[:MAX_CLOSEST])
+    labelled = {section_label(s): s for s in reversed(sources)}  # one per label, the best ranked of its kind
+    closest = sorted(labelled.items(), key=lambda item: item[1].number)[:MAX_CLOSEST]
+    bullets = "\n".join(f"- **{label}** [{s.number}]" for label, s in closest)
     return f"{head}\n\n{words.closest_they_come}\n{bullets}"

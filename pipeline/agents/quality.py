@@ -24,7 +24,7 @@ from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.agents.search import section_key
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import UNSUPPORTED_LANGUAGE, lexicon, texts
-from pipeline.types import ActionKind, DocsGap, QualityDecision, Role, SourceReference, Vocabulary
+from pipeline.types import ActionKind, DocsGap, Embedder, QualityDecision, Role, SourceReference, Vocabulary
 
 
 def chose_this_section(payload: Payload) -> bool:
@@ -127,12 +127,14 @@ class QualityAgent:
         min_overlap: float = 0.6,
         answerability_threshold: float | None = None,
         vocabulary: Vocabulary | None = None,
+        embedder: Embedder | None = None,
         llm: Strategy | None = None,
     ) -> None:
         """`answerability_threshold` None measures answerability without ever refusing; `vocabulary` (the search's
-        keyword index) lets it see the question's words that no document uses."""
+        keyword index) lets it see the question's words that no document uses, and `embedder` how central such a
+        word is to the question."""
         self._min_overlap = min_overlap
-        self._answerability = AnswerabilityCheck(answerability_threshold, vocabulary)
+        self._answerability = AnswerabilityCheck(answerability_threshold, vocabulary, embedder)
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:

@@ -62,6 +62,6 @@ def test_the_deployed_coefficients_are_the_fit_of_the_committed_tune_rows() -> N
     from bench.answerability import fit
     from pipeline.agents.answerability import COEFFICIENTS, WORDS_ONLY_COEFFICIENTS
 
-    rows = Path(__file__).resolve().parents[2] / "bench" / "results" / "answerability-tune-20261126-stop35.json.gz"
+    rows = Path(__file__).resolve().parents[2] / "bench" / "results" / "answerability-tune-20261126-stop36.json.gz"
     assert fit([rows]) == COEFFICIENTS
     assert fit([rows], without=("meaning",)) == WORDS_ONLY_COEFFICIENTS

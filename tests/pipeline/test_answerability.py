@@ -214,6 +214,22 @@ def test_the_reply_says_the_docs_dont_say_and_lists_the_closest_sections_in_ever
         assert texts(language).answer_lead_in not in reply
 
 
+@pytest.mark.unit
+def test_a_section_repeated_under_the_same_heading_is_listed_once_with_its_page() -> None:
+    def under(number: int, page: str, title: str) -> SourceReference:
+        return SourceReference(number, f"c{number}", page, title, (page, title), f"https://d/{number}", "...", 0.8)
+
+    sources = (under(1, "Support", "Updating the software"), under(2, "Support", "Updating the software"),
+               under(3, "Getting started", "Updating the software"), under(4, "Picture", "Picture size"))  # fmt: skip
+    reply = ans.docs_dont_say("How do I downgrade?", "en", sources)
+    bullets = [line for line in reply.splitlines() if line.startswith("- ")]
+    assert bullets == [
+        "- **Support › Updating the software** [1]",
+        "- **Getting started › Updating the software** [3]",
+        "- **Picture › Picture size** [4]",
+    ]
+
+
 # -- the quality step ----------------------------------------------------------------------------------------
 
 
@@ -283,6 +299,52 @@ async def test_filler_words_no_document_uses_do_not_make_a_question_about_someth
     agent = QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=RecordingVocabulary(("zigbe", "lol")))
     one = (await agent.run(payload, Context())).payload.answerability
     assert one is not None and one.signals.unknown_terms == 1
+
+
+class FailingEmbedder:
+    dim = 384
+
+    async def embed_queries(self, texts: list[str]) -> object:
+        raise ConnectionResetError("embeddings endpoint dropped the connection")
+
+    async def embed_passages(self, texts: list[str]) -> object:
+        raise ConnectionResetError("embeddings endpoint dropped the connection")
+
+
+@pytest.mark.unit
+async def test_one_unknown_word_the_question_is_about_refuses_and_one_that_is_context_does_not() -> None:
+    """One word no document uses is weighed by the bundled model: without "hulu" the question means something else
+    (a service the docs never mention), without "boss" it means the same (who is asking)."""
+    from storage.embedder import E5Embedder
+
+    block = "The remote works with the TV's apps once it is paired. Hold the Link key to pair the remote again."
+    embedder = E5Embedder()
+    about = QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=RecordingVocabulary(("hulu",)),
+                         embedder=embedder)  # fmt: skip
+    verdict = (await about.run(answered("Does the remote work with hulu?", block), Context())).payload.answerability
+    assert verdict is not None and verdict.signals.unknown_shift >= ans.CENTRAL_SHIFT
+    assert not verdict.answerable and verdict.reason is AnswerabilityReason.UNKNOWN_TERMS
+
+    context = QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=RecordingVocabulary(("boss",)),
+                           embedder=embedder)  # fmt: skip
+    asked = "my boss wants to know how to pair the remote"
+    verdict = (await context.run(answered(asked, block), Context())).payload.answerability
+    assert verdict is not None and 0 < verdict.signals.unknown_shift < ans.CENTRAL_SHIFT and verdict.answerable
+
+    # an embedder that fails costs the check, never the answer: the decision goes on the other signals
+    failing = QualityAgent(answerability_threshold=OPERATING_POINT, vocabulary=RecordingVocabulary(("hulu",)),
+                           embedder=FailingEmbedder())  # fmt: skip
+    verdict = (await failing.run(answered("Does the remote work with hulu?", block), Context())).payload.answerability
+    assert verdict is not None and verdict.signals.unknown_shift == 0.0 and verdict.answerable
+
+
+@pytest.mark.unit
+def test_the_unknown_word_is_left_out_as_the_vocabulary_writes_it() -> None:
+    assert ans.without_term("Does it support Hulu?", "hulu") == "Does it support ?"
+    assert ans.without_term("Which heights, and is height a setting?", "height").split() == [
+        "Which", ",", "and", "is", "a", "setting?",
+    ]  # fmt: skip
+    assert ans.without_term("No such word here", "hulu") == "No such word here"
 
 
 @pytest.mark.unit
