@@ -345,11 +345,11 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
 # A logistic regression over the signals, fitted on the tune halves of every labelled set: the shoppers' questions
 # (English and translated into nine languages), the e-manual's questions, docbot's newcomers' questions, and SQuAD
 # v2.0 dev articles 11-20 (about 830 questions; the test halves and SQuAD's first ten articles are what
-# docs/benchmarks.md reports), by `python -m bench.answerability --only emanual,shoppers,newcomer --split tune --rows --out A.json` and `--only
-# squad --squad-skip-articles 10 --rows --out B.json`, then `--fit` on both (rows, merged:
-# bench/results/answerability-tune-20261126-stop36.json.gz; L2 1.0; a failed check is never allowed to raise the
-# score: such a coefficient is held at 0 and the rest refitted). The questions `off_topic` already refuses are left
-# out of the fit.
+# docs/benchmarks.md reports), by `python -m bench.answerability --only emanual,shoppers,newcomer --split tune
+# --rows --out A.json` and `--only squad --squad-skip-articles 10 --rows --out B.json`, then `--fit` on both (rows,
+# merged: bench/results/answerability-tune-20261126-stop36.json.gz; L2 1.0; a failed check is never allowed to
+# raise the score: such a coefficient is held at 0 and the rest refitted). The questions `off_topic` already refuses
+# are left out of the fit.
 COEFFICIENTS: dict[str, float] = {
     "bias": -2.15,
     "coverage": 1.13,
