@@ -203,7 +203,8 @@ async def run_set(
 
 def _evidence(payload: Payload, docs_language: str, vocabulary: Vocabulary) -> dict[str, Any]:
     """The question, quote, cited blocks, ranked hits and the words no document uses the decision read, as JSON."""
-    from pipeline.agents.answerability import FUNCTION_WORDS, evidence_of
+    from pipeline.agents.answerability import evidence_of
+    from pipeline.locales import FUNCTION_WORDS
     from pipeline.text import names, without_identifiers
 
     seen = evidence_of(payload, docs_language)

@@ -61,7 +61,7 @@ from rapidfuzz.distance import OSA
 from pipeline import text as textutil
 from pipeline.closest import section_label
 from pipeline.envelope import Payload
-from pipeline.locales import all_lexicons, lexicon, texts
+from pipeline.locales import FUNCTION_WORDS, lexicon, texts
 from pipeline.types import (
     Answerability,
     AnswerabilityReason,
@@ -110,7 +110,6 @@ _ASKS_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _ASKS_NAME = re.compile(r"^\s*who(?:m|se)?\b", re.IGNORECASE)
-FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().values()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,7 +631,9 @@ def docs_dont_say(question: str, language: str | None, sources: tuple[SourceRefe
     head = words.docs_dont_say.format(question=asked)
     if not sources:
         return head
-    labelled = {section_label(s): s for s in reversed(sources)}  # one per label, the best ranked of its kind
-    closest = sorted(labelled.items(), key=lambda item: item[1].number)[:MAX_CLOSEST]
+    first_of_label: dict[str, SourceReference] = {}
+    for source in sources:  # in the search's order: the best ranked of each label
+        first_of_label.setdefault(section_label(source), source)
+    closest = list(first_of_label.items())[:MAX_CLOSEST]
     bullets = "\n".join(f"- **{label}** [{s.number}]" for label, s in closest)
     return f"{head}\n\n{words.closest_they_come}\n{bullets}"

@@ -19,7 +19,7 @@ from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBui
 
 from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import all_lexicons, is_supported
+from pipeline.locales import FUNCTION_WORDS, is_supported
 from pipeline.text import one_line, strip_mentions, without_identifiers, without_names, word_count
 from pipeline.types import Role
 
@@ -37,7 +37,6 @@ _SCRIPTS = (
     ("el", re.compile(r"[\u0370-\u03ff]")), ("hy", re.compile(r"[\u0530-\u058f]")),
     ("ka", re.compile(r"[\u10a0-\u10ff]")), ("bn", re.compile(r"[\u0980-\u09ff]")),
 )  # fmt: skip
-_FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().values()))  # "I", "Does": never names
 MIN_VOTING_WORDS = 3  # names are left out of the vote only when this many words of the person's own remain
 SHORT_TEXT_WORDS = 8
 GUESS_WORDS = 2  # up to this many words, a language without templates must be sure to be taken
@@ -51,7 +50,7 @@ def voting_text(text: str) -> str:
     words written as names ("Bluetooth", "Amazon Fire" mid-sentence; any Latin word in a Chinese or Russian text):
     lingua read "Come collego le cuffie Bluetooth al televisore?" as English (0.99) because of one brand."""
     text = _CAMEL.sub(" ", without_identifiers(text))
-    unnamed = without_names(text, _FUNCTION_WORDS)
+    unnamed = without_names(text, FUNCTION_WORDS)
     # a German noun is capitalised too: "Hat der Fernseher WLAN?" would keep only "Hat der"
     text = unnamed if word_count(unnamed) >= MIN_VOTING_WORDS else text
     kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡؟？。،").lower() not in PRODUCT_NAMES]

@@ -18,6 +18,7 @@ DEFAULT = "en"
 
 __all__ = [
     "DEFAULT",
+    "FUNCTION_WORDS",
     "SUPPORTED",
     "TROUBLESHOOTING",
     "UNSUPPORTED_LANGUAGE",
@@ -113,11 +114,9 @@ def asks_yes_no(text: str, lang: str | None = None) -> bool:
     return any(p.search(text) for p in patterns)
 
 
-def _any_language_skip() -> frozenset[str]:
-    return frozenset().union(*(lex.stopwords | frozenset(lex.deictics) for lex in _LEXICONS.values()))
-
-
-_ANY_SKIP = _any_language_skip()
+# every supported language's function words ("I", "Does", "der", "как"): never a name, never a topic
+FUNCTION_WORDS: frozenset[str] = frozenset().union(*(lex.stopwords for lex in _LEXICONS.values()))
+_ANY_SKIP = FUNCTION_WORDS.union(*(lex.deictics for lex in _LEXICONS.values()))
 
 
 # runs of Han characters, of katakana (with its prolonged-sound mark) or of Hangul syllables, two or more long
