@@ -5,6 +5,10 @@ Identifiers, code, URLs and product names do not vote: "what does DOCBOT_ROLE_QU
 the docs' language weigh as priors, and a text of only names takes the thread's (else the docs') language. Text in
 a script none of the supported languages uses (Arabic, Hebrew, Devanagari, Thai, Greek...) is reported with its
 own code (`ar`, ...), so the answer can say in English that this language is not supported.
+
+lingua reads letter n-grams, so a short question of a few borrowed-looking words can sway it ("Is it vesa
+compatible?": Spanish at 0.55). When it is unsure, the text's function words (the `stop-words` package's lists) get a
+second say: a text whose words are clearly one language's function words is in that language.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from functools import lru_cache
 from typing import ClassVar
 
 from lingua import IsoCode639_1, Language, LanguageDetector, LanguageDetectorBuilder
+from stop_words import StopWordError, get_stop_words
 
 from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import FUNCTION_WORDS, is_supported
-from pipeline.text import one_line, strip_mentions, without_identifiers, without_names, word_count
+from pipeline.text import has_cjk, one_line, strip_mentions, tokens, without_identifiers, without_names, word_count
 from pipeline.types import Role
 
 # Names that read as words of some language but are the same in all: they must not vote.
@@ -43,6 +48,10 @@ GUESS_WORDS = 2  # up to this many words, a language without templates must be s
 DOCS_PRIOR = 1.6
 PLAUSIBLE = 0.1  # a short text's fallback language needs this much of the detector's confidence (lang bench, tune half)
 THREAD_PRIOR = 2.0
+# the function-word vote (chosen on the lang bench's tune half and the real shoppers' English questions):
+FUNCTION_SHARE = 0.3  # this share of the words are one language's function words ...
+FUNCTION_LEAD = 3.0  # ... this many times the share of the detected language's ...
+FUNCTION_MIN_WORDS = 2  # ... and at least this many ("roku" alone is a Polish function word)
 
 
 def voting_text(text: str) -> str:
@@ -55,6 +64,32 @@ def voting_text(text: str) -> str:
     text = unnamed if word_count(unnamed) >= MIN_VOTING_WORDS else text
     kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡؟？。،").lower() not in PRODUCT_NAMES]
     return " ".join(kept)
+
+
+@lru_cache(maxsize=32)
+def function_words(code: str) -> frozenset[str]:
+    """`code`'s function words, or none when the `stop-words` package has no list for it."""
+    try:
+        return frozenset(get_stop_words(code))
+    except StopWordError:
+        return frozenset()
+
+
+def function_word_language(text: str, languages: Sequence[str], detected: str) -> str | None:
+    """The language of `languages` whose function words are most of `text`'s words, when it is not `detected` and
+    leads clearly: alone in front, with at least `FUNCTION_SHARE` of the words, `FUNCTION_MIN_WORDS` of them, and
+    `FUNCTION_LEAD` times the share of `detected`'s function words. None otherwise, and for texts in Chinese or
+    Japanese script (their words are not apart by spaces)."""
+    words = [w.lower() for w in tokens(text) if not w.isdigit()]
+    if not words or has_cjk(text):
+        return None
+    counts = {code: sum(w in function_words(code) for w in words) for code in languages}
+    ranked = sorted(counts.values(), reverse=True)
+    best = max(counts, key=lambda code: counts[code])
+    clear = ranked[0] >= max(FUNCTION_MIN_WORDS, FUNCTION_SHARE * len(words)) and ranked[1:2] != ranked[:1]
+    if best == detected or not clear or ranked[0] < FUNCTION_LEAD * counts.get(detected, 0):
+        return None
+    return best
 
 
 def unsupported_script(text: str) -> str | None:
@@ -207,6 +242,10 @@ class LangAgent:
             language, confidence, source = thread_language or context.docs_language, 0.0, "default"
         else:
             language, confidence = values[0]
+        unsure = confidence < self._sure
+        by_function_words = function_word_language(voting, self._languages, language) if unsure else None
+        if by_function_words is not None:
+            language, source = by_function_words, f"function words; the detector said {language}"
         if word_count(voting) <= GUESS_WORDS and confidence < self._sure and not is_supported(language):
             # "token?" reads as Dutch (0.72): a word or two only guessed to be in a language without templates is
             # answered in English all the same, so the thread's or docs' language spares a wrong "not supported" line

@@ -145,6 +145,31 @@ def test_voting_text_leaves_out_words_written_as_names() -> None:
     assert voting_text("Hat der Fernseher Bluetooth?").split() == ["Hat", "der", "Fernseher", "Bluetooth?"]
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Is it vesa compatible?", "en"),  # lingua: Spanish, 0.55
+        ("Can I sync my samsung smartphone to this tv?", "en"),  # lingua: German, 0.55
+        ("Est-ce qu'elle a le WiFi ?", "fr"),  # lingua with the docs prior: English
+        ("roku compatible?", "en"),  # one Polish function word ("roku", of the year) is no evidence
+        ("Tienen conexion wifi?", "es"),  # lingua is sure: the function words are not asked
+    ],
+)
+async def test_an_unsure_detection_defers_to_clear_function_words(text: str, language: str) -> None:
+    result = await AGENT.run(Payload(text=text), Context(docs_language="en"))
+    assert result.payload.language == language
+
+
+def test_function_words_lead_only_when_clearly_one_languages() -> None:
+    from pipeline.agents.lang import function_word_language
+
+    languages = ("en", "es", "de", "fr", "pt")
+    assert function_word_language("Is it vesa compatible?", languages, "es") == "en"
+    assert function_word_language("Is it vesa compatible?", languages, "en") is None  # the detector agrees
+    assert function_word_language("vesa compatible?", languages, "es") is None  # no function word at all
+    assert function_word_language("如何将遥控器与音箱配对？", ("en", "zh"), "en") is None  # no spaces between words
+
+
 async def test_a_sure_question_in_the_docs_language_loads_no_high_accuracy_model() -> None:
     lang._judge.cache_clear()
     result = await AGENT.run(Payload(text="How do I pair the remote with my speaker?"), Context(docs_language="en"))
