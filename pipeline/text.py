@@ -114,6 +114,13 @@ def features(text: str, stopwords: Iterable[str] = (), language: str | None = "e
     return out
 
 
+def joined_features(text: str) -> set[str]:
+    """Each pair of neighbouring words of `text` written as one, stemmed ("Wi-Fi" and "sound bar" as "wifi" and
+    "soundbar"): how a question may write what a passage splits. ASCII words only (the stemmer is English)."""
+    words = [t for t in tokens(text) if t.isascii() and t.isalpha()]
+    return {stem(a + b) for a, b in itertools.pairwise(words)}
+
+
 def overlap(question: set[str], passage: set[str]) -> float:
     """Share of the question's features found in the passage (0..1)."""
     if not question:
