@@ -114,11 +114,14 @@ def features(text: str, stopwords: Iterable[str] = (), language: str | None = "e
     return out
 
 
-def joined_features(text: str) -> set[str]:
-    """Each pair of neighbouring words of `text` written as one, stemmed ("Wi-Fi" and "sound bar" as "wifi" and
-    "soundbar"): how a question may write what a passage splits. ASCII words only (the stemmer is English)."""
-    words = [t for t in tokens(text) if t.isascii() and t.isalpha()]
-    return {stem(a + b) for a, b in itertools.pairwise(words)}
+def joined_features(text: str, language: str | None = "en") -> set[str]:
+    """Each pair of neighbouring words of `text` written as one, stemmed for `language` as `features` stems ("Wi-Fi"
+    and "sound bar" as "wifi" and "soundbar"): how a question may write what a passage splits. ASCII words only:
+    the compounds people write joined are English and product words ("Вай-фай" is written apart)."""
+    words = [t.lower() for t in tokens(text) if t.isascii() and t.isalpha()]
+    joined = [a + b for a, b in itertools.pairwise(words)]
+    stemmer = _stemmer(language) if language else None
+    return set(stemmer.stemWords(joined) if stemmer else joined)
 
 
 def overlap(question: set[str], passage: set[str]) -> float:

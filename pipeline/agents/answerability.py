@@ -275,14 +275,14 @@ def best_passage(question: str, quoted: str, language: str = "en", *, heading: s
     "Creating a profile for each person" over "Open the profile ...")."""
     stop = lexicon(language).stopwords
     wanted = textutil.features(question, stop, language)
-    above = textutil.features(heading, stop, language) | textutil.joined_features(heading)
+    above = textutil.features(heading, stop, language) | textutil.joined_features(heading, language)
     best, best_share = "", -1.0
     for block in quoted.split("\n\n"):
         said = textutil.sentences(block) or [block]
         for start in range(len(said)):
             passage = " ".join(said[start : start + PASSAGE_SENTENCES])
             # "wifi" asked is the "Wi-Fi" the docs write, "soundbar" their "sound bar"
-            written = textutil.features(passage, stop, language) | textutil.joined_features(passage)
+            written = textutil.features(passage, stop, language) | textutil.joined_features(passage, language)
             share = typo_tolerant_overlap(wanted, above | written)
             if share > best_share:
                 best, best_share = passage, share
@@ -299,7 +299,7 @@ def number_said(question: str, quoted: str, language: str = "en", *, same_langua
     wanted = textutil.features(question, stop, language)
     for block in quoted.split("\n\n"):
         for sentence in textutil.sentences(block) or [block]:
-            said = textutil.features(sentence, stop, language) | textutil.joined_features(sentence)
+            said = textutil.features(sentence, stop, language) | textutil.joined_features(sentence, language)
             if _DIGIT.search(sentence) and said & wanted:
                 return True
     return False
