@@ -114,6 +114,15 @@ def features(text: str, stopwords: Iterable[str] = (), language: str | None = "e
     return out
 
 
+LONG_TERM = 8  # from this many letters a misspelt word may be two edits away
+
+
+def edits_allowed(term: str) -> int:
+    """How many edits a misspelling of `term` may be away from the word meant: one, two from `LONG_TERM` letters
+    (the keyword search's vocabulary and the answerability decision forgive the same typos)."""
+    return 2 if len(term) >= LONG_TERM else 1
+
+
 def joined_features(text: str, language: str | None = "en") -> set[str]:
     """Each pair of neighbouring words of `text` written as one, stemmed for `language` as `features` stems ("Wi-Fi"
     and "sound bar" as "wifi" and "soundbar"): how a question may write what a passage splits. ASCII words only:

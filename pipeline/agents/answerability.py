@@ -84,7 +84,7 @@ SEEN_HITS = 5  # the sections a missing name is looked for in before it counts a
 MIN_COVERAGE = 0.34  # below it, no passage of the quote is about the question (see `off_topic`)
 MEANING_ON_TOPIC = 0.86  # ... unless the quote is this close in meaning (chosen on the tune halves)
 UNKNOWN_WORDS = 2  # this many words of the question that no document uses: it asks about something else
-MIN_FUZZY, LONG_WORD = 3, 8  # a word longer than this may be misspelt by one edit; from LONG_WORD letters by two
+MIN_FUZZY = 3  # a word longer than this may be misspelt (by `textutil.edits_allowed`)
 CENTRAL_SHIFT = 0.04  # a message's meaning moved this far without a word makes that word its subject (tune halves)
 SHIFT_DEADLINE_S = 5.0  # the two embeddings of that check; past it the word is not weighed
 PASSAGE_SENTENCES = 3  # a passage: this many consecutive sentences of one quoted block (chosen on the tune split)
@@ -262,7 +262,7 @@ def typo_tolerant_overlap(wanted: set[str], said: set[str]) -> float:
         return 0.0
     found = wanted & said
     for word in wanted - found:
-        edits = 2 if len(word) >= LONG_WORD else 1
+        edits = textutil.edits_allowed(word)
         if len(word) > MIN_FUZZY and process.extractOne(word, said, scorer=OSA.distance, score_cutoff=edits):
             found.add(word)
     return len(found) / len(wanted)

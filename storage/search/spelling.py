@@ -11,7 +11,7 @@ the word were not there. Only terms no text of the level uses are respelt, four 
 - abbreviated: an unknown term of `MIN_ABBREVIATED` letters or more that begins terms the docs use ("coax" ->
   "coaxial", "config" -> "configur"), the most frequent of them;
 - corrected: an unknown term of `MIN_CORRECTED` letters or more one edit from a term the docs use (two from eight
-  letters: `vocabulary.edits_allowed`, the vocabulary's own rule; rapidfuzz's optimal string alignment), the most
+  letters: `pipeline.text.edits_allowed`, the vocabulary's own rule; rapidfuzz's optimal string alignment), the most
   frequent one.
 
 Applied to questions in the docs' language only: the words of another language are not misspelt English.
@@ -22,10 +22,10 @@ from __future__ import annotations
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from pipeline.text import stem
+from pipeline.text import edits_allowed, stem
 from storage.search.keyword import KeywordLevel
 from storage.search.tokenize import ENGLISH_STOPWORDS, tokenize, words_of
-from storage.search.vocabulary import edits_allowed, is_contraction
+from storage.search.vocabulary import is_contraction
 
 MIN_ABBREVIATED = 4  # "coax" for "coaxial", "spec" for "specification"; "tv" or "app" abbreviate too much
 MIN_CORRECTED = 5  # shorter terms are one edit from too many others ("hulu", "vudu" are names, not typos)

@@ -22,11 +22,11 @@ import numpy.typing as npt
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from pipeline.text import edits_allowed
 from storage.search.keyword import KeywordLevel
 from storage.search.tokenize import ENGLISH_STOPWORDS, tokenize
 
 MIN_LETTERS = 3
-LONG_TERM = 8  # from this many letters a term may be two edits away
 _SHORT_WORDS = sorted(w for w in ENGLISH_STOPWORDS if len(w) == MIN_LETTERS)
 CONTRACTED = frozenset({
     "aren", "isn", "wasn", "weren", "don", "doesn", "didn", "won", "wouldn", "couldn", "shouldn", "hasn", "haven",
@@ -35,11 +35,6 @@ CONTRACTED = frozenset({
 
 
 Level = tuple[KeywordLevel, npt.NDArray[np.bool_]]  # a keyword level and the rows of it that count
-
-
-def edits_allowed(term: str) -> int:
-    """How many edits a misspelling of `term` may be away from the word meant: one, two from `LONG_TERM` letters."""
-    return 2 if len(term) >= LONG_TERM else 1
 
 
 def is_contraction(term: str) -> bool:
