@@ -6,6 +6,10 @@ their English originals), reported apart as "crosslang"; and the 40 translated s
 bench/data/shoppers_translated_*.jsonl (with their English originals, as real people typed them), reported per
 half as "shoppers-tune" and "shoppers-test". Each goes through the offline lang role with an empty thread; accuracy
 per language is printed as JSON.
+
+"real-shoppers": the 3,169 questions of ../shared/data/emanual/amazon_user_questions.jsonl as shoppers typed them,
+unlabelled (nearly all English, a few dozen Spanish): the verdicts other than English are counted and listed in
+full, to be read by hand (skipped when the shared file is absent).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pipeline.agents.lang import LangAgent
 from pipeline.envelope import Context, Payload
 
 DATA = Path(__file__).resolve().parent / "data"
+REAL_SHOPPERS = Path(__file__).resolve().parents[2] / "shared" / "data" / "emanual" / "amazon_user_questions.jsonl"
 
 
 def question_sets() -> dict[str, list[tuple[str, str]]]:
@@ -54,7 +59,21 @@ async def main() -> None:
                 wrong.append((lang, text, result.payload.language))
         summary = {lang: {"n": len(v), "accuracy": round(sum(v) / len(v), 3)} for lang, v in hits.items()}
         report[name] = {"summary": summary, "wrong": wrong[:40]}
+    report["real-shoppers"] = await not_english(agent)
     print(json.dumps(report, ensure_ascii=False, indent=1))
+
+
+async def not_english(agent: LangAgent) -> dict[str, object]:
+    """The real shoppers' questions read as another language than English, each with its verdict."""
+    if not REAL_SHOPPERS.exists():
+        return {"skipped": f"{REAL_SHOPPERS} not found"}
+    texts = list(dict.fromkeys(row["question"] for row in load_jsonl(REAL_SHOPPERS)))
+    verdicts = []
+    for text in texts:
+        result = await agent.run(Payload(text=text), Context())
+        if result.payload.language != "en":
+            verdicts.append((result.payload.language, text))
+    return {"questions": len(texts), "not_english": len(verdicts), "verdicts": verdicts}
 
 
 if __name__ == "__main__":
