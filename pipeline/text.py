@@ -123,16 +123,6 @@ def edits_allowed(term: str) -> int:
     return 2 if len(term) >= LONG_TERM else 1
 
 
-def joined_features(text: str, language: str | None = "en") -> set[str]:
-    """Each pair of neighbouring words of `text` written as one, stemmed for `language` as `features` stems ("Wi-Fi"
-    and "sound bar" as "wifi" and "soundbar"): how a question may write what a passage splits. ASCII words only:
-    the compounds people write joined are English and product words ("Вай-фай" is written apart)."""
-    words = [t.lower() for t in tokens(text) if t.isascii() and t.isalpha()]
-    joined = [a + b for a, b in itertools.pairwise(words)]
-    stemmer = _stemmer(language) if language else None
-    return set(stemmer.stemWords(joined) if stemmer else joined)
-
-
 def overlap(question: set[str], passage: set[str]) -> float:
     """Share of the question's features found in the passage (0..1)."""
     if not question:

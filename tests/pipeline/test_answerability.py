@@ -196,14 +196,6 @@ def test_the_best_passage_is_a_few_sentences_of_one_block_never_two() -> None:
 
 
 @pytest.mark.unit
-def test_a_word_the_passage_writes_as_two_is_found() -> None:
-    quoted = "Connect the TV to a Wi-Fi network. The sound bar plays every time the TV turns on."
-    assert ans.best_passage("Is it WiFi?", quoted)[1] == 1.0  # "Wi-Fi" read as "wifi"
-    assert ans.best_passage("does the soundbar turn on everytime?", quoted)[1] == 1.0
-    assert ans.best_passage("Is it Bluetooth?", quoted)[1] == 0.0  # a word the passage lacks stays missing
-
-
-@pytest.mark.unit
 def test_a_number_asked_for_is_said_of_the_thing_asked() -> None:
     beside = "Many graphics adaptors have no HDMI ports. Use a cable shorter than 10 feet."
     assert not ans.number_said("How many HDMI ports does it have?", beside)

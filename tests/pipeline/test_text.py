@@ -48,9 +48,3 @@ def test_words_keep_their_combining_marks(text: str, words: list[str]) -> None:
     (and a Hindi question had one content word, a fragment)."""
     assert tokens(text) == words
 
-
-def test_joined_features_write_neighbouring_words_as_one() -> None:
-    from pipeline.text import joined_features
-
-    assert {"wifi", "soundbar"} <= joined_features("Wi-Fi and a sound bar")
-    assert not joined_features("Вай-фай")  # only ASCII words: the stemmer is English
