@@ -78,8 +78,8 @@ def function_words(code: str) -> frozenset[str]:
 def function_word_language(text: str, languages: Sequence[str], detected: str) -> str | None:
     """The language of `languages` whose function words are most of `text`'s words, when it is not `detected` and
     leads clearly: alone in front, with at least `FUNCTION_SHARE` of the words, `FUNCTION_MIN_WORDS` of them, and
-    `FUNCTION_LEAD` times the share of `detected`'s function words. None otherwise, and for texts in Chinese or
-    Japanese script (their words are not apart by spaces)."""
+    `FUNCTION_LEAD` times the share of `detected`'s function words. None otherwise, and for texts with Chinese,
+    Japanese or Korean characters (the tokens are single characters there, not the lists' words)."""
     words = [w.lower() for w in tokens(text) if not w.isdigit()]
     if not words or has_cjk(text):
         return None
