@@ -47,6 +47,7 @@ from storage.search.vocabulary import unknown_terms
 from storage.vector_index import VectorIndex, VectorIndexUnavailable, VectorRecord
 
 log = logging.getLogger(__name__)
+MAX_TERM_VERDICTS = 20_000  # per snapshot and collections; past it they start afresh (a few MB at most)
 
 
 def _top(scores: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], k: int) -> npt.NDArray[np.int64]:
@@ -106,6 +107,9 @@ class HybridRetriever:
         self._chunk_units: dict[str, tuple[str, ...]] = {}  # chunk id -> its units, once all of them are embedded
         self._titles_task: asyncio.Task[None] | None = None
         self._freeze = freeze_snapshots
+        # each term's "used by the docs" verdict per snapshot and collections: the answerability decision asks about
+        # a question's words and then its names, and a word no document uses costs a scan of the vocabulary
+        self._term_verdicts: tuple[object, dict[tuple[str, ...], dict[str, bool]]] = (None, {})
 
     async def load(self) -> None:
         """Bring the snapshot up to date with the database (restoring the saved one first, at start); searches use
@@ -367,7 +371,18 @@ class HybridRetriever:
         chunks = corpus.mask(collections)
         docs = corpus.doc_mask(chunks)
         levels = ((corpus.text_level, chunks), (corpus.crumbs_level, chunks), (corpus.summary_level, docs))
-        return unknown_terms(levels, text)
+        return unknown_terms(levels, text, self._verdicts(corpus, collections))
+
+    def _verdicts(self, corpus: SearchCorpus, collections: tuple[str, ...]) -> dict[str, bool]:
+        """The term verdicts of this snapshot and these collections (a new snapshot starts afresh)."""
+        snapshot, by_collections = self._term_verdicts
+        if snapshot is not corpus:
+            snapshot, by_collections = corpus, {}
+            self._term_verdicts = (snapshot, by_collections)
+        verdicts = by_collections.setdefault(collections, {})
+        if len(verdicts) > MAX_TERM_VERDICTS:
+            verdicts.clear()
+        return verdicts
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         timer = _Timer(self._clock)

@@ -44,13 +44,19 @@ def is_contraction(term: str) -> bool:
     return term in CONTRACTED or term.removesuffix("t") in CONTRACTED or term in ENGLISH_STOPWORDS
 
 
-def unknown_terms(levels: Sequence[Level], text: str) -> tuple[str, ...]:
+def unknown_terms(levels: Sequence[Level], text: str, seen: dict[str, bool] | None = None) -> tuple[str, ...]:
     """The search terms of `text` (in order, once each) that no counted row of any level has, exactly or misspelt
-    (blocking: for each such term one scan of each level's vocabulary, a few milliseconds at 100k chunks)."""
+    (blocking: for each such term one scan of each level's vocabulary, a few milliseconds at 100k chunks). `seen`
+    keeps each term's verdict for the same levels, so a term looked up again is not scanned again."""
     terms = [
         t for t in dict.fromkeys(tokenize(text)) if t.isalpha() and len(t) >= MIN_LETTERS and not is_contraction(t)
     ]
-    return tuple(t for t in terms if not _used(t, levels))
+    if seen is None:
+        return tuple(t for t in terms if not _used(t, levels))
+    for term in terms:
+        if term not in seen:
+            seen[term] = _used(term, levels)
+    return tuple(t for t in terms if not seen[t])
 
 
 def _used(term: str, levels: Sequence[Level]) -> bool:

@@ -108,3 +108,21 @@ def test_a_word_the_docs_write_as_two_is_known_and_two_known_words_apart_are_not
     only_first = np.zeros(level.size, dtype=np.bool_)
     only_first[0] = True
     assert unknown_terms([(level, only_first)], "wifi") == ("wifi",)  # in a text the question may not see
+
+
+@pytest.mark.unit
+def test_a_term_looked_up_again_with_its_verdicts_is_not_scanned_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from storage.search import vocabulary
+
+    scanned: list[str] = []
+    real_used = vocabulary._used
+
+    def counting(term: str, levels: object) -> bool:
+        scanned.append(term)
+        return real_used(term, levels)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(vocabulary, "_used", counting)
+    levels, seen = [every_row(KeywordLevel(TEXTS))], {}
+    assert unknown_terms(levels, "Does Roku pair with the remote?", seen) == ("roku",)
+    assert unknown_terms(levels, "Roku", seen) == ("roku",)  # the name alone, as the decision asks next
+    assert scanned.count("roku") == 1
