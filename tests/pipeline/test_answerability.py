@@ -196,15 +196,6 @@ def test_the_best_passage_is_a_few_sentences_of_one_block_never_two() -> None:
 
 
 @pytest.mark.unit
-def test_a_number_asked_for_is_said_of_the_thing_asked() -> None:
-    beside = "Many graphics adaptors have no HDMI ports. Use a cable shorter than 10 feet."
-    assert not ans.number_said("How many HDMI ports does it have?", beside)
-    assert ans.number_said("How many HDMI ports does it have?", "The TV has 4 HDMI ports.")
-    # a question in another language than the docs: any number of the quote
-    assert ans.number_said("Сколько портов HDMI?", beside, same_language=False)
-
-
-@pytest.mark.unit
 def test_no_threshold_measures_without_refusing_and_the_model_decides_on_its_own() -> None:
     weak = AnswerabilitySignals(missing_terms=2)
     assert ans.decide(weak, None).answerable and ans.decide(weak, None).score == 0.0
