@@ -8,7 +8,8 @@ own code (`ar`, ...), so the answer can say in English that this language is not
 
 lingua reads letter n-grams, so a short question of a few borrowed-looking words can sway it ("Is it vesa
 compatible?": Spanish at 0.55). When it is unsure, the text's function words (the `stop-words` package's lists) get a
-second say: a text whose words are clearly one language's function words is in that language.
+second say: a text whose words are clearly one language's function words is in that language, and one that opens
+a question or an exclamation with "¿" or "¡" is Spanish.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ THREAD_PRIOR = 2.0
 FUNCTION_SHARE = 0.3  # this share of the words are one language's function words ...
 FUNCTION_LEAD = 3.0  # ... this many times the share of the detected language's ...
 FUNCTION_MIN_WORDS = 2  # ... and at least this many ("roku" alone is a Polish function word)
+INVERTED_MARKS = frozenset("¿¡")  # of the supported languages only Spanish writes them ("¿La tele tiene panel IPS?")
 
 
 def voting_text(text: str) -> str:
@@ -90,6 +92,14 @@ def function_word_language(text: str, languages: Sequence[str], detected: str) -
     if best == detected or not clear or ranked[0] < FUNCTION_LEAD * counts.get(detected, 0):
         return None
     return best
+
+
+def asks_in_spanish(text: str, languages: Sequence[str]) -> bool:
+    """Whether `text` opens a question or an exclamation with "¿" or "¡", which of the supported languages only
+    Spanish writes, and its words are not clearly another language's ("¿this tv has dolby atmos?" is English)."""
+    if "es" not in languages or not INVERTED_MARKS & set(text):
+        return False
+    return function_word_language(text, languages, "es") is None
 
 
 def unsupported_script(text: str) -> str | None:
@@ -246,6 +256,8 @@ class LangAgent:
         by_function_words = function_word_language(voting, self._languages, language) if unsure else None
         if by_function_words is not None:
             language, source = by_function_words, f"function words; the detector said {language}"
+        elif unsure and language != "es" and asks_in_spanish(voting, self._languages):
+            language, source = "es", f"¿ or ¡; the detector said {language}"
         if word_count(voting) <= GUESS_WORDS and confidence < self._sure and not is_supported(language):
             # "token?" reads as Dutch (0.72): a word or two only guessed to be in a language without templates is
             # answered in English all the same, so the thread's or docs' language spares a wrong "not supported" line

@@ -153,9 +153,11 @@ def test_voting_text_leaves_out_words_written_as_names() -> None:
         ("Est-ce qu'elle a le WiFi ?", "fr"),  # lingua with the docs prior: English
         ("roku compatible?", "en"),  # one Polish function word ("roku", of the year) is no evidence
         ("Tienen conexion wifi?", "es"),  # lingua is sure: the function words are not asked
+        ("¿La tele tiene panel IPS?", "es"),  # lingua: Italian; only Spanish opens a question with "¿"
+        ("¿this tv has dolby atmos?", "en"),  # ... unless the words are clearly another language's
     ],
 )
-async def test_an_unsure_detection_defers_to_clear_function_words(text: str, language: str) -> None:
+async def test_an_unsure_detection_defers_to_clear_function_words_and_spanish_marks(text: str, language: str) -> None:
     result = await AGENT.run(Payload(text=text), Context(docs_language="en"))
     assert result.payload.language == language
 
