@@ -47,4 +47,3 @@ def test_words_keep_their_combining_marks(text: str, words: list[str]) -> None:
     """A Devanagari vowel sign is a combining mark, not `\\w` to Python's `re`: "ब्लूटूथ" was cut into pieces
     (and a Hindi question had one content word, a fragment)."""
     assert tokens(text) == words
-
