@@ -258,7 +258,7 @@ class LangAgent:
             language, source = by_function_words, f"function words; the detector said {language}"
         elif unsure and language != "es" and asks_in_spanish(voting, self._languages):
             language, source = "es", f"¿ or ¡; the detector said {language}"
-        if word_count(voting) <= GUESS_WORDS and confidence < self._sure and not is_supported(language):
+        if word_count(voting) <= GUESS_WORDS and unsure and not is_supported(language):
             # "token?" reads as Dutch (0.72): a word or two only guessed to be in a language without templates is
             # answered in English all the same, so the thread's or docs' language spares a wrong "not supported" line
             language, source = thread_language or context.docs_language, "a guess without templates; thread or docs"

@@ -109,7 +109,7 @@ class HybridRetriever:
         self._freeze = freeze_snapshots
         # each term's "used by the docs" verdict per snapshot and collections: the answerability decision asks about
         # a question's words and then its names, and a word no document uses costs a scan of the vocabulary
-        self._term_verdicts: tuple[object, dict[tuple[str, ...], dict[str, bool]]] = (None, {})
+        self._term_verdicts: tuple[SearchCorpus | None, dict[tuple[str, ...], dict[str, bool]]] = (None, {})
 
     async def load(self) -> None:
         """Bring the snapshot up to date with the database (restoring the saved one first, at start); searches use
@@ -375,11 +375,9 @@ class HybridRetriever:
 
     def _verdicts(self, corpus: SearchCorpus, collections: tuple[str, ...]) -> dict[str, bool]:
         """The term verdicts of this snapshot and these collections (a new snapshot starts afresh)."""
-        snapshot, by_collections = self._term_verdicts
-        if snapshot is not corpus:
-            snapshot, by_collections = corpus, {}
-            self._term_verdicts = (snapshot, by_collections)
-        verdicts = by_collections.setdefault(collections, {})
+        if self._term_verdicts[0] is not corpus:
+            self._term_verdicts = (corpus, {})
+        verdicts = self._term_verdicts[1].setdefault(collections, {})
         if len(verdicts) > MAX_TERM_VERDICTS:
             verdicts.clear()
         return verdicts

@@ -51,12 +51,11 @@ def unknown_terms(levels: Sequence[Level], text: str, seen: dict[str, bool] | No
     terms = [
         t for t in dict.fromkeys(tokenize(text)) if t.isalpha() and len(t) >= MIN_LETTERS and not is_contraction(t)
     ]
-    if seen is None:
-        return tuple(t for t in terms if not _used(t, levels))
+    verdicts = {} if seen is None else seen
     for term in terms:
-        if term not in seen:
-            seen[term] = _used(term, levels)
-    return tuple(t for t in terms if not seen[t])
+        if term not in verdicts:
+            verdicts[term] = _used(term, levels)
+    return tuple(t for t in terms if not verdicts[t])
 
 
 def _used(term: str, levels: Sequence[Level]) -> bool:
