@@ -144,7 +144,7 @@ TABLE: tuple[Transition, ...] = (
     # answering and checking
     Transition(R.AUGMENTATION, C.ALWAYS, R.RESPONSE),
     Transition(R.RESPONSE, C.ALWAYS, R.QUALITY),
-    Transition(R.QUALITY, C.UNANSWERABLE, Out.REFUSAL),  # "the docs don't say", a docs gap
+    Transition(R.QUALITY, C.UNANSWERABLE, Out.NO_COVERAGE),  # "the docs don't say" with the closest sections
     Transition(R.QUALITY, C.NOT_COVERED, Out.NO_COVERAGE),  # before the rows that end on an answer
     Transition(R.QUALITY, C.APPROVED, Out.ANSWER),
     Transition(R.QUALITY, C.RESEARCH, R.SEARCH, counts_round="research"),

@@ -310,11 +310,6 @@ class PipelineRunner:
                 note=note,
                 fallback_notes=fallbacks,
             )
-        if payload.answerability is not None and not payload.answerability.answerable and payload.response:
-            # the docs do not answer it: "the docs don't say" with the closest sections, a docs gap (issue 15)
-            body, sources = cited_sources(payload.response, payload.source_references)
-            gap = RefusalReason.NO_COVERAGE
-            return PipelineResult(ResultKind.REFUSAL, body, language, envelope, sources=sources, reason=gap, note=note)
         out_of_scope = payload.refusal_reason is RefusalReason.OUT_OF_SCOPE or (
             payload.refusal_reason is None and payload.within_scope is False
         )

@@ -86,7 +86,7 @@ CASES: list[tuple[str, Situation, Role | Outcome, str | None]] = [
             quality_decision=QualityDecision.APPROVE,
             answerability=Answerability(False, 0.1, AnswerabilityReason.MISSING_TERMS),
         ),
-        Outcome.REFUSAL,
+        Outcome.NO_COVERAGE,
         None,
     ),
     ("research", situation(Role.QUALITY, quality_decision=QualityDecision.RESEARCH), Role.SEARCH, "research"),

@@ -17,6 +17,8 @@ from pipeline.result import ResultKind
 from pipeline.runner import AGENT_ROLES, PipelineRunner
 from pipeline.types import (
     ActionKind,
+    Answerability,
+    AnswerabilityReason,
     QualityDecision,
     Role,
     SearchQuality,
@@ -399,6 +401,26 @@ async def test_a_fallback_marks_the_result_degraded() -> None:
 
 
 # -- progress: the steps a person may see while the question runs -----------------------------------------------------
+
+
+async def test_the_docs_do_not_answer_is_a_no_coverage_refusal_that_keeps_its_fallback_notes() -> None:
+    """An answerability "no" ends the run as the typed "not covered" outcome, like a `docs_insufficient` response:
+    one path, with the fallback notes, so a refusal written while the model was down is degraded (never cached)."""
+
+    async def fell_back(payload: Payload, context: Context) -> AgentResult:
+        return AgentResult(payload.evolve(response="Hold the key. [1]"), "extractive", strategy=StrategyUsed.LLM_FAILED)
+
+    refusal = "The documentation doesn't say this: [1]"
+    unanswerable = {
+        "quality_decision": QualityDecision.APPROVE,
+        "response": refusal,
+        "answerability": Answerability(False, 0.1, AnswerabilityReason.MISSING_TERMS),
+    }
+    runner, _ = make_runner({Role.RESPONSE: fell_back, Role.QUALITY: passing(unanswerable)})
+    result = await run(runner)
+    assert (result.kind, result.reason) == (ResultKind.REFUSAL, "no_coverage")
+    assert result.text.startswith("The documentation doesn't say this") and result.sources
+    assert result.degraded and result.fallback_notes == ("response: llm->offline",)
 
 
 class Seen:
