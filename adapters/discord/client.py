@@ -5,8 +5,9 @@
     await client.start(settings.discord_bot_token.get_secret_value())
 
 Each event: ignore bots and self, drop repeats of the same gateway event, store a neutral `Inbound` in the durable
-inbox, and only then acknowledge (`/ask`, buttons). The inbox is the only way in: the delivery worker that claims the
-event starts its thread, shows typing, asks the conversation service and posts through `DiscordReplySink`.
+inbox, and only then acknowledge (`/ask`, buttons, the review editor's submission). The inbox is the only way in: the
+delivery worker that claims the event starts its thread, shows typing, asks the conversation service and posts
+through `DiscordReplySink`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import discord
 from discord import app_commands
@@ -25,7 +26,7 @@ from adapters.discord import wording
 from adapters.discord.api_url import use_api_url
 from adapters.discord.buttons import EDIT, PUBLISH, SOLVED, ActionButton, ButtonRef
 from adapters.discord.dedupe import RecentIds
-from adapters.discord.editor import AnswerEditor
+from adapters.discord.editor import AnswerEditor, Unreadable, read_submission
 from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, strip_bot_mention
 from adapters.discord.options import DiscordOptions
 from adapters.discord.render import no_mentions
@@ -43,6 +44,9 @@ from pipeline.messages import (
     ThreadRef,
 )
 from pipeline.messages.question import InputProblem, check_question
+
+if TYPE_CHECKING:
+    from discord.types.interactions import ModalSubmitInteractionData
 
 log = logging.getLogger(__name__)
 
@@ -566,13 +570,45 @@ class DocbotClient(discord.Client):
             return False
         if text is None:
             return False
-        await interaction.response.send_modal(AnswerEditor(ref.action_id, text))
+        try:
+            editor = AnswerEditor(ref.action_id, text)
+        except ValueError:  # an action id too long for the modal's custom_id: the worker says no editor opened
+            log.warning("review editor not opened: its custom_id would not fit", extra={"chars": len(ref.action_id)})
+            return False
+        await interaction.response.send_modal(editor)  # not kept in memory: the submission is read statelessly
         log.info("discord review editor opened", extra={"interaction_id": interaction.id})
         return True
 
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Every interaction, after discord.py dispatched commands and buttons. A modal submission is read here from
+        the interaction itself (its custom_id and inputs), not from a modal kept in memory, so docbot's editor is
+        taken by whichever process receives it, also after a restart. A modal that is not docbot's is left alone."""
+        if interaction.type is not discord.InteractionType.modal_submit or interaction.data is None:
+            return
+        async with self._working():
+            submitted = read_submission(cast("ModalSubmitInteractionData", interaction.data))
+            if submitted is None:
+                log.info("discord modal submit that is not docbot's ignored", extra={"interaction_id": interaction.id})
+            elif isinstance(submitted, Unreadable):
+                await self._unreadable_edit(interaction, submitted)
+            else:
+                await self.on_answer_edited(interaction, submitted.action_id, submitted.text)
+
+    async def _unreadable_edit(self, interaction: discord.Interaction[Any], problem: Unreadable) -> None:
+        """A docbot modal submission that cannot be taken: the person is told privately that nothing was saved."""
+        if not self._recent.first_time(f"interaction:{interaction.id}"):
+            return
+        log.warning("discord editor submission not readable", extra={"interaction_id": interaction.id,
+                                                                      "reason": problem.value})  # fmt: skip
+        notice = wording.EDIT_EMPTY if problem is Unreadable.EMPTY else wording.EDIT_UNREADABLE
+        await interaction.response.send_message(notice, ephemeral=True, allowed_mentions=no_mentions())
+
     async def on_answer_edited(self, interaction: discord.Interaction[Any], action_id: str, text: str) -> None:
-        """The editor submitted: stored (kind EDIT, on the review message it was opened from), then acknowledged
-        without a change; the worker saves and approves the text and marks the review message."""
+        """The editor submitted (from `on_interaction`): stored (kind EDIT, on the review message it was opened from),
+        then acknowledged without a change; the worker saves and approves the text and marks the review message. The
+        same interaction delivered again is stored and acknowledged once."""
+        if not self._recent.first_time(f"interaction:{interaction.id}"):
+            return
         async with self._working():
             user, message = interaction.user, interaction.message
             workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
@@ -585,8 +621,9 @@ class DocbotClient(discord.Client):
             )  # fmt: skip
             target = discord_thread_ref(workspace_id, channel_id, thread_id or channel_id, asker_id=user.id,
                                         interaction_token=interaction.token)  # fmt: skip
+            log.info("discord review editor submitted", extra={"interaction_id": interaction.id, "chars": len(text)})
             if await self._stored(interaction, inbound, target, "discord edit not stored"):
-                await interaction.response.defer()
+                await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, the review unchanged
 
     async def _publish(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
         """"Post in a thread" under an answer only its asker saw: stored first; the worker posts the stored answer in
@@ -652,16 +689,20 @@ class DocbotClient(discord.Client):
     async def _stored(
         self, interaction: discord.Interaction[Any], inbound: Inbound, target: ThreadRef, failed: str
     ) -> bool:
-        """Store an interaction's event before acknowledging it; when it cannot be stored, the person is told
-        privately (never silence) and the operator gets `failed` with the error's type."""
+        """Store an interaction's event before acknowledging it (True: acknowledge it now). When it cannot be stored,
+        the person is told privately (never silence) and the operator gets `failed` with the error's type. An event
+        the inbox already holds (the same interaction received by another process) is not acknowledged again: the
+        process that stored it did, and Discord refuses a second response."""
         try:
-            await self._accept(inbound, target)
+            stored = await self._accept(inbound, target)
         except Exception as exc:
             log.error(failed, extra={"error": type(exc).__name__})
             await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
                                                     ephemeral=True)  # fmt: skip
             return False
-        return True
+        if not stored:
+            log.info("discord interaction already stored", extra={"interaction_id": interaction.id})
+        return stored
 
     @contextlib.asynccontextmanager
     async def _working(self) -> AsyncIterator[None]:

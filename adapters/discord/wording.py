@@ -23,6 +23,9 @@ SOLVED_LABEL = "Solved"  # under answers in a forum post
 SOLVED = "Marked as solved. Thanks!"
 NO_SOLVED_TAG = "This forum has no “{tag}” tag to mark the post with; a moderator can add one."
 ONLY_OWNER_SOLVES = "Only the person who posted this (or a moderator) can mark it solved."
+# a submitted review editor docbot cannot take (said privately; nothing was saved)
+EDIT_UNREADABLE = "This edit could not be read, so nothing was saved. Press Edit on the review message again."
+EDIT_EMPTY = "The answer was empty, so nothing was saved. Press Edit on the review message again."
 
 
 def texts_for(language: str | None) -> Texts:

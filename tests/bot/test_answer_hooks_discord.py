@@ -193,18 +193,50 @@ async def test_edit_opens_a_modal_whose_text_is_approved_and_only_for_a_maintain
     (opened,) = [c for c in world.rest.calls if isinstance(c.body, dict) and c.body.get("type") == 9]
     modal = opened.body["data"]
     assert CEC_ANSWER in str(modal["components"])
+    assert not team.client._connection._view_store._modals  # discord.py keeps no modal: one path takes the submit
     edited = CEC_ANSWER.replace("restart the hub", "restart the hub and the TV (model year 2024 only)")
-    submit = p._interaction_base(world.app_id, world.bob, world.guild_id, world.rest.channels[team.review_id], 5)
-    submit["message"] = world.rest.messages[review["id"]]
-    submit["data"] = {"custom_id": modal["custom_id"], "components": [
-        {"type": 1, "components": [{"type": 4, "custom_id": "answer", "value": edited}]}]}  # fmt: skip
+    submit = editor_submission(team, review, modal["custom_id"], edited)
     await world.interact(team.client, submit)
 
     (approved,) = await app.team.answers.store.list(statuses=[AnswerStatus.APPROVED])
     assert approved.answer == edited
+    assert [c.status for c in world.rest.find("POST", rf"/interactions/{submit['id']}/.+")] == [200]  # handled once
     assert "model year 2024 only" in p.text_of(world.bot_messages(await team.ask(world.alice, CEC))[-1])
     spec = _load(shared_path(*SPEC_PARTS))  # every REST call of the scenario, as Discord's OpenAPI spec allows
     assert [problem for call in world.rest.calls for problem in problems_with(call, spec)] == []
+
+
+async def test_an_editor_submitted_after_a_restart_is_saved_and_approved_once(team: TeamWorld) -> None:
+    """The editor is opened by the bot before a restart and submitted to the bot after it (which never saw the Edit
+    press): the maintainer's text is saved and approved, once, also when the submission is delivered twice."""
+    world, app = team.world, team.app
+    thread_id = await refused(team, CEC)
+    await team.reply(world.bob, thread_id, CEC_ANSWER, roles=[world.support_role_id])
+    (review,) = team.reviews()
+    await team.press(review, "Edit", world.bob)
+    (opened,) = [c for c in world.rest.calls if isinstance(c.body, dict) and c.body.get("type") == 9]
+
+    await team.client.close()  # the restart, while the maintainer types
+    world.clients.remove(team.client)
+    team.client = await wired_client(world, app)
+    edited = CEC_ANSWER.replace("restart the hub", "restart the hub and the TV (model year 2024 only)")
+    submit = editor_submission(team, review, opened.body["data"]["custom_id"], edited)
+    await world.interact(team.client, submit)
+    await world.interact(team.client, submit)  # the same event again
+
+    (approved,) = await app.team.answers.store.list(statuses=[AnswerStatus.APPROVED])
+    assert approved.answer == edited
+    assert [c.status for c in world.rest.find("POST", rf"/interactions/{submit['id']}/.+")] == [200]
+    assert "model year 2024 only" in p.text_of(world.bot_messages(await team.ask(world.alice, CEC))[-1])
+
+
+def editor_submission(team: TeamWorld, review: dict[str, Any], custom_id: str, text: str) -> dict[str, Any]:
+    """The editor opened from `review`'s Edit button, submitted by the maintainer with `text` (MODAL_SUBMIT)."""
+    world = team.world
+    return p.modal_submit_interaction(
+        app_id=world.app_id, submitter=world.bob, custom_id=custom_id, inputs={"answer": text},
+        message=world.rest.messages[review["id"]], guild_id=world.guild_id, channel=world.rest.channels[team.review_id],
+    )  # fmt: skip
 
 
 async def test_solved_in_a_forum_post_drafts_the_answer_and_applies_the_tag(team: TeamWorld) -> None:

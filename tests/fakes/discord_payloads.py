@@ -359,3 +359,30 @@ def installed_by_the_user(interaction: dict[str, Any], user_id: str) -> dict[str
     (`authorizing_integration_owners` names only the user, under "1"; `app_permissions` of a user app)."""
     return {**interaction, "authorizing_integration_owners": {"1": user_id}, "context": 0,
             "app_permissions": str((1 << 11) | (1 << 14))}  # fmt: skip
+
+
+INTERACTION_MODAL_SUBMIT = 5
+COMPONENT_TEXT_INPUT = 4
+COMPONENT_LABEL = 18
+
+
+def modal_submit_interaction(
+    *, app_id: str, submitter: dict[str, Any], custom_id: str, inputs: dict[str, str], message: dict[str, Any] | None,
+    guild_id: str | None, channel: dict[str, Any], labelled: bool = False,
+) -> dict[str, Any]:
+    """INTERACTION_CREATE for a submitted modal (type 5, MODAL_SUBMIT), shaped like hikari's fixture
+    (hikari__interaction_modal_submit.json): each text input's value in an action row, or (`labelled`) in a label
+    component, as Discord sends the inputs of a modal built with labels. `message`: the message whose button opened
+    the modal."""
+    data = _interaction_base(app_id, submitter, guild_id, channel, INTERACTION_MODAL_SUBMIT)
+    components: list[dict[str, Any]] = []
+    for n, (input_id, value) in enumerate(inputs.items()):
+        field = {"id": 2 * n + 2, "type": COMPONENT_TEXT_INPUT, "custom_id": input_id, "value": value}
+        if labelled:
+            components.append({"type": COMPONENT_LABEL, "id": 2 * n + 1, "component": field})
+        else:
+            components.append({"type": COMPONENT_ACTION_ROW, "id": 2 * n + 1, "components": [field]})
+    data["data"] = {"custom_id": custom_id, "components": components}
+    if message is not None:
+        data["message"] = message
+    return data

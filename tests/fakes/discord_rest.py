@@ -53,6 +53,7 @@ class FakeDiscordREST:
     commands: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → the command as last synced
     interaction_channels: dict[str, str] = field(default_factory=dict)  # interaction token -> channel id
     originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # interaction token -> its first response
+    answered: set[str] = field(default_factory=set)  # interaction ids that got their (one) response
     _failures: list[_Failure] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     port: int = 0
@@ -164,6 +165,9 @@ class FakeDiscordREST:
                     return 404, {"message": "Unknown Message", "code": 10008}
                 return 204, None
             case "POST", ["interactions", interaction_id, _token, "callback"]:
+                if interaction_id in self.answered:  # Discord takes one response per interaction
+                    return 400, {"message": "Interaction has already been acknowledged.", "code": 40060}
+                self.answered.add(interaction_id)
                 return 200, self._callback(interaction_id, body)
             case "POST", ["webhooks", _app, token]:
                 return 200, self._store_message(self.interaction_channels.get(token, "0"), body)
