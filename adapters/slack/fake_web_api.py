@@ -101,8 +101,6 @@ class FakeSlackAPI:
         self._released = asyncio.Event()
         self.chaos: Callable[[str], Failure | None] | None = None  # a fault for any call, chosen by the test
         self._base_ts = 1_790_000_000
-        self.wall_clock = False  # True: message ts are the current time (as Slack's are), not a fixed sequence
-        self._last_ts = 0.0
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.responses: list[dict[str, Any]] = []  # what was posted to response_urls
@@ -147,9 +145,6 @@ class FakeSlackAPI:
         self.failures[method].append(Failure(**kwargs))
 
     def next_ts(self) -> str:
-        if self.wall_clock:  # Slack's ts is the time the message was posted, on the same clock as docbot's
-            self._last_ts = max(time.time(), self._last_ts + 0.000001)
-            return f"{self._last_ts:.6f}"
         return f"{self._base_ts + next(self._clock)}.{next(self._clock):06d}"
 
     def seed(self, channel: str, text: str, user: str | None = None, thread_ts: str | None = None,

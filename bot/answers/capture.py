@@ -5,6 +5,10 @@ the solved tag); a configured expert replies after the bot refused or someone ra
 candidate is the question the bot could not serve (its "gap") and the person's answer after it, with the thread's
 link, the author and the date; nothing else about the asker is kept. Drafting is idempotent per answer message, so a
 ✅ and a "Solved" on one thread draft one candidate. The caller posts `ReviewDesk.review_reply` for a new one.
+
+A thread is read in the platform's order, on the platform's clock alone: the bot stamped its stored replies with
+its own clock, so each stands right after the message it answered. A ✅ or "Solved" closes the asker's own question;
+an expert's reply, the last question the bot failed before it.
 """
 
 from __future__ import annotations
@@ -89,34 +93,50 @@ def _is_gap(message: ThreadMessage) -> bool:
     return message.from_bot and (message.reply_kind in GAP_KINDS or message.rated_down)
 
 
+def _in_thread_order(messages: Sequence[ThreadMessage]) -> list[ThreadMessage]:
+    """The thread in the platform's order, on the platform's clock alone. People's messages (and the bot's read back
+    from the platform) carry the platform's time; the bot's stored replies carry its own clock, which may run ahead
+    of the platform's or behind it, so each is placed by what it answered instead: right after that message (replies
+    to one message in the order the bot wrote them). A reply whose message is not in the thread is left out."""
+    stamped = sorted((m for m in messages if m.in_reply_to is None), key=lambda m: m.ts)
+    replies = sorted((m for m in messages if m.in_reply_to is not None), key=lambda m: m.ts)
+    ordered: list[ThreadMessage] = []
+    for message in stamped:
+        ordered += [message, *(r for r in replies if r.in_reply_to == message.message_id)]
+    return ordered
+
+
+def _asked_before(messages: Sequence[ThreadMessage], place: int) -> ThreadMessage | None:
+    """The person's message the bot's reply at `place` answered: the last one before it."""
+    return next((m for m in reversed(messages[:place]) if not m.from_bot), None)
+
+
 def pick(thread: Sequence[ThreadMessage], resolution: Resolution, experts: People) -> Picked | Skip:
     """The gap, its question and the answer a resolution names (pure: the thread as read, no I/O)."""
     if not thread:
         return Skip.NOT_ENGAGED
-    messages = list(thread)
     given = resolution.message
-    if given is not None and all(m.message_id != given.message_id for m in messages):
-        messages.append(given)
-        messages.sort(key=lambda m: m.ts)
-    target = next((m for m in messages if m.message_id == resolution.message_id), None) if resolution.message_id \
-        else None  # fmt: skip
-    limit = target.ts if target is not None else None
-    gaps = [m for m in messages if _is_gap(m) and (limit is None or m.ts <= limit)]
-    if not gaps:
+    if given is not None and all(m.message_id != given.message_id for m in thread):
+        thread = [*thread, given]
+    messages = _in_thread_order(thread)
+    named = next((i for i, m in enumerate(messages) if m.message_id == resolution.message_id), None)
+    target = messages[named] if named is not None else None
+    failed: list[tuple[int, ThreadMessage]] = []  # the gaps up to the message named, each with its question
+    for place, message in enumerate(messages[: None if named is None else named + 1]):
+        asked = _asked_before(messages, place) if _is_gap(message) else None
+        if asked is not None:
+            failed.append((place, asked))
+    if not failed:
         return Skip.NO_GAP
-    if resolution.trigger is Trigger.SOLVED:
-        # where the bot also answered the replies (a thread's follow-ups), the asker's "Solved" is about their own
-        # question: a later refusal of someone's answer (taken as a follow-up) is not the gap it closes
-        asked_by = {m.message_id for m in messages if not m.from_bot and m.author_id == resolution.by.user_id}
-        gaps = [g for g in gaps if g.in_reply_to in asked_by] or gaps
-    gap = gaps[-1]
-    asked = [m for m in messages if not m.from_bot and m.ts <= gap.ts]
-    answered = [m for m in asked if m.message_id == gap.in_reply_to]  # the message the gap replied to
-    if not (answered or asked):
-        return Skip.NO_GAP
-    question = (answered or asked)[-1]
-    after = [m for m in messages if not m.from_bot and m.ts >= gap.ts and m.author_id != question.author_id]
-    if resolution.trigger in (Trigger.CHECKMARK, Trigger.SOLVED) and resolution.by.user_id != question.author_id:
+    by = resolution.by.user_id
+    if resolution.trigger is not Trigger.EXPERT_REPLY:
+        # the asker's ✅ or "Solved" is about their own question: where the bot also answered the thread's follow-ups,
+        # its refusal of someone's answer, or of another person's question, is not the gap it closes
+        failed = [(place, asked) for place, asked in failed if asked.author_id == by] or failed
+    place, question = failed[-1]
+    gap = messages[place]
+    after = [m for m in messages[place + 1 :] if not m.from_bot and m.author_id != question.author_id]
+    if resolution.trigger in (Trigger.CHECKMARK, Trigger.SOLVED) and by != question.author_id:
         return Skip.NOT_ASKER
     if resolution.trigger is Trigger.EXPERT_REPLY and not experts.includes(resolution.by):
         return Skip.NOT_EXPERT

@@ -40,7 +40,8 @@ async def world(make_app: Callable[..., Any], tmp_path: Path) -> AsyncIterator[t
                        page_size=100)  # fmt: skip
     api.usergroups.update({"SEXPERTS": ["UFRED"], "SLEADS": ["UGWEN"]})
     api.channel_names["C1"] = "help"
-    api.wall_clock = True  # the thread's order mixes Slack's ts with the bot's own clock, as in production
+    # the fake's ts count on from a fixed moment (2026-09-21), not on the bot's clock that stamps its replies: capture
+    # must never compare the two
     await api.start()
     app: App = await make_app(
         slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=api.base_url,

@@ -5,6 +5,7 @@ question to the expert's answer cited in another thread."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from itertools import count
 from typing import Any
@@ -18,8 +19,9 @@ from bot.app import App
 from pipeline.messages import Reply, ReplyKind
 from pipeline.types import ActionKind
 from storage.answers.model import AnswerDraft, AnswerStatus
-from storage.answers.threads import ThreadMessage
+from storage.answers.threads import ThreadMessage, read_thread
 from tests.bot.conftest import inbound
+from tests.bot.test_team_answers import KETTLE, KETTLE_ANSWER
 
 pytestmark = pytest.mark.integration
 
@@ -36,10 +38,11 @@ def app_settings(**extra: Any) -> dict[str, Any]:
 
 
 async def ask(app: App, text: str, *, thread: str | None = None, user: str | None = None,
-              message_id: str | None = None) -> Reply:  # fmt: skip
-    reply = await app.service.handle_message(
-        inbound(text, thread=thread, user=user or f"U{next(_people)}", message_id=message_id)
-    )
+              message_id: str | None = None, at: datetime | None = None, mentioned: bool = True) -> Reply:  # fmt: skip
+    """`at`: the platform's time of the message (the bot stamps its reply with its own clock)."""
+    message = inbound(text, thread=thread, user=user or f"U{next(_people)}", message_id=message_id,
+                      mentioned=mentioned)  # fmt: skip
+    reply = await app.service.handle_message(replace(message, ts=at) if at is not None else message)
     assert reply is not None
     return reply
 
@@ -162,6 +165,42 @@ async def test_an_answer_rated_not_helpful_is_a_gap_an_expert_can_fill(make_app:
     assert after.answer.question == "How do I connect Bluetooth headphones?"
 
 
+@pytest.mark.parametrize("bot_ahead", [timedelta(seconds=30), timedelta(seconds=-30)], ids=["bot-ahead", "bot-behind"])
+async def test_each_resolution_drafts_the_question_it_answers_whichever_clock_runs_ahead(
+    make_app: Callable[..., Any], bot_ahead: timedelta
+) -> None:
+    """Ann and then Ben ask in one thread and the bot refuses both. Alice, an expert, answers Ben; Cat answers Ann,
+    and the bot takes Cat's answer for a follow-up and refuses it too. The platform stamps the people's messages a
+    second apart; the bot stamps its replies with its own clock, `bot_ahead` of the platform's."""
+    app: App = await make_app(**app_settings())
+    platform = datetime.now(UTC) - bot_ahead  # the platform's clock at the start, a skew from the bot's
+    root, ben, alice, cat = (f"{1780000000 + next(_people)}.000100" for _ in range(4))
+    assert (await ask(app, CEC, user="U-ANN", message_id=root, at=platform)).kind is ReplyKind.REFUSAL
+    assert (await ask(app, KETTLE, thread=root, user="U-BEN", message_id=ben, mentioned=False,
+                      at=platform + timedelta(seconds=1))).kind is ReplyKind.REFUSAL  # fmt: skip
+    alices = ThreadMessage(alice, "U-ALICE", "alice", KETTLE_ANSWER, platform + timedelta(seconds=2))  # never stored
+    assert (await ask(app, EXPERT_TEXT, thread=root, user="U-CAT", message_id=cat, mentioned=False,
+                      at=platform + timedelta(seconds=3))).kind is ReplyKind.REFUSAL  # fmt: skip
+    cats = ThreadMessage(cat, "U-CAT", "cat", EXPERT_TEXT, platform + timedelta(seconds=3))  # as the platform reads it
+
+    # Ann's ✅ on Cat's answer; then Alice's reply, handled after Cat's (delivered again after a failed inbox write)
+    ann = Person("slack", "U-ANN")
+    checkmark, solved = resolution(Trigger.CHECKMARK, root, ann, cats), resolution(Trigger.SOLVED, root, ann)
+    expert = resolution(Trigger.EXPERT_REPLY, root, Person("slack", "U-ALICE"), alices)
+    drafted = [await app.team.capture.resolve(resolved) for resolved in (checkmark, expert)]
+    assert [(d.answer.question, d.answer.answer, d.answer.answer_message_id) if d.answer else d.skipped
+            for d in drafted] == [(CEC, EXPERT_TEXT, cat), (KETTLE, KETTLE_ANSWER, alice)]  # fmt: skip
+    assert all(d.created for d in drafted)
+
+    thread = await read_thread(app.db, f"slack:T1:C1:{root}")
+    experts = People.parse(["slack:user:U-ALICE"])
+    for resolved, asked, answered in ((checkmark, root, cat), (solved, root, cat), (expert, ben, alice)):
+        picked = pick(thread, resolved, experts)
+        assert not isinstance(picked, Skip)
+        assert (picked.question.message_id, picked.answer.message_id) == (asked, answered)
+        assert picked.gap.reply_kind == "refusal" and picked.gap.in_reply_to == asked  # the bot's reply to it
+
+
 async def draft_one(app: App) -> Any:
     answer, _ = await app.team.answers.draft(AnswerDraft(
         question=CEC, answer=EXPERT_TEXT, platform="discord", workspace_id="G1", channel_id="C1",
@@ -210,9 +249,10 @@ async def test_edit_asks_for_the_text_then_posts_the_new_text_with_fresh_buttons
     assert fresh.answer is not None and fresh.answer.captured_answer == EXPERT_TEXT
 
 
-def test_pick_prefers_the_experts_message_on_solved_and_ignores_answers_before_the_gap() -> None:
+def test_pick_prefers_the_experts_message_on_solved_and_ignores_messages_before_the_question() -> None:
     t0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
     thread = [
+        ThreadMessage("chat", "U-EVE", "eve", "Has anyone here got one of the 2024 TVs yet?", t0 - timedelta(hours=1)),
         ThreadMessage("q", "U-ASK", "asker", "Does the hub do HDMI-CEC with 2024 TVs?", t0),
         ThreadMessage("early", "U-EVE", "eve", "I think it does something like that maybe", t0 + timedelta(minutes=1)),
         ThreadMessage("bot:r1", "docbot", "docbot", "The documentation doesn't say.", t0 + timedelta(minutes=2),
@@ -231,7 +271,11 @@ def test_pick_prefers_the_experts_message_on_solved_and_ignores_answers_before_t
     assert not isinstance(picked, Skip) and picked.answer.message_id == "expert" and picked.question.message_id == "q"
     without_experts = pick(thread, solved("U-ASK"), People())
     assert not isinstance(without_experts, Skip) and without_experts.answer.message_id == "thanks"
-    assert pick(thread, solved("U-ASK", "early"), experts) is Skip.NO_GAP  # before the bot's refusal: no gap yet
+    assert pick(thread, solved("U-ASK", "chat"), experts) is Skip.NO_GAP  # before the question: no gap yet
+    # written before the refusal showed, but after the question it answers: the bot's clock (the refusal's time)
+    # is never compared with the platform's
+    early = pick(thread, solved("U-ASK", "early"), experts)
+    assert not isinstance(early, Skip) and (early.question.message_id, early.answer.message_id) == ("q", "early")
     assert pick(thread, solved("U-ASK", "bot:r1"), experts) is Skip.NO_ANSWER  # a ✅ on the bot's own reply
     checked = pick(thread, solved("U-ASK", "guess"), experts)
     assert not isinstance(checked, Skip) and checked.answer.message_id == "guess"  # the asker's ✅ decides
