@@ -42,7 +42,6 @@ class StoredAction:
     kind: ActionKind
     label: str
     value: str
-    message_ref: str | None
     created_at: datetime
     expires_at: datetime | None
     consumed_at: datetime | None
@@ -70,7 +69,6 @@ def _stored(row: ActionRow) -> StoredAction:
         kind=ActionKind(row.kind),
         label=row.label,
         value=row.value,
-        message_ref=row.message_ref,
         created_at=row.created_at,
         expires_at=row.expires_at,
         consumed_at=row.consumed_at,

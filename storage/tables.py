@@ -122,9 +122,6 @@ class RunRow(Base):
     # the reply the run produced, stored in the same row that records the message as answered: a retry after a
     # crash replays it (None for runs recorded before 0004_run_reply)
     reply: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
-    # the inbox event (a button press) the run answered, when it is not the message itself: a retried press finds
-    # its reply here (None for message runs and runs recorded before 0005_press_events)
-    event_key: Mapped[str | None] = mapped_column(String(KEY), nullable=True, index=True)
 
     __table_args__ = (Index("ix_runs_conversation_started", "conversation_id", "started_at"),)
 
@@ -161,7 +158,6 @@ class ActionRow(Base):
     kind: Mapped[str] = mapped_column(String(32))
     label: Mapped[str] = mapped_column(String(500))
     value: Mapped[str] = mapped_column(Text, default="")
-    message_ref: Mapped[str | None] = mapped_column(String(KEY), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     consumed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

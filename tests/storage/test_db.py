@@ -219,20 +219,44 @@ async def test_errors_raised_inside_a_session_are_not_disguised(db: Database):
             raise FileNotFoundError("a file the caller was reading")
 
 
-async def test_downgrade_to_base_and_back(db: Database):
-    def run(connection: Connection, target: str) -> None:
-        config = Config()
-        config.set_main_option("script_location", str(ALEMBIC_DIR))
-        config.attributes["connection"] = connection
-        if target == "base":
-            command.downgrade(config, target)
-        else:
-            command.upgrade(config, target)
+def _migrate_to(connection: Connection, target: str) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(ALEMBIC_DIR))
+    config.attributes["connection"] = connection
+    if target == "base":
+        command.downgrade(config, target)
+    else:
+        command.upgrade(config, target)
 
+
+async def test_downgrade_to_base_and_back(db: Database):
     async with db.engine.begin() as connection:
-        await connection.run_sync(run, "base")
+        await connection.run_sync(_migrate_to, "base")
     async with db.engine.connect() as connection:
         assert await connection.run_sync(_table_names) & OPERATIONAL_TABLES == set()
     await db.migrate()
     async with db.engine.connect() as connection:
         assert await connection.run_sync(_table_names) >= OPERATIONAL_TABLES
+
+
+async def test_dropping_a_column_of_runs_keeps_its_hops(backend: str, backend_url: str | None, tmp_path: Path):
+    # hops reference runs ON DELETE CASCADE: had 0008 copied runs on SQLite (batch's copy-and-drop, foreign keys on),
+    # every hop would be gone
+    db = await make_database(backend, tmp_path, backend_url, migrate=False)
+    try:
+        async with db.engine.begin() as connection:
+            await connection.run_sync(_migrate_to, "0007_team_answers")
+        conversation = await stored_conversation(db, "slack:T:C:3")
+        now = datetime.now(UTC)
+        async with db.session() as session:
+            session.add(tables.RunRow(id="r1", conversation_id=conversation.id, message_id="m1", started_at=now,
+                                      finished_at=now, status="answered", total_ms=1.0))  # fmt: skip
+            await session.flush()
+            session.add(tables.HopRow(run_id="r1", seq=0, role="retrieve", decision="-", started_at=now,
+                                      duration_ms=1.0, strategy="hybrid"))  # fmt: skip
+        await db.migrate()
+        async with db.engine.connect() as connection:
+            assert (await connection.execute(text("SELECT count(*) FROM hops"))).scalar_one() == 1
+            assert await connection.run_sync(_drift) == []
+    finally:
+        await drop_database(db)
