@@ -69,6 +69,7 @@ log = logging.getLogger(__name__)
 BOT_NAME = "docbot"
 CLARIFICATION_TTL = timedelta(days=2)
 HISTORY_LIMIT = 40
+REPLY_AFTER = timedelta(microseconds=1)  # a stored reply's least distance after the message it answers
 NOTICE_DETECT_CHARS = 1000  # a too-long message's language shows in its first thousand characters
 
 
@@ -410,7 +411,11 @@ class ConversationService:
         finished = self._now()
         run = NewRun(run_id, message_id, envelope, result.kind, cached, started, finished)
         pending = envelope_to_json(envelope) if result.kind == "clarification" else None
-        said = NewMessage(f"bot:{run_id}", BOT_NAME, BOT_NAME, result.text, finished, from_bot=True)
+        # the platform stamped the question, our clock stamps the reply: where ours runs behind, the reply would
+        # come before its question in the thread's history, so it is stamped no earlier than just after it
+        asked = [m.ts for m in thread.messages if m.platform_message_id == message_id]
+        said_at = max([finished, *(ts + REPLY_AFTER for ts in asked)])
+        said = NewMessage(f"bot:{run_id}", BOT_NAME, BOT_NAME, result.text, said_at, from_bot=True)
         tokens = sum(h.usage.total_tokens for h in envelope.hops)
         if tokens:
             await self._usage.record_tokens(conversation.workspace_id, tokens)

@@ -138,6 +138,24 @@ async def test_messages_of_one_thread_asked_at_once_are_answered_one_after_the_o
     assert sorted(m.from_bot for m in history) == [False, False, False, True, True, True]  # each once
 
 
+async def test_a_reply_follows_its_question_in_the_history_when_the_platform_clock_runs_ahead(app: App) -> None:
+    """The platform stamps the person's message, the bot's clock its reply: with the bot's clock behind, the reply
+    still comes after the question it answers in the history the next turn reads."""
+    from storage.conversations import ConversationStore
+
+    ahead = datetime.now(UTC) + timedelta(seconds=30)
+    first = dataclasses.replace(inbound("How do I change the picture mode?"), ts=ahead)
+    assert await app.service.handle_message(first) is not None
+    follow_up = dataclasses.replace(inbound("and the sound?", thread=first.message_id), ts=ahead + timedelta(seconds=5))
+    assert await app.service.handle_message(follow_up) is not None
+    conversation = await ConversationStore(app.db).find(first.thread_key)
+    assert conversation is not None
+    history = await ConversationStore(app.db).history(conversation.id)
+    assert [(m.from_bot, m.text if not m.from_bot else "") for m in history] == [
+        (False, first.text), (True, ""), (False, follow_up.text), (True, ""),
+    ]
+
+
 async def test_a_refused_channel_gets_a_polite_notice(make_app: Callable[..., Any]) -> None:
     app = await make_app(channel_policies=(ChannelPolicy(channel_id="C-private", allowed=False),))
     reply = await app.service.handle_message(inbound("How do I pair the remote?", channel="C-private"))
