@@ -18,10 +18,11 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 import discord
 
-CUSTOM_ID_LIMIT = 100
-TEMPLATE = r"docbot:(?P<tag>[ahpse]):(?P<id>[A-Za-z0-9_-]+):(?P<asker>[0-9]+)"
+CUSTOM_ID_LIMIT = 100  # Discord's limit for a component's or a modal's custom_id
+ACTION_ID = r"[A-Za-z0-9_-]+"  # a stored-action id as a custom_id carries it (the review editor's too)
+TEMPLATE = rf"docbot:(?P<tag>[ahpse]):(?P<id>{ACTION_ID}):(?P<asker>[0-9]+)"
 ACTION, HUMAN, PUBLISH, SOLVED, EDIT = "a", "h", "p", "s", "e"
-_ACTION_ID = re.compile(r"[A-Za-z0-9_-]+")
+_ACTION_ID = re.compile(ACTION_ID)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,17 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from adapters.discord.buttons import ACTION_ID, CUSTOM_ID_LIMIT
+
 if TYPE_CHECKING:  # discord.types.interactions fails to import at run time (a circular import in discord.types)
     from discord.types.interactions import ModalSubmitComponentInteractionData, ModalSubmitInteractionData
 
 EDITOR_TITLE = "Edit the team answer"
 EDITOR_LABEL = "The answer, as it will be quoted"
 MAX_INPUT = 4000  # a text input's limit
-CUSTOM_ID_LIMIT = 100
 DOCBOT_PREFIX = "docbot:"  # every custom_id docbot sends starts with it
 EDITOR_PREFIX = "docbot:edit:"
 ANSWER_INPUT = "answer"  # the text input's custom_id
-_EDITOR_ID = re.compile(r"docbot:edit:(?P<id>[A-Za-z0-9_-]+)")
+_EDITOR_ID = re.compile(rf"{EDITOR_PREFIX}(?P<id>{ACTION_ID})")
 TEXT_INPUT, ACTION_ROW, LABEL = 4, 1, 18  # component types (a text input sits in an action row or, newer, a label)
 
 
