@@ -23,7 +23,8 @@ in docs/benchmarks.md):
   any language) needs a number in the quoted block;
 - a shop's question: price, shipping, warranty, what comes in the box (pipeline/intent.py) is rarely in the docs;
 - negation: a question asking what is *not* / *never* so, or the opposite of what the passage says ("last" where
-  it says "first"), needs a passage that says so too;
+  it says "first"), needs a passage that says so too (a passage's "without" says so; a question's "without" is a
+  condition of what it asks, "how do I add workspaces without three setups?", not a negation);
 - unknown words: words of the message that no document uses at all, not even spelt a letter apart ("How much
   does a subscription cost per month?", "voice during a Slack huddle"): one lowers the score, two or more and the
   question is about something the docs never mention (the words the person typed, in the docs' language only: a
@@ -93,7 +94,10 @@ _POSSESSIVE = re.compile(r"['’]s$")
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _DIGIT = re.compile(r"\d")
-_NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|cannot)\b|n['’]t\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|cannot)\b|n['’]t\b", re.IGNORECASE)
+# a passage's "without" states an absence, which answers a "not"; a question's "without" is a condition of what it
+# asks ("how do I add workspaces without three setups?"), not a negated fact
+_ABSENCE = re.compile(r"\bwithout\b", re.IGNORECASE)
 _YEAR_OR_DATE = re.compile(
     r"\b\d{3,4}s?\b|\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
     r"century|centuries|decade|bc|ad|bce|ce)\b",
@@ -212,7 +216,8 @@ def unmatched_negation(question: str, passage: str) -> bool:
     asked_sentence = (textutil.sentences(question) or [question])[-1]
     words = textutil.tokens(asked_sentence)
     symptom = words[:1] == ["why"] or "if" in words  # "what if it still does not respond?"
-    if not symptom and _NEGATION.search(asked_sentence) is not None and _NEGATION.search(passage) is None:
+    negates = _NEGATION.search(passage) is not None or _ABSENCE.search(passage) is not None
+    if not symptom and _NEGATION.search(asked_sentence) is not None and not negates:
         return True
     asked, said = set(textutil.tokens(asked_sentence)), set(textutil.tokens(passage))
     return any(a in asked and a not in said and b in said for pair in OPPOSITES for a, b in (pair, pair[::-1]))

@@ -71,6 +71,15 @@ def test_negation_must_be_matched_by_the_block() -> None:
 
 
 @pytest.mark.unit
+def test_without_is_a_condition_in_a_question_and_an_absence_in_a_passage() -> None:
+    setup = "Create one Slack app and install it in each workspace through its install page."
+    assert not ans.unmatched_negation("How do I add three workspaces without three separate setups?", setup)
+    offline = "Does it work when we are not allowed to call OpenAI?"
+    assert not ans.unmatched_negation(offline, "docbot works without a language model.")
+    assert ans.unmatched_negation(offline, setup)
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("question", "block", "missing"),
     [
