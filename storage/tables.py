@@ -119,8 +119,8 @@ class RunRow(Base):
     llm_calls: Mapped[int] = mapped_column(Integer, default=0)
     cached: Mapped[bool] = mapped_column(Boolean, default=False)
     errors: Mapped[list[dict[str, str]]] = mapped_column(JSON, default=list)
-    # the reply the run produced, stored in the same row that records the message as answered: a retry after a
-    # crash replays it (None for runs recorded before 0004_run_reply)
+    # the reply the run produced, written in the transaction that settles the message (storage.settlement): what
+    # "post it publicly" posts again later (None for runs recorded before 0004_run_reply)
     reply: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
     __table_args__ = (Index("ix_runs_conversation_started", "conversation_id", "started_at"),)

@@ -22,5 +22,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("runs") as batch:
+    # SQLite's own DROP COLUMN, not batch's copy-and-drop, which would delete every hop (see 0008_unused_columns)
+    with op.batch_alter_table("runs", recreate="never") as batch:
         batch.drop_column("reply")

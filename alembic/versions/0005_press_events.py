@@ -27,7 +27,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_runs_event_key", table_name="runs")
-    with op.batch_alter_table("runs") as batch:
+    # SQLite's own DROP COLUMN, not batch's copy-and-drop, which would delete every hop (see 0008_unused_columns)
+    with op.batch_alter_table("runs", recreate="never") as batch:
         batch.drop_column("event_key")
-    with op.batch_alter_table("actions") as batch:
+    with op.batch_alter_table("actions", recreate="never") as batch:
         batch.drop_column("consumed_event")

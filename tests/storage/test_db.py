@@ -219,11 +219,11 @@ async def test_errors_raised_inside_a_session_are_not_disguised(db: Database):
             raise FileNotFoundError("a file the caller was reading")
 
 
-def _migrate_to(connection: Connection, target: str) -> None:
+def _migrate_to(connection: Connection, target: str, *, down: bool = False) -> None:
     config = Config()
     config.set_main_option("script_location", str(ALEMBIC_DIR))
     config.attributes["connection"] = connection
-    if target == "base":
+    if target == "base" or down:
         command.downgrade(config, target)
     else:
         command.upgrade(config, target)
@@ -258,5 +258,26 @@ async def test_dropping_a_column_of_runs_keeps_its_hops(backend: str, backend_ur
         async with db.engine.connect() as connection:
             assert (await connection.execute(text("SELECT count(*) FROM hops"))).scalar_one() == 1
             assert await connection.run_sync(_drift) == []
+    finally:
+        await drop_database(db)
+
+
+async def test_downgrading_past_columns_of_runs_keeps_its_hops(backend: str, backend_url: str | None, tmp_path: Path):
+    # the downgrades of 0004 (runs.reply) and 0005 (runs.event_key) drop a column of runs: the same cascade as above
+    db = await make_database(backend, tmp_path, backend_url)
+    try:
+        conversation = await stored_conversation(db, "slack:T:C:4")
+        now = datetime.now(UTC)
+        async with db.session() as session:
+            session.add(tables.RunRow(id="r1", conversation_id=conversation.id, message_id="m1", started_at=now,
+                                      finished_at=now, status="answered", total_ms=1.0))  # fmt: skip
+            await session.flush()
+            session.add(tables.HopRow(run_id="r1", seq=0, role="retrieve", decision="-", started_at=now,
+                                      duration_ms=1.0, strategy="hybrid"))  # fmt: skip
+        async with db.engine.begin() as connection:
+            await connection.run_sync(_migrate_to, "0003_front_door", down=True)
+        async with db.engine.connect() as connection:
+            assert (await connection.execute(text("SELECT count(*) FROM runs"))).scalar_one() == 1
+            assert (await connection.execute(text("SELECT count(*) FROM hops"))).scalar_one() == 1
     finally:
         await drop_database(db)
