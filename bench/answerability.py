@@ -203,19 +203,15 @@ async def run_set(
 
 def _evidence(payload: Payload, docs_language: str, vocabulary: Vocabulary) -> dict[str, Any]:
     """The question, quote, cited blocks, ranked hits and the words no document uses the decision read, as JSON."""
-    from pipeline.agents.answerability import evidence_of
-    from pipeline.locales import FUNCTION_WORDS
-    from pipeline.text import names, without_identifiers
+    from pipeline.agents.answerability import evidence_of, looked_up
 
-    seen = evidence_of(payload, docs_language)
-    unknown = vocabulary.unknown_terms(without_identifiers(seen.asked), ("default",)) if seen.own_words else ()
+    # the words the decision itself looks up (filler words left out), so a fit reads what production reads
+    seen = looked_up(evidence_of(payload, docs_language), vocabulary, payload.language, ("default",))
     hits = [{"text": h.text, "score": h.score, "doc": h.doc_id, "levels": h.level_scores} for h in seen.hits[:5]]
-    named = names(without_identifiers(seen.asked), payload.language, FUNCTION_WORDS)
-    unknown_names = [n for n in named if vocabulary.unknown_terms(n, ("default",))]
     return {"question": seen.question, "same_language": seen.same_language, "quoted": seen.quoted,
             "blocks": list(seen.blocks), "hits": hits, "answer": payload.response,
             "titles": list(seen.titles), "asked": seen.asked, "own_words": seen.own_words,
-            "unknown": list(unknown), "unknown_names": unknown_names, "meaning": seen.meaning,
+            "unknown": list(seen.unknown), "unknown_names": list(seen.unknown_names), "meaning": seen.meaning,
             "intent": seen.intent.value, "intent_margin": seen.intent_margin,
             "headed": [list(pair) for pair in seen.headed],
             # measured with the embedder by the decision itself: read off its verdict

@@ -565,6 +565,19 @@ def filler_stems(language: str | None) -> frozenset[str]:
     return frozenset(textutil.features(" ".join(lexicon(language or "en").stopwords), (), language or "en"))
 
 
+def looked_up(
+    evidence: Evidence, vocabulary: Vocabulary, language: str | None, collections: tuple[str, ...]
+) -> Evidence:
+    """`evidence` with the words of the person's message no document uses (when it is in the docs' language), and
+    its names, in any language, that no document uses (blocking: a vocabulary scan per word it does not know)."""
+    words = textutil.without_identifiers(evidence.asked)  # codes and settings are `missing_terms`' part
+    unknown = vocabulary.unknown_terms(words, collections) if evidence.own_words else ()
+    unknown = tuple(t for t in unknown if t not in filler_stems(language))  # "stuff", "lol": not a subject
+    named = textutil.names(words, language, FUNCTION_WORDS)
+    unknown_names = tuple(n for n in named if vocabulary.unknown_terms(n, collections))
+    return dataclasses.replace(evidence, unknown=unknown, unknown_names=unknown_names)
+
+
 class AnswerabilityCheck:
     """The decision as the quality role runs it; `threshold` None measures without refusing. With a `vocabulary`
     (the search's keyword index) the question's words no document uses count too."""
@@ -588,15 +601,8 @@ class AnswerabilityCheck:
         return decide(signals, self.threshold, docs_insufficient=model_says)
 
     def _look_up(self, evidence: Evidence, language: str | None, collections: tuple[str, ...]) -> Evidence:
-        """The words of the person's message no document uses (when it is in the docs' language), and its names,
-        in any language, that no document uses (blocking: a vocabulary scan per word it does not know)."""
         assert self._vocabulary is not None
-        words = textutil.without_identifiers(evidence.asked)  # codes and settings are `missing_terms`' part
-        unknown = self._vocabulary.unknown_terms(words, collections) if evidence.own_words else ()
-        unknown = tuple(t for t in unknown if t not in filler_stems(language))  # "stuff", "lol": not a subject
-        named = textutil.names(words, language, FUNCTION_WORDS)
-        unknown_names = tuple(n for n in named if self._vocabulary.unknown_terms(n, collections))
-        return dataclasses.replace(evidence, unknown=unknown, unknown_names=unknown_names)
+        return looked_up(evidence, self._vocabulary, language, collections)
 
     async def _shift(self, asked: str, term: str) -> float:
         """1 - the cosine of `asked` with `asked` without the words of `term`; 0 when that cannot be measured (the

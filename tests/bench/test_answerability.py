@@ -65,3 +65,15 @@ def test_the_deployed_coefficients_are_the_fit_of_the_committed_tune_rows() -> N
     rows = Path(__file__).resolve().parents[2] / "bench" / "results" / "answerability-tune-20261126-stop36.json.gz"
     assert fit([rows]) == COEFFICIENTS
     assert fit([rows], without=("meaning",)) == WORDS_ONLY_COEFFICIENTS
+
+
+@pytest.mark.unit
+def test_the_recorded_evidence_holds_the_unknown_words_the_decision_reads() -> None:
+    """`--fit` and `--rescore --remeasure` read the words no document uses from a run's rows: they must be the words
+    the quality role counts, filler ("lol", "anyone") left out, not a second look-up of its own."""
+    from bench.answerability import _evidence
+    from tests.pipeline.test_answerability import RecordingVocabulary, answered
+
+    payload = answered("has anyone paired the remote over zigbee lol?", "Hold the Link key to pair the remote again.")
+    recorded = _evidence(payload, "en", RecordingVocabulary(("anyon", "zigbe", "lol")))
+    assert recorded["unknown"] == ["zigbe"]
