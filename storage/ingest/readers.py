@@ -20,6 +20,7 @@ from storage.ingest.text import (
     extracted_lines_text,
     normalise_space,
     pack_blocks,
+    pipe_table,
     slugify,
     split_long,
     unique_anchor,
@@ -193,19 +194,11 @@ def _merge_intros(blocks: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def _cell(tag: Tag) -> str:
-    return " ".join(tag.get_text(" ", strip=True).split()).replace("|", "\\|")
+    return " ".join(tag.get_text(" ", strip=True).split())
 
 
 def _html_table(table: Tag) -> str:
-    rows = [[_cell(c) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")]
-    rows = [r for r in rows if r]
-    if not rows:
-        return ""
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = [f"| {' | '.join(rows[0])} |", f"|{'---|' * width}"]
-    lines += [f"| {' | '.join(r)} |" for r in rows[1:]]
-    return "\n".join(lines)
+    return pipe_table([[_cell(c) for c in tr.find_all(["th", "td"])] for tr in table.find_all("tr")])
 
 
 def _html_list(items: Tag, depth: int = 0) -> str:

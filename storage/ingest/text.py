@@ -6,7 +6,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from storage.search.tokenize import CHUNK_OVERLAP_CHARS, overlap_tail, sentences, tokenize
@@ -40,13 +40,30 @@ _PAGE_NUMBER = re.compile(r"[-–—]\s*\d{1,4}\s*[-–—]|(?i:page)\s+\d{1,4}(
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:)])")
 
 
+def is_marked_page_number(line: str) -> bool:
+    """A page number that says it is one ("- 35 -", "Page 3", "Page 3 of 9"); a bare number may be text."""
+    return _PAGE_NUMBER.fullmatch(line.strip()) is not None
+
+
 def extracted_lines_text(lines: Iterable[object]) -> str:
     """A section given as the visual lines of a page (a PDF's text, one list item per printed line) as running
     text: the lines joined with spaces, page numbers and stray quote marks dropped ("+ / -", a key's label, stays).
     Joined with newlines instead, a page number "- 35 -" reads as a Markdown list item in mid-sentence."""
     kept = [str(line).strip() for line in lines]
-    kept = [line for line in kept if line.strip("\"“”'") and not _PAGE_NUMBER.fullmatch(line)]
+    kept = [line for line in kept if line.strip("\"“”'") and not is_marked_page_number(line)]
     return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(kept))
+
+
+def pipe_table(rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown (GFM) table with the first row as its header; short rows are padded and `|` in a cell escaped."""
+    cells = [[cell.replace("|", "\\|") for cell in row] for row in rows if row]
+    if not cells:
+        return ""
+    width = max(len(row) for row in cells)
+    cells = [row + [""] * (width - len(row)) for row in cells]
+    lines = [f"| {' | '.join(cells[0])} |", f"|{'---|' * width}"]
+    lines += [f"| {' | '.join(row)} |" for row in cells[1:]]
+    return "\n".join(lines)
 
 
 def summary_of(text: str, *, max_chars: int = 300) -> str:
