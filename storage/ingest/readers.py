@@ -37,7 +37,8 @@ HTML_SUFFIXES = frozenset({".html", ".htm"})
 RST_SUFFIXES = frozenset({".rst", ".rest"})
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 SEED_SUFFIXES = frozenset({".json", ".jsonl"})
-DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES
+PDF_SUFFIXES = frozenset({".pdf"})
+DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES
 # Admonition kinds written as `:::kind` fences (Docusaurus) or `!!! kind` blocks (MkDocs, Python-Markdown).
 ADMONITION_KINDS = ("note", "tip", "info", "warning", "danger", "caution", "important", "success", "secondary")
 
@@ -373,8 +374,14 @@ def text_to_doc(
 
 
 def read_document_text(raw: bytes, suffix: str) -> ReadText:
-    """A Markdown, reStructuredText, HTML or text file's sections; raises UnicodeDecodeError on undecodable bytes
-    and ValueError on front matter that is not valid YAML."""
+    """A document file's sections: PDF files by their own reader (a binary format, so before any decoding),
+    Markdown, reStructuredText, HTML and text as UTF-8. Raises ValueError with the reason for a PDF that cannot be
+    read (damaged, password-protected, a scan without text) and for front matter that is not valid YAML,
+    UnicodeDecodeError on undecodable text."""
+    if suffix in PDF_SUFFIXES:
+        from storage.ingest.pdf import read_pdf
+
+        return read_pdf(raw)
     if b"\x00" in raw[:4096]:
         raise UnicodeDecodeError("utf-8", raw[:1], 0, 1, "binary content")
     text = raw.decode("utf-8-sig")
@@ -547,7 +554,9 @@ def _ignore_spec(root: Path) -> GitIgnoreSpec | None:
 def require_readable(name: str, docs: list[SourceDoc], skipped: int, seen_files: int) -> None:
     if seen_files == 0:
         raise IngestError(
-            f"no Markdown, HTML, text or seed files found in {name}", source=name, reason="no supported files"
+            f"no Markdown, reStructuredText, HTML, text, PDF or seed files found in {name}",
+            source=name,
+            reason="no supported files",
         )
     if not docs and skipped:
         raise IngestError(f"none of the {skipped} files in {name} could be read", source=name, reason="unreadable")
