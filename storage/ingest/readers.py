@@ -38,7 +38,8 @@ RST_SUFFIXES = frozenset({".rst", ".rest"})
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 SEED_SUFFIXES = frozenset({".json", ".jsonl"})
 PDF_SUFFIXES = frozenset({".pdf"})
-DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES
+WORD_SUFFIXES = frozenset({".docx"})
+DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES | PDF_SUFFIXES | WORD_SUFFIXES
 # Admonition kinds written as `:::kind` fences (Docusaurus) or `!!! kind` blocks (MkDocs, Python-Markdown).
 ADMONITION_KINDS = ("note", "tip", "info", "warning", "danger", "caution", "important", "success", "secondary")
 
@@ -374,14 +375,18 @@ def text_to_doc(
 
 
 def read_document_text(raw: bytes, suffix: str) -> ReadText:
-    """A document file's sections: PDF files by their own reader (a binary format, so before any decoding),
-    Markdown, reStructuredText, HTML and text as UTF-8. Raises ValueError with the reason for a PDF that cannot be
-    read (damaged, password-protected, a scan without text) and for front matter that is not valid YAML,
-    UnicodeDecodeError on undecodable text."""
+    """A document file's sections: PDF and Word files by their own readers (binary formats, so before any
+    decoding), Markdown, reStructuredText, HTML and text as UTF-8. Raises ValueError with the reason for a PDF or
+    Word file that cannot be read (damaged, password-protected, a scan without text) and for front matter that is
+    not valid YAML, UnicodeDecodeError on undecodable text."""
     if suffix in PDF_SUFFIXES:
         from storage.ingest.pdf import read_pdf
 
         return read_pdf(raw)
+    if suffix in WORD_SUFFIXES:
+        from storage.ingest.docx import read_docx
+
+        return read_docx(raw)
     if b"\x00" in raw[:4096]:
         raise UnicodeDecodeError("utf-8", raw[:1], 0, 1, "binary content")
     text = raw.decode("utf-8-sig")
@@ -554,7 +559,7 @@ def _ignore_spec(root: Path) -> GitIgnoreSpec | None:
 def require_readable(name: str, docs: list[SourceDoc], skipped: int, seen_files: int) -> None:
     if seen_files == 0:
         raise IngestError(
-            f"no Markdown, reStructuredText, HTML, text, PDF or seed files found in {name}",
+            f"no Markdown, reStructuredText, HTML, text, PDF, Word (.docx) or seed files found in {name}",
             source=name,
             reason="no supported files",
         )
