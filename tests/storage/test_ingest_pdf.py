@@ -15,7 +15,8 @@ from pipeline.types import SearchRequest
 from storage.db import Database
 from storage.embedder import HashingEmbedder
 from storage.ingest import Ingestor
-from storage.ingest.readers import ReadText, read_document_text
+from storage.ingest.model import SourceDoc
+from storage.ingest.readers import ReadText, read_document_text, text_to_doc
 from storage.ingest.text import Section
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
@@ -40,10 +41,11 @@ class Manual(FPDF):
         self.cell(0, 10, f"- {self.page_no()} -", align="C")
 
 
-def _pdf() -> Manual:
+def _pdf(title: str = "Corvid Hub manual") -> Manual:
     pdf = Manual()
     pdf.core_fonts_encoding = "windows-1252"  # bullets and dashes in the built-in fonts
-    pdf.set_title("Corvid Hub manual")
+    if title:
+        pdf.set_title(title)
     return pdf
 
 
@@ -63,9 +65,14 @@ def _lines(pdf: FPDF, *lines: str) -> None:
     pdf.ln(5)
 
 
-def manual(*, outline: bool = True) -> bytes:
-    """Three pages: two chapters with a section each, a hyphenated word, a bulleted list and a table."""
-    pdf = _pdf()
+def manual(*, outline: bool = True, title: str = "Corvid Hub manual", cover: str = "") -> bytes:
+    """Three pages (after a cover page, if given): two chapters with a section each, a hyphenated word, a bulleted
+    list and a table."""
+    pdf = _pdf(title)
+    if cover:
+        pdf.add_page()
+        pdf.set_font("helvetica", "B", 26)
+        pdf.cell(0, 20, cover, new_x="LMARGIN", new_y="NEXT")
     pdf.add_page()
     _heading(pdf, "Getting started", 0, outline=outline)
     _lines(pdf, "Unpack the hub and place it on a flat surface near a wall socket. The hub keeps its",
@@ -119,6 +126,21 @@ def test_outline_entries_become_sections_that_cite_their_page() -> None:
     assert sections["Pairing the remote"].text.startswith("Hold Home and Back")
     assert "factory settings" in sections["Resetting the hub"].text
     assert "factory settings" not in sections["Troubleshooting"].text
+
+
+@pytest.mark.unit
+def test_without_a_title_of_its_own_a_pdf_is_named_by_its_cover_else_its_file() -> None:
+    def document(raw: bytes) -> SourceDoc:
+        return text_to_doc(read(raw), doc_id="d", source="file:///hub.pdf", fallback_title="Hub", path_crumbs=())
+
+    def first_section(doc: SourceDoc) -> str:
+        return next(c.section for c in doc.chunks if c.title == "Getting started")
+
+    named = document(manual(title="", cover="Corvid Hub owner's guide"))
+    assert named.title == "Corvid Hub owner's guide" and first_section(named) == "page=2"
+    unnamed = document(manual(title=""))
+    # the first page opens with a section: it is that section, not the document's title
+    assert unnamed.title == "Hub" and first_section(unnamed) == "page=1"
 
 
 @pytest.mark.unit

@@ -61,7 +61,8 @@ def read_pdf(raw: bytes) -> ReadText:
     units = _units(pages)
     gap = usual_gap(pages)
     starts = _outline_starts(entries, units) or _heading_starts(units, gap) or _page_starts(units, len(pages))
-    return ReadText(_sections(units, starts, gap), title=title, title_hint=_cover_title(units))
+    lead = units[: min((s.index for s in starts), default=len(units))]
+    return ReadText(_sections(units, starts, gap), title=title, title_hint=_cover_title(lead, body_size(units)))
 
 
 def _units(pages: Sequence[Page]) -> list[Unit]:
@@ -186,10 +187,11 @@ def _info_title(document: PDFDocument) -> str:
     return ""
 
 
-def _cover_title(units: Sequence[Unit]) -> str:
-    """The largest line of the first page with text, when it is larger than the body: a manual's cover title."""
-    first = [u for u in units if isinstance(u, Line) and u.page == units[0].page] if units else []
+def _cover_title(lead: Sequence[Unit], body: float) -> str:
+    """The largest line of the first page, when it is larger than the body and comes before the first section:
+    a manual's cover title (a first page that opens with a section has none)."""
+    first = [u for u in lead if isinstance(u, Line) and u.page == lead[0].page] if lead else []
     if not first:
         return ""
     largest = max(first, key=lambda u: u.size)
-    return largest.text if largest.size >= body_size(units) * 1.2 else ""
+    return largest.text if largest.size >= body * 1.2 else ""
