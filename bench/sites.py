@@ -177,9 +177,8 @@ class StaticSite:
         modified = email.utils.formatdate(target.stat().st_mtime, usegmt=True)
         if request.headers.get("If-None-Match") == etag:
             return web.Response(status=304, headers={"ETag": etag, "Last-Modified": modified})
-        content_type = {".html": "text/html", ".txt": "text/plain", ".png": "image/png", ".md": "text/markdown"}.get(
-            target.suffix, "application/octet-stream"
-        )
+        content_type = {".html": "text/html", ".txt": "text/plain", ".png": "image/png", ".md": "text/markdown",
+                        ".pdf": "application/pdf"}.get(target.suffix, "application/octet-stream")  # fmt: skip
         return web.Response(
             body=body, content_type=content_type, charset="utf-8" if content_type.startswith("text/") else None,
             headers={"ETag": etag, "Last-Modified": modified},

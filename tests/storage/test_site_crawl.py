@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from fpdf import FPDF
 from sqlalchemy import func, select
 
 from bench.sites import Fault, StaticSite
@@ -132,6 +133,40 @@ async def test_structure_is_kept_and_chrome_dropped(sqlite_db: Database, site_ro
     assert section.url == f"{base}a.html#section-two"  # the citation points at page#section
     assert "| Light | Meaning |" in section.text and "| Blue | Pairing |" in section.text  # the table whole
     assert any("```\nhub reset --hard\n```" in c.text for c in chunks)
+
+
+def pdf_manual() -> bytes:
+    """A PDF with an outline: two sections on one page."""
+    pdf = FPDF()
+    pdf.add_page()
+    for title, text in (("Installing", "Mount the hub on its wall bracket."),
+                        ("Warranty", "The hub is covered for two years from the date of purchase.")):  # fmt: skip
+        pdf.set_font("helvetica", "B", 16)
+        pdf.start_section(title)
+        pdf.cell(0, 10, title, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("helvetica", "", 11)
+        pdf.cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(8)
+    return bytes(pdf.output())
+
+
+async def test_a_pdf_manual_the_site_links_is_read_and_cites_its_pages(sqlite_db: Database, site_root: Path) -> None:
+    (site_root / "guide" / "manual.pdf").write_bytes(pdf_manual())
+    (site_root / "blog" / "old.pdf").write_bytes(pdf_manual())
+    index = site_root / "guide" / "index.html"
+    index.write_text(index.read_text().replace("</ul>", '<li><a href="manual.pdf">The manual (PDF)</a></li>'
+                                               '<li><a href="/blog/old.pdf">Old manual</a></li></ul>'))  # fmt: skip
+    async with StaticSite(site_root) as site:
+        report = await crawl(sqlite_db, site)
+        requested = site.paths()
+        base = site.url("/guide/")
+    assert "/guide/manual.pdf" in requested and "/blog/old.pdf" not in requested  # under the site's path only
+    assert report.crawls[0].fetched == 5 and report.added == 5 and not report.crawls[0].failed
+    async with sqlite_db.session() as session:
+        chunks = {c.title: c for c in await session.scalars(select(ChunkRow).where(ChunkRow.url.like("%.pdf%")))}
+    assert chunks["Installing"].url == f"{base}manual.pdf#page=1"
+    assert chunks["Warranty"].url.startswith(f"{base}manual.pdf#page=1&view=FitH,")
+    assert "covered for two years" in chunks["Warranty"].text
 
 
 async def test_sitemap_index_gzip_and_robots_sitemap_line(sqlite_db: Database, tmp_path: Path) -> None:

@@ -42,8 +42,8 @@ def test_scope_is_the_start_urls_host_and_folder() -> None:
 
 def test_what_is_a_page_and_what_is_a_sitemap() -> None:
     assert looks_like_page("https://x/a.html") and looks_like_page("https://x/a/") and looks_like_page("https://x/a")
-    assert looks_like_page("https://x/readme.md")
-    assert not any(looks_like_page(f"https://x/f.{ext}") for ext in ("png", "zip", "pdf", "txt", "css", "js"))
+    assert looks_like_page("https://x/readme.md") and looks_like_page("https://x/manual.pdf")  # a linked manual
+    assert not any(looks_like_page(f"https://x/f.{ext}") for ext in ("png", "zip", "txt", "css", "js"))
     assert is_sitemap("https://x/sitemap.xml") and is_sitemap("https://x/docs/sitemap-0.xml.gz")
     assert not is_sitemap("https://x/docs/")
 

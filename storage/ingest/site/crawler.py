@@ -19,12 +19,11 @@ from storage.ingest.site.fetch import Body, Failed, Failure, Fetcher, Gone, NotM
 from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.page import PageScan, scan_page
 from storage.ingest.site.robots import RobotsRules, read_robots
-from storage.ingest.site.scope import SiteScope, is_sitemap, looks_like_page
+from storage.ingest.site.scope import DOCUMENT_TYPES, PDF_TYPE, SiteScope, is_sitemap, looks_like_page
 from storage.ingest.site.sitemaps import SitemapPages, read_sitemaps
 
 log = logging.getLogger(__name__)
 
-PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/markdown", "text/x-markdown"})
 _DONE = object()
 
 
@@ -231,7 +230,7 @@ class SiteCrawler:
         outcome = await fetcher.get(
             url,
             check=self._refusal,
-            accept=PAGE_TYPES,
+            accept=DOCUMENT_TYPES,
             etag=before.etag if before is not None else None,
             last_modified=before.last_modified if before is not None else None,
         )
@@ -250,11 +249,12 @@ class SiteCrawler:
         return await self._read(url, depth, listed, outcome, claimed)
 
     async def _read(self, url: str, depth: int, listed: bool, body: Body, claimed: dict[str, str]) -> Visit:
-        if b"\x00" in body.body[:4096]:
+        pdf = body.content_type == PDF_TYPE  # read whole by `SiteReading`; it has no links to follow
+        if not pdf and b"\x00" in body.body[:4096]:
             log.warning("page skipped this time", extra={"url": url, "failure": "malformed", "detail": "binary"})
             return Visit(url, Outcome.FAILED, depth, listed, failure=Failure.MALFORMED, detail="binary content")
         markdown = body.content_type in ("text/markdown", "text/x-markdown")
-        scan = None if markdown else await asyncio.to_thread(_scan, body)
+        scan = None if markdown or pdf else await asyncio.to_thread(_scan, body)
         if scan is not None and "noindex" in body.robots_header.lower():
             scan = _with_noindex(scan)
         page_url = body.url

@@ -27,6 +27,7 @@ from storage.ingest.site.crawler import KnownPage, Outcome, SiteCrawler, Visit
 from storage.ingest.site.fetch import Failure, SkipReason
 from storage.ingest.site.limits import CrawlLimits
 from storage.ingest.site.page import decode_html, trail
+from storage.ingest.site.scope import PDF_TYPE
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +123,12 @@ class SiteReading:
         if outcome is Outcome.READ:
             counts.fetched += 1
             progress.fetched += 1
-            doc = await asyncio.to_thread(self._to_doc, visit)
-            if doc is None:
+            try:
+                doc = await asyncio.to_thread(self._to_doc, visit)
+            except ValueError as exc:  # nothing readable in it, or a PDF that cannot be read (the reason says)
                 log.warning("page skipped this time", extra={"url": visit.url, "failure": "malformed",
-                                                             "detail": "no readable text"})  # fmt: skip
-                self._failed(visit, before, Failure.MALFORMED, "no readable text")
+                                                             "detail": str(exc)})  # fmt: skip
+                self._failed(visit, before, Failure.MALFORMED, str(exc))
                 return None
             self._waiting.setdefault(doc.id, []).append(
                 self._row(visit, None, doc_id=doc.id, page_url=visit.page_url, body_hash=visit.body_hash)
@@ -220,30 +222,33 @@ class SiteReading:
             "checked_at": datetime.now(UTC),
         }
 
-    def _to_doc(self, visit: Visit) -> SourceDoc | None:
-        """The page as a document (off the event loop): its content's sections, its title, the site's breadcrumbs."""
-        from storage.ingest.readers import http_date, main_html_to_markdown, markdown_sections, sections_to_doc
+    def _to_doc(self, visit: Visit) -> SourceDoc:
+        """The page as a document (off the event loop): its content's sections, its title, the site's breadcrumbs;
+        a PDF the site links to as a PDF file is read. Raises ValueError when it gives no readable text."""
+        from storage.ingest.readers import ReadText, http_date, main_html_to_markdown, markdown_sections, text_to_doc
 
         assert visit.body is not None
         scope = self._crawler.scope
         crumbs: tuple[str, ...] = ()
-        if visit.scan is None:  # Markdown served as such
-            sections = markdown_sections(decode_html(visit.body.body, visit.body.charset))
-            title_hint = ""
+        if visit.body.content_type == PDF_TYPE:
+            from storage.ingest.pdf import read_pdf
+
+            read = read_pdf(visit.body.body)
+        elif visit.scan is None:  # Markdown served as such
+            read = ReadText(markdown_sections(decode_html(visit.body.body, visit.body.charset)))
         else:
             sections = markdown_sections(main_html_to_markdown(visit.scan.main_html))
-            title_hint = visit.scan.title
+            read = ReadText(sections, title_hint=visit.scan.title)
             page = visit.body.url
             title = next((s.title for s in sections if s.level == 1), "")
             crumbs = trail(visit.scan.breadcrumbs, lambda href: scope.resolve(page, href), scope.homes, title)
-        if not sections:
-            return None
-        fallback = title_hint or visit.page_url.rstrip("/").rsplit("/", 1)[-1]
-        doc = sections_to_doc(
-            sections,
+        if not read.sections:
+            raise ValueError("no readable text")
+        doc = text_to_doc(
+            read,
             doc_id=self._doc_id(visit.page_url),
             source=visit.page_url,
-            fallback_title=fallback,
+            fallback_title=visit.page_url.rstrip("/").rsplit("/", 1)[-1],
             path_crumbs=crumbs,
         )
         doc.changed_at = http_date(visit.body.last_modified)  # the page's own date, when the server says it

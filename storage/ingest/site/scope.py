@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from yarl import URL
 
 # Pages whose type the path already gives away are not requested: a crawl of a documentation site meets many
-# images, archives and "show source" files that could never become a document.
-_PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/markdown", "text/x-markdown"})
+# images, archives and "show source" files that could never become a document. A PDF is read: a docs site often
+# links its manual.
+PDF_TYPE = "application/pdf"
+DOCUMENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/markdown", "text/x-markdown", PDF_TYPE})
 SITEMAP_SUFFIXES = (".xml", ".xml.gz")
 
 
@@ -30,10 +32,10 @@ def is_sitemap(url: str) -> bool:
 
 
 def looks_like_page(url: str) -> bool:
-    """False when the path's extension names a type that is not a page (image, archive, plain text, PDF): counted
+    """False when the path's extension names a type that is not a document (image, archive, plain text): counted
     as skipped without a request. Paths without an extension are fetched and judged by their Content-Type."""
     guessed, _ = mimetypes.guess_type(URL(url).path, strict=False)
-    return guessed is None or guessed in _PAGE_TYPES
+    return guessed is None or guessed in DOCUMENT_TYPES
 
 
 @dataclass(frozen=True, slots=True)
