@@ -83,29 +83,35 @@ def _units(pages: Sequence[Page]) -> list[Unit]:
 def _contents_line(text: str) -> bool:
     """A table of contents' line: leader dots, then a page number."""
     head, _, last = text.rpartition(" ")
-    return (". . ." in head or "...." in head) and (last.isdigit() or set(last.lower()) <= set("ivxlc"))
+    number = last.isdigit() or (bool(last) and set(last.lower()) <= set("ivxlc"))
+    return number and (". . ." in head or "...." in head)
 
 
 def _outline_starts(entries: Sequence[Entry], units: Sequence[Unit]) -> list[_Start]:
+    on_page: dict[int, list[int]] = {}  # page -> its units' indexes, in reading order
+    for i, unit in enumerate(units):
+        on_page.setdefault(unit.page, []).append(i)
+    pages = sorted(on_page)
     starts: list[_Start] = []
     for entry in entries:
-        index, skip = _where(entry, units)
-        first_on_page = next((i for i, u in enumerate(units) if u.page == entry.page), None)
-        top = None
-        if index != first_on_page and index < len(units) and units[index].page == entry.page:
+        here = on_page.get(entry.page, [])
+        index, skip = _where(entry, units, here)
+        top: float | None = None
+        if index < 0:  # nothing of its page is below where it points: it starts on the next page with text
+            index = next((on_page[page][0] for page in pages if page > entry.page), len(units))
+        elif index != here[0]:  # below the top of its page: the link opens the view there
             top = entry.top if entry.top is not None else units[index].y1
         starts.append(_Start(index, skip, entry.title, entry.level, _anchor(entry.page, top)))
     return starts
 
 
-def _where(entry: Entry, units: Sequence[Unit]) -> tuple[int, int]:
-    """Where an outline entry's section starts among the units, and how many lines print its heading: at the
-    heading printed where the entry points, else at the first line there, else on the next page with text."""
+def _where(entry: Entry, units: Sequence[Unit], here: Sequence[int]) -> tuple[int, int]:
+    """Where on its page an outline entry's section starts, and how many lines print its heading: at the heading
+    printed where the entry points, else at the first line there; (-1, 0) when nothing there is below that point."""
     wanted = _squash(entry.title)
-    on_page = [i for i, u in enumerate(units) if u.page == entry.page]
     # a destination's top is at or above its heading: the heading's lowest edge is below it
-    placed = [i for i in on_page if entry.top is None or units[i].y0 <= entry.top + 2]
-    for i in placed:
+    placed = [i for i in here if entry.top is None or units[i].y0 <= entry.top + 2]
+    for i in placed if wanted else ():
         for count in range(1, HEADING_MATCH_LINES + 1):
             printed = [u for u in units[i : i + count] if isinstance(u, Line) and u.page == entry.page]
             if len(printed) < count:
@@ -115,10 +121,7 @@ def _where(entry: Entry, units: Sequence[Unit]) -> tuple[int, int]:
                 return i, count
             if len(squashed) >= len(wanted) + 12:
                 break
-    if placed:
-        return placed[0], 0
-    later = next((i for i, u in enumerate(units) if u.page > entry.page), len(units))
-    return later, 0
+    return (placed[0], 0) if placed else (-1, 0)
 
 
 def _squash(text: str) -> str:
