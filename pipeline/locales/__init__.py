@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 
-from pipeline.locales import de, en, es, fr, ru, unsupported, zh
+from pipeline.locales import de, en, es, fr, it, ja, ko, nl, pl, pt, ru, unsupported, zh
 from pipeline.locales.base import Lexicon, Texts
 from pipeline.text import has_cjk, tokens
 
-_TEXTS: dict[str, Texts] = {m.__name__.rsplit(".", 1)[1]: m.TEXTS for m in (en, es, de, fr, ru, zh)}
-_LEXICONS: dict[str, Lexicon] = {m.__name__.rsplit(".", 1)[1]: m.LEXICON for m in (en, es, de, fr, ru, zh)}
+_MODULES = (en, es, de, fr, ru, zh, pt, it, ja, ko, nl, pl)
+_TEXTS: dict[str, Texts] = {m.__name__.rsplit(".", 1)[1]: m.TEXTS for m in _MODULES}
+_LEXICONS: dict[str, Lexicon] = {m.__name__.rsplit(".", 1)[1]: m.LEXICON for m in _MODULES}
 SUPPORTED: tuple[str, ...] = tuple(_TEXTS)
 DEFAULT = "en"
 
@@ -40,9 +41,9 @@ def _base(lang: str | None) -> str:
     return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
 
 
-# One line above an answer to a question in a language without templates, in English (`unsupported_line` adds the
-# person's own language where we have it).
-UNSUPPORTED_LANGUAGE = unsupported.IN_ENGLISH
+# One line above an answer to a question in a language without templates, in English, naming the languages above
+# (`unsupported_line` adds the person's own language where we have it).
+UNSUPPORTED_LANGUAGE = unsupported.in_english(m.NAME for m in _MODULES)
 
 
 def is_supported(lang: str | None) -> bool:
@@ -78,7 +79,10 @@ def all_lexicons() -> dict[str, Lexicon]:
 
 
 # words of a message saying something failed, in every supported language ("still doesn't work", "no funciona")
-FAILURE_WORDS = ("work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行")
+FAILURE_WORDS = (
+    "work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行", "funziona",
+    "werkt", "działa", "動かない", "使えない", "できない", "작동", "안 돼", "안돼", "안 되",
+)  # fmt: skip
 
 
 def reports_failure(text: str) -> bool:
@@ -90,19 +94,13 @@ def reports_failure(text: str) -> bool:
 _YES_NO = {lang: re.compile(lex.yes_no, re.IGNORECASE) for lang, lex in _LEXICONS.items() if lex.yes_no}
 
 
-# Japanese has no templates here, so no lexicon, but its questions are written without spaces like Chinese ones: its
-# question words ("何", "どう", "いくつ") and polite question endings ("ですか", "ますか")
-_JAPANESE_QUESTION_WORDS = (
-    "何", "どう", "どこ", "なぜ", "いつ", "どれ", "どの", "いくつ", "いくら", "誰", "ですか", "ますか",
-)  # fmt: skip
-_UNSPACED_QUESTION_WORDS = tuple(
-    dict.fromkeys(w for lex in _LEXICONS.values() for w in lex.question_words)
-) + _JAPANESE_QUESTION_WORDS
+# the question words of languages whose questions do not open with them (Chinese, Japanese, Korean): anywhere counts
+_UNSPACED_QUESTION_WORDS = tuple(dict.fromkeys(w for lex in _LEXICONS.values() for w in lex.question_words))
 
 
 def asks_in_words_without_spaces(text: str) -> bool:
-    """A question word of a language written without spaces (Chinese, Japanese) anywhere in `text`, whatever the
-    detected language ("这个是怎么包装的？", "重さは何キロですか？")."""
+    """A question word of Chinese, Japanese or Korean anywhere in `text`, whatever the detected language
+    ("这个是怎么包装的？", "重さは何キロですか？", "블루투스 헤드폰을 어떻게 연결하나요?")."""
     return has_cjk(text) and any(w in text for w in _UNSPACED_QUESTION_WORDS)
 
 

@@ -4,6 +4,8 @@ import dataclasses
 
 from pipeline.locales.base import Lexicon, Texts, words
 
+NAME = "German"  # in English
+
 TEXTS = Texts(
     answer_lead_in="Das steht dazu in der Dokumentation:",
     team_answer_lead_in="Das hat das Team dazu geantwortet:",

@@ -4,6 +4,8 @@ import dataclasses
 
 from pipeline.locales.base import Lexicon, Texts, words
 
+NAME = "English"  # in English
+
 TEXTS = Texts(
     answer_lead_in="Here is what the documentation says:",
     team_answer_lead_in="Here is what the team answered before:",

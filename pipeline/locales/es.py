@@ -4,6 +4,8 @@ import dataclasses
 
 from pipeline.locales.base import Lexicon, Texts, words
 
+NAME = "Spanish"  # in English
+
 TEXTS = Texts(
     answer_lead_in="Esto es lo que dice la documentación:",
     team_answer_lead_in="Esto es lo que respondió el equipo:",

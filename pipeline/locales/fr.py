@@ -4,6 +4,8 @@ import dataclasses
 
 from pipeline.locales.base import Lexicon, Texts, words
 
+NAME = "French"  # in English
+
 TEXTS = Texts(
     answer_lead_in="Voici ce que dit la documentation :",
     team_answer_lead_in="Voici ce que l'équipe a répondu :",

@@ -4,6 +4,8 @@ import dataclasses
 
 from pipeline.locales.base import Lexicon, Texts, words
 
+NAME = "Russian"  # in English
+
 TEXTS = Texts(
     answer_lead_in="Вот что сказано в документации:",
     team_answer_lead_in="Вот что ответила команда:",

@@ -4,6 +4,8 @@ import dataclasses
 
 from pipeline.locales.base import Lexicon, Texts
 
+NAME = "Chinese"  # in English
+
 TEXTS = Texts(
     answer_lead_in="文档中的相关说明如下：",
     team_answer_lead_in="团队之前的回答如下：",

@@ -54,6 +54,32 @@ async def test_a_word_guessed_to_be_in_a_language_without_templates_takes_the_do
     assert result.payload.language == language, result.decision
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("roku compatible?", "en"),
+        ("vesa size?", "en"),
+        ("does it have wifi", "en"),
+        ("token?", "en"),  # Dutch 0.72
+        ("antenna?", "en"),  # Italian 0.76
+        ("browser?", "en"),  # Dutch 0.61
+        ("broken", "en"),  # Dutch 0.75
+        ("grazie", "it"),
+        ("Obrigado", "pt"),
+        ("werkt het?", "nl"),
+        ("Czy ma WiFi?", "pl"),
+    ],
+)
+async def test_a_word_or_two_is_taken_in_a_language_with_templates_since_only_with_its_function_words(
+    text: str, language: str
+) -> None:
+    """Portuguese, Italian, Dutch and Polish share many words with English: a short English question the detector
+    only guesses to be in one of them stays English, as before they had templates; their own function words
+    ("grazie", "werkt het") make it theirs."""
+    result = await AGENT.run(Payload(text=text), Context(docs_language="en"))
+    assert result.payload.language == language, result.decision
+
+
 async def test_a_short_text_the_detector_cannot_place_keeps_it_out_of_a_language_it_rules_out() -> None:
     """"Ela conecta no WiFi sem fio?": Portuguese 0.48, Spanish 0.46, English 0.04. Unsure of the first, the detector is
     all but sure it is not English: the docs' language is not the fallback then (English word checks refused it)."""

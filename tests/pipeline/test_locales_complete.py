@@ -1,0 +1,118 @@
+"""Every registered language is complete and used: its own wording for every text (none left to the English
+defaults), yes/no questions read in it, the "not supported" line naming exactly what is registered, and Korean words
+without their particles."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+import pytest
+
+from pipeline.locales import (
+    SUPPORTED,
+    UNSUPPORTED_LANGUAGE,
+    asks_in_words_without_spaces,
+    asks_yes_no,
+    is_supported,
+    lexicon,
+    texts,
+    with_unsupported_line,
+)
+from pipeline.locales.base import Texts
+from pipeline.locales.ko import stem
+from pipeline.locales.unsupported import IN_THEIR_LANGUAGE
+
+pytestmark = pytest.mark.unit
+
+OTHERS = [code for code in SUPPORTED if code != "en"]
+NEW = ("pt", "it", "ja", "ko", "nl", "pl")
+
+
+def test_the_new_languages_are_registered() -> None:
+    assert set(NEW) <= set(SUPPORTED)
+
+
+@pytest.mark.parametrize("language", OTHERS)
+def test_no_text_falls_back_to_the_english_one(language: str) -> None:
+    """A field left out of a module, or of its later `dataclasses.replace` blocks, keeps `Texts`' English default
+    (`retry_label`, `docs_dont_say`, `answered_by`...): every text, and every reason's text, is the language's own."""
+    english, local = texts("en"), texts(language)
+    assert local is not english and lexicon(language) is not lexicon("en")
+    same_word = {("fr", "sources_heading")}  # "Sources" is French too
+    for field in dataclasses.fields(Texts):
+        mine, reference = getattr(local, field.name), getattr(english, field.name)
+        if isinstance(reference, dict):
+            assert [k for k in reference if mine[k] == reference[k]] == [], field.name
+        elif (language, field.name) not in same_word:
+            assert mine != reference, field.name
+
+
+@pytest.mark.parametrize("language", OTHERS)
+def test_every_lexicon_has_what_the_offline_roles_read(language: str) -> None:
+    lex = lexicon(language)
+    assert lex.deictics and lex.troubleshooting and lex.yes_no
+    assert {kind for kind, _ in lex.capability} >= {"code", "injection", "prompt_leak", "roleplay"}
+    assert lex.stopwords or (lex.stop_phrases and lex.question_words)  # words, or phrases where nothing is spaced
+
+
+def test_the_unsupported_line_names_every_registered_language_and_no_other() -> None:
+    names = [importlib.import_module(f"pipeline.locales.{code}").NAME for code in SUPPORTED]
+    listed = UNSUPPORTED_LANGUAGE.split("(supported: ", 1)[1].removesuffix(").").split(", ")
+    assert listed == names
+
+
+@pytest.mark.parametrize("language", NEW)
+def test_a_new_language_gets_no_unsupported_line(language: str) -> None:
+    assert is_supported(language) and language not in IN_THEIR_LANGUAGE
+    assert with_unsupported_line(texts(language).busy, language) == texts(language).busy
+
+
+@pytest.mark.parametrize("language", ["uk", "ar", "tr", "vi"])
+def test_a_language_still_without_templates_keeps_the_line(language: str) -> None:
+    assert not is_supported(language)
+    assert with_unsupported_line("x", language).startswith(UNSUPPORTED_LANGUAGE)
+
+
+# (asked by yes or no, asked by a question word): mostly as shoppers asked them (bench/data/shoppers_translated_*)
+YES_NO = {
+    "pt": (["Tem WiFi?", "Ela tem o app da Apple TV?", "Dá para instalar o Netflix?", "É possível usar fones?"],
+           ["Quantas portas USB tem essa TV?", "Como é o controle remoto?"]),
+    "it": (["Ha il WiFi?", "C'è la connessione wi-fi?", "Si può montare a parete?", "È compatibile con Alexa?"],
+           ["Quante porte USB ha il televisore?", "Com'è fatto il telecomando?"]),
+    "ja": (["WiFiはありますか？", "壁掛けできますか？", "Apple TVのアプリはありますか？それとも自分で追加できますか？"],
+           ["このテレビの重さは何キロですか？", "リモコンはどんな形ですか？"]),
+    "ko": (["와이파이 되나요?", "Apple TV 앱이 있나요?", "벽걸이 가능한가요?"],
+           ["32인치 이 TV에는 USB 포트가 몇 개 있나요?", "리모컨은 어떻게 생겼나요?"]),
+    "nl": (["Heeft hij wifi?", "Kan ik hem aan de muur hangen?", "Werkt het met Alexa?"],
+           ["Hoeveel USB-poorten heeft de tv?", "Hoe ziet de afstandsbediening eruit?"]),
+    "pl": (["Czy ma WiFi?", "Czy można go powiesić na ścianie?", "Ma Bluetooth?"],
+           ["Ile portów USB ma ten telewizor?", "Jak wygląda pilot?"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "question", "yes_no"),
+    [(lang, q, True) for lang, (yes, _) in YES_NO.items() for q in yes]
+    + [(lang, q, False) for lang, (_, other) in YES_NO.items() for q in other],
+)
+def test_yes_no_questions_in_each_new_language(language: str, question: str, yes_no: bool) -> None:
+    assert asks_yes_no(question, language) is yes_no
+
+
+@pytest.mark.parametrize("question", ["リモコンはどんな形ですか？", "리모컨은 어떻게 생겼나요?"])
+def test_japanese_and_korean_question_words_count_anywhere(question: str) -> None:
+    assert asks_in_words_without_spaces(question)
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("리모컨을", "리모컨"), ("메뉴를", "메뉴"), ("헤드폰은", "헤드폰"), ("소리가", "소리"), ("파일로", "파일"),
+        ("설정에서", "설정"), ("연결하나요", "연결"), ("삭제해요", "삭제"), ("앱을", "앱"), ("그것을", "그것"),
+        # a word whose end only looks like a particle stays whole
+        ("와이파이", "와이파이"), ("마을", "마을"), ("추가", "추가"), ("해상도", "해상도"), ("프로", "프로"),
+    ],
+)  # fmt: skip
+def test_a_korean_word_loses_only_the_particle_that_fits_it(word: str, expected: str) -> None:
+    assert stem(word) == expected
