@@ -396,6 +396,11 @@ QUESTION_WORDS = frozenset({
     "what", "what's", "whats", "how", "why", "where", "when", "which", "who", "can", "could", "does", "do", "is",
     "are", "should", "will", "qué", "cómo", "cuál", "dónde", "por", "puedo", "was", "wie", "warum", "wo", "welche",
     "kann", "comment", "quel", "quelle", "pourquoi", "où", "est-ce", "что", "как", "почему", "где", "какой", "можно",
+    "como", "que", "qual", "quais", "onde", "quando", "quanto", "quantos", "quantas", "porque", "posso", "pode", "quem",
+    "come", "cosa", "cos'è", "com'è", "dov'è", "che", "quale", "quali", "dove", "quanti", "quante", "perché",
+    "perche", "chi", "può", "puoi", "wat", "hoe", "waarom", "waar", "wanneer", "welke", "kun", "hoeveel",
+    "jak", "co", "czy", "gdzie", "kiedy", "dlaczego", "który", "która", "które", "ile", "jaki", "jaka", "jakie",
+    "można",
 })  # fmt: skip
 
 

@@ -22,32 +22,52 @@ from typing import ClassVar
 from pipeline import text as textutil
 from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import CJK_CONTENT_RUN, all_lexicons, content_words, lexicon, reports_failure, texts
-from pipeline.text import CODE, QUESTION_WORDS, has_cjk, identifiers, looks_like_question, one_line, strip_mentions
+from pipeline.locales import (
+    CJK_CONTENT_RUN,
+    all_lexicons,
+    content_words,
+    is_korean,
+    lexicon,
+    phrases_pointing_back,
+    reports_failure,
+    texts,
+    topic_form,
+    written_without_spaces,
+)
+from pipeline.text import CODE, QUESTION_WORDS, identifiers, looks_like_question, one_line, strip_mentions
 from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
-_WORD_OR_MARK = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
+# a word (a Korean one apart from the Latin letters glued to it: "TV를") or a mark
+_WORD_OR_MARK = re.compile(r"[\uac00-\ud7a3]+|[^\W_\uac00-\ud7a3]+(?:['’][^\W_\uac00-\ud7a3]+)*|[^\w\s]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*[A-Za-z0-9+]|[A-Za-z]")
 _TAIL = re.compile(r"^(.*?)([\s?!.。？！…]*)$", re.S)
 MAX_TOPIC_WORDS = 4
-_DETERMINERS = frozenset().union(*(lex.determiners for lex in all_lexicons().values())) - {"this", "that", "das"}
+# determiners said with a topic ("the remote", "il telecomando"); demonstratives are not ("that port": "port")
+_DEMONSTRATIVES = {"this", "that", "das", "dit", "dat", "deze", "questo", "questa", "quello", "quella", "esse", "essa",
+                   "este", "esta", "ten", "ta", "te", "to", "그", "이", "저"}  # fmt: skip
+_DETERMINERS = frozenset().union(*(lex.determiners for lex in all_lexicons().values())) - _DEMONSTRATIVES
 
 
 # Openers of an elliptical follow-up, per language: what follows is the new name for the previous question.
 _ELLIPSIS = re.compile(
     r"^\s*(?:and|or|but|also)?\s*(?:what|how)\s+about\s+|^\s*(?:and|or)\s+(?:for|in|on|with|the|if|what\s+about)?\s*"
-    r"|^\s*[¿]?\s*(?:y|e)\s+(?:para|en|con|el|la|los|las|qué\s+tal|qué\s+hay\s+de)?\s*"
+    r"|^\s*[¿]?\s*(?:y|e)\s+(?:para|en|con|el|la|los|las|qué\s+tal|qué\s+hay\s+de|per|nel|nella|in|il|lo|gli|le"
+    r"|su|sul|sulla|no|na|nos|nas|em|com|o|a|os|as|sobre|quanto\s+a)?\b\s*"
     r"|^\s*(?:und|oder)\s+(?:für|bei|in|mit|was\s+ist\s+mit|der|die|das)?\s*|^\s*was\s+ist\s+mit\s+"
     r"|^\s*et\s+(?:pour|dans|avec|le|la|les|sur)?\s*|^\s*(?:qu'en\s+est-il\s+de|quid\s+de)\s+"
     r"|^\s*а\s+(?:для|в|с|как\s+насч[её]т)?\s*|^\s*как\s+насч[её]т\s+"
+    r"|^\s*en\s+(?:voor|met|in|op|bij|de|het)?\b\s*|^\s*wat\s+dacht\s+je\s+van\s+"
+    r"|^\s*a\s+(?:dla|w|we|na|co\s+z|jak\s+z)\s+|^\s*(?:co|jak)\s+z\s+"
     r"|^\s*(?:那|那么)\s*",
     re.IGNORECASE,
 )
 MAX_ELLIPSIS_WORDS = 4
 # a message that goes on from the previous question: "and ...", "also ...", "y ...", "und ...", "et ...", "а ..."
 _CONTINUES = re.compile(
-    r"^\s*[¿]?\s*(?:and|also|but|then|y|e|además|und|auch|et|aussi|puis|а|и|ещё|еще|那|还有|另外)\b", re.IGNORECASE
+    r"^\s*[¿]?\s*(?:and|also|but|then|y|e|además|und|auch|et|aussi|puis|а|и|ещё|еще|também|anche|poi|en|ook|"
+    r"oraz|także|również|那|还有|另外)\b",
+    re.IGNORECASE,
 )
 
 
@@ -139,7 +159,7 @@ def topic_of(text: str) -> str | None:
         return code
     if not content:
         return None
-    if has_cjk(text):
+    if written_without_spaces(text):
         names: list[str] = [w for w in _LATIN_NAME.findall(text) if w.lower() in content]
         if names:
             return names[0]
@@ -150,10 +170,10 @@ def topic_of(text: str) -> str | None:
     start, before, previous = 0, "", ""
     tokens = _WORD_OR_MARK.findall(text)
     for position, token in enumerate(tokens):
-        if token.lower().replace("’", "'") in content:
+        if topic_form(token.lower().replace("’", "'")) in content:
             if not current:
                 start, before = position, previous
-            current.append(token)
+            current.append(topic_form(token))  # a Korean word without its particle: "헤드폰을" -> "헤드폰"
         else:
             if current:
                 runs.append((start, current, before))
@@ -181,17 +201,17 @@ def topic_of(text: str) -> str | None:
 
 def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] | None:
     """Where the first word pointing back at the previous topic is, if any."""
-    if has_cjk(question):
-        found = [(question.find(d), d) for d in lexicon("zh").deictics if d in question]
+    if written_without_spaces(question):
+        found = phrases_pointing_back(question)
         if not found:
             return None
         start, word = min(found, key=lambda f: (f[0], -len(f[1])))
         return start, start + len(word), word
-    lex = lexicon(language)
+    lex = lexicon("ko") if is_korean(question) else lexicon(language)
     words = list(_WORD.finditer(question))
     for i, match in enumerate(words):
         word = match.group(0).lower()
-        if word not in lex.deictics:
+        if word not in lex.deictics and topic_form(word) not in lex.deictics:  # "그것을": "그것" with its particle
             continue
         following = words[i + 1].group(0) if i + 1 < len(words) else ""
         between = question[match.end() : words[i + 1].start()] if i + 1 < len(words) else ""
@@ -214,8 +234,10 @@ def _with_topic(question: str, topic: str, language: str | None) -> str | None:
 
 
 def _add_topic(question: str, topic: str, language: str | None) -> str:
-    if has_cjk(question) or lexicon(language).topic_position == "start":
-        return f"{topic}{question}" if has_cjk(question) else f"{topic} {question}"
+    if written_without_spaces(question):
+        return f"{topic}{question}"
+    if is_korean(question) or lexicon(language).topic_position == "start":
+        return f"{topic} {question}"
     match = _TAIL.match(question)
     body, tail = (match.group(1), match.group(2)) if match else (question, "")
     return f"{body} {topic}{tail.strip()}"

@@ -119,6 +119,53 @@ _ANY_SKIP = FUNCTION_WORDS.union(*(lex.deictics for lex in _LEXICONS.values()))
 
 # runs of Han characters, of katakana (with its prolonged-sound mark) or of Hangul syllables, two or more long
 CJK_CONTENT_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}|[\u30a0-\u30ff]{2,}|[\uac00-\ud7af]{2,}")
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Han and kana
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+# a Korean word apart from the Latin letters or digits glued to it ("TV를": "TV", "를")
+_HANGUL_OR_OTHER = re.compile(r"[\uac00-\ud7a3]+|[^\W_\uac00-\ud7a3]+(?:['’][^\W_\uac00-\ud7a3]+)?")
+_KOREAN_SKIP = ko.LEXICON.stopwords | frozenset(ko.LEXICON.deictics) | ko.ENDINGS
+# Korean words opening with a question word are questions, not topics ("어떻게요", "무엇인가요"; not "왜곡")
+_KOREAN_ASKING = tuple(w for w in ko.LEXICON.question_words if len(w) > 1)
+# the lexicons of the languages written without spaces (Chinese, Japanese): read by phrases, not words
+_UNSPACED_LEXICONS = tuple(lex for lex in _LEXICONS.values() if lex.stop_phrases)
+UNSPACED_DEICTICS: tuple[str, ...] = tuple(
+    sorted({d for lex in _UNSPACED_LEXICONS for d in lex.deictics}, key=len, reverse=True)
+)
+_UNSPACED_STOP = sorted(
+    {p for lex in _UNSPACED_LEXICONS for p in (*lex.stop_phrases, *lex.deictics)}, key=len, reverse=True
+)
+_UNSPACED_SPLIT = re.compile("|".join(re.escape(p) for p in _UNSPACED_STOP))
+
+
+def written_without_spaces(text: str) -> bool:
+    """Whether `text` holds Han characters or kana (Chinese, Japanese): read by phrases, its topic set without a
+    space. Korean (Hangul) is spaced."""
+    return _UNSPACED.search(text) is not None
+
+
+def is_korean(text: str) -> bool:
+    return HANGUL.search(text) is not None and not written_without_spaces(text)
+
+
+def topic_form(word: str) -> str:
+    """How `word` counts as a topic word: a Korean word without its particle or ending ("리모컨을" -> "리모컨"), any
+    other word as it is."""
+    return ko.stem(word) if HANGUL.match(word) else word
+
+
+def phrases_pointing_back(text: str) -> list[tuple[int, str]]:
+    """(position, word) of each word pointing back ("它", "それ") in a text written without spaces, leaving out the
+    longer phrases that only hold one ("それとも", "これから")."""
+    masked = text
+    for phrase in _UNSPACED_STOP:
+        if phrase not in UNSPACED_DEICTICS and any(d in phrase for d in UNSPACED_DEICTICS):
+            masked = masked.replace(phrase, "\0" * len(phrase))
+    found: list[tuple[int, str]] = []
+    for word in UNSPACED_DEICTICS:
+        at = masked.find(word)
+        if at >= 0:
+            found.append((at, word))
+    return found
 
 
 def content_words(text: str, lang: str | None = None) -> list[str]:
@@ -126,20 +173,32 @@ def content_words(text: str, lang: str | None = None) -> list[str]:
 
     With `lang` None, a word that is a function word in any supported language is skipped (for mixed threads).
 
-    Text in a script without spaces (Chinese) is cut at the lexicon's stop phrases; the remaining runs of two or
-    more Han characters are its content words, and so are runs of katakana (Japanese loanwords: "テレビ",
-    "スリープタイマー") and of Hangul (Korean words, particles attached); hiragana is Japanese grammar, not a topic.
+    Text in a script without spaces (Chinese, Japanese) is cut at the stop phrases of those languages' lexicons; the
+    remaining runs of two or more Han characters are its content words, and so are runs of katakana (Japanese
+    loanwords: "テレビ", "スリープタイマー") and of Hangul; hiragana is Japanese grammar, not a topic. A Korean word
+    counts without its particle or ending (`topic_form`), unless it is one of Korean's function words.
     """
     lex = lexicon(lang)
     skip = _ANY_SKIP if lang is None else lex.stopwords | frozenset(lex.deictics)
-    if has_cjk(text):
-        cjk_lex = lexicon("zh")
-        phrases = sorted((*cjk_lex.stop_phrases, *cjk_lex.deictics), key=len, reverse=True)
-        pattern = "|".join(re.escape(p) for p in phrases)
-        pieces = re.split(pattern, text) if pattern else [text]
+    if written_without_spaces(text):
+        pieces = _UNSPACED_SPLIT.split(text)
         found: list[str] = []
         for piece in pieces:
             found.extend(CJK_CONTENT_RUN.findall(piece))
             found.extend(w for w in tokens(piece) if not has_cjk(w) and w not in skip and len(w) > 1)
         return found
+    if HANGUL.search(text):
+        words: list[str] = []
+        for word in _HANGUL_OR_OTHER.findall(text):
+            if not HANGUL.match(word):
+                low = word.lower()
+                if low not in skip and len(low) > 1 and not low.isdigit():
+                    words.append(low)
+                continue
+            stem = ko.stem(word)
+            if word in _KOREAN_SKIP or stem in _KOREAN_SKIP or word.startswith(_KOREAN_ASKING):
+                continue
+            if len(stem) > 1 or stem != word:  # a one-syllable word alone is a particle or a sound ("앱을": "앱")
+                words.append(stem)
+        return words
     return [w for w in tokens(text) if w not in skip and len(w) > 1 and not w.isdigit()]

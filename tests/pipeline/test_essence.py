@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.agents.essence import EssenceAgent, combine, resolve, thread_topic, topic_of
+from pipeline.agents.essence import EssenceAgent, combine, elliptical_phrase, resolve, thread_topic, topic_of
 from pipeline.envelope import Context, Payload
 from pipeline.locales import texts
 from pipeline.types import ContextType, HistoryMessage
@@ -27,6 +27,18 @@ pytestmark = pytest.mark.unit
         ("ru", "Что такое Bixby?", "Как это работает?", "Как Bixby работает?"),
         ("zh", "Bixby是什么？", "它是怎么工作的？", "Bixby是怎么工作的？"),
         ("zh", "Bixby是什么？", "怎么用？", "Bixby怎么用？"),
+        ("pt", "O que é Bixby?", "Como funciona?", "Como funciona Bixby?"),
+        ("pt", "Como pareio o controle remoto?", "E como apago isso?", "E como apago o controle remoto?"),
+        ("it", "Che cos'è Bixby?", "Come funziona?", "Come funziona Bixby?"),
+        ("it", "Che cos'è Bixby?", "E a cosa serve questo?", "E a cosa serve Bixby?"),
+        ("it", "Come installo un'app?", "e come si elimina?", "Come installo un'app? e come si elimina?"),
+        ("ja", "Bixbyとは何ですか？", "それはどうやって使いますか？", "Bixbyはどうやって使いますか？"),
+        ("ko", "Bixby가 뭐예요?", "그거 어떻게 작동해요?", "Bixby 어떻게 작동해요?"),
+        # the topic without its particle ("헤드폰을"), the pointing word with one ("그것을")
+        ("ko", "블루투스 헤드폰을 어떻게 연결하나요?", "그것을 어떻게 끊어요?", "블루투스 헤드폰 어떻게 끊어요?"),
+        ("nl", "Wat is Bixby?", "Hoe werkt het?", "Hoe werkt Bixby?"),
+        ("nl", "Hoe koppel ik de afstandsbediening?", "En hoe reset ik die?", "En hoe reset ik de afstandsbediening?"),
+        ("pl", "Co to jest Bixby?", "Jak to działa?", "Jak Bixby działa?"),
     ],
 )
 async def test_follow_up_becomes_a_question_about_the_topic(
@@ -159,6 +171,10 @@ async def test_a_complaint_inside_a_thread_clarifies_within_the_threads_topic() 
         ("What is the default HTTP port?", "and the default log level?", "What is the default log level?"),
         ("How do I ingest Markdown files?", "and web pages?", "How do I ingest web pages?"),
         ("¿Cómo creo la app de Slack?", "¿y para Discord?", "¿Cómo creo la app de Discord?"),
+        ("Como conecto o Discord?", "e no Slack?", "Como conecto o Slack?"),
+        ("Come collego Discord?", "e per Slack?", "Come collego Slack?"),
+        ("Hoe koppel ik Discord?", "en voor Slack?", "Hoe koppel ik Slack?"),
+        ("Jak połączyć Discord?", "a dla Slacka?", "Jak połączyć Slacka?"),
     ],
 )
 async def test_an_elliptical_follow_up_repeats_the_previous_question_about_the_new_name(
@@ -174,6 +190,20 @@ async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
     thread = history("How do I create the Slack app?", "and for Discord?")
     result = await EssenceAgent().run(Payload(text="what about Pinecone?", language="en"), Context(history=thread))
     assert result.payload.canonical_question == "How do I create the Pinecone app?"
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "phrase"), [("y las pilas?", "pilas"), ("e per Slack?", "Slack"), ("e come si elimina?", None)]
+)
+def test_an_elliptical_opener_is_matched_whole(follow_up: str, phrase: str | None) -> None:
+    """"y las" is not "y la" + "s"; "e come si elimina?" asks a question of its own, it names nothing new."""
+    assert elliptical_phrase(follow_up) == phrase
+
+
+def test_a_japanese_phrase_holding_a_pointing_word_does_not_point_back() -> None:
+    """"それとも" is "or", "それぞれ" "each": neither is "それ" ("it")."""
+    assert resolve("それとも赤いですか？", "Bixby", "ja").canonical != "Bixbyとも赤いですか？"
+    assert resolve("それはどうやって使いますか？", "Bixby", "ja").canonical == "Bixbyはどうやって使いますか？"
 
 
 async def test_and_how_with_a_whole_question_is_not_elliptical() -> None:

@@ -1,6 +1,6 @@
 """Every registered language is complete and used: its own wording for every text (none left to the English
 defaults), yes/no questions read in it, the "not supported" line naming exactly what is registered, and Korean words
-without their particles."""
+compared without their particles."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pipeline.locales import (
     UNSUPPORTED_LANGUAGE,
     asks_in_words_without_spaces,
     asks_yes_no,
+    content_words,
     is_supported,
     lexicon,
     texts,
@@ -116,3 +117,20 @@ def test_japanese_and_korean_question_words_count_anywhere(question: str) -> Non
 )  # fmt: skip
 def test_a_korean_word_loses_only_the_particle_that_fits_it(word: str, expected: str) -> None:
     assert stem(word) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("블루투스 헤드폰을 어떻게 연결하나요?", ["블루투스", "헤드폰", "연결"]),
+        ("32인치 이 TV에는 USB 포트가 몇 개 있나요?", ["인치", "tv", "usb", "포트"]),  # "에는" after "TV" is no word
+        ("그거 어떻게 꺼요?", ["꺼요"]),
+        ("Come si elimina un'app?", ["elimina", "un'app"]),
+        ("Hoe verwijder ik het?", ["verwijder"]),
+        ("Jak go usunąć?", ["usunąć"]),
+        ("Como faço para apagar isso?", ["apagar"]),
+        ("それはどうやって消しますか？", []),
+    ],
+)
+def test_content_words_in_the_new_languages(text: str, words: list[str]) -> None:
+    assert content_words(text) == words

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 
 from pipeline.assembly import build_agents
 from pipeline.envelope import Context, Payload
-from pipeline.locales import texts
+from pipeline.locales import UNSUPPORTED_LANGUAGE, texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
+from pipeline.types import SearchRequest, SearchResponse
 from tests.pipeline.fakes import WordRetriever, history
 
 pytestmark = [pytest.mark.unit, pytest.mark.slow]  # builds the language detector once (1-10 s)
@@ -44,6 +48,53 @@ async def test_follow_up_in_a_thread_keeps_the_topic(runner: PipelineRunner) -> 
     assert result.kind is ResultKind.ANSWER
     assert result.envelope.payload.canonical_question == "Does the remote need batteries?"
     assert result.sources[0].title == "Remote batteries"
+
+
+class NamesRetriever(WordRetriever):
+    """Scores by the query's Latin-script words alone: how a question in any language meets the English corpus here
+    is by the names it shares with it ("Orbit Voice"), so a follow-up is answered only when the thread's topic was
+    put into it (the production search reads every language through a multilingual embedding model)."""
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        names = " ".join(re.findall(r"[A-Za-z][A-Za-z-]*", request.text))
+        return await super().search(dataclasses.replace(request, text=names))
+
+
+@pytest.mark.parametrize(
+    ("language", "question"),
+    [
+        ("it", "Come si spegne Orbit Voice?"),
+        ("pt", "Como desligo o Orbit Voice?"),
+        ("ja", "Orbit Voiceはどうやってオフにしますか？"),
+        ("ko", "Orbit Voice는 어떻게 끄나요?"),
+        ("nl", "Hoe zet ik Orbit Voice uit?"),
+        ("pl", "Jak wyłączyć Orbit Voice?"),
+    ],
+)
+async def test_a_question_in_a_language_with_templates_is_answered_in_it(language: str, question: str) -> None:
+    result = await ask(make_runner(NamesRetriever()), question)
+    assert (result.kind, result.envelope.payload.language) == (ResultKind.ANSWER, language), result.text
+    assert result.text.startswith(texts(language).answer_lead_in) and UNSUPPORTED_LANGUAGE not in result.text
+    assert result.sources[0].title == "Orbit Voice assistant"
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "follow_up", "canonical"),
+    [
+        ("it", "Cos'è Orbit Voice?", "E come si disattiva?", "Cos'è Orbit Voice? E come si disattiva?"),
+        ("pt", "O que é o Orbit Voice?", "E como desligo isso?", "E como desligo o Orbit Voice?"),
+        ("ja", "Orbit Voiceとは何ですか？", "それはどうやってオフにしますか？", "Orbitはどうやってオフにしますか？"),
+        ("ko", "Orbit Voice가 뭐예요?", "그거 어떻게 꺼요?", "Orbit Voice 어떻게 꺼요?"),
+    ],
+)
+async def test_a_follow_up_in_a_language_with_templates_keeps_the_topic(
+    language: str, earlier: str, follow_up: str, canonical: str
+) -> None:
+    result = await ask(make_runner(NamesRetriever()), follow_up, earlier)
+    assert result.envelope.payload.canonical_question == canonical
+    assert (result.kind, result.envelope.payload.language) == (ResultKind.ANSWER, language), result.text
+    assert result.text.startswith(texts(language).answer_lead_in) and UNSUPPORTED_LANGUAGE not in result.text
+    assert result.sources[0].title == "Orbit Voice assistant"
 
 
 async def test_a_vague_question_asks_to_clarify(runner: PipelineRunner) -> None:

@@ -186,7 +186,10 @@ async def test_a_chosen_section_missing_from_the_results_is_looked_up_by_name() 
         ("How do I reset the hub to factory settings?", "en"),
         ("Factory reset. How do I do that?", "en"),  # the question is the second sentence
         ("重置是怎么做的？", "zh"),  # 怎么 inside, no spaces
-        ("リセットはどうやりますか？", "ja"),  # Japanese has no lexicon here; its question words count all the same
+        ("リセットはどうやりますか？", "ja"),  # どう inside, no spaces
+        ("리셋은 어떻게 하나요?", "ko"),  # the question word is not first in Korean
+        ("Come si fa il reset?", "it"),
+        ("Jak zresetować hub?", "pl"),
     ],
 )
 async def test_a_full_question_is_answered_even_when_sections_are_close(text: str, language: str) -> None:
