@@ -214,6 +214,9 @@ def unmatched_negation(question: str, passage: str) -> bool:
     "if" does not: "The screen is not displaying. How do I fix this?", "Why is there no PIP?" and "What if it still
     does not respond?" describe a symptom whose answer need not negate anything."""
     asked_sentence = (textutil.sentences(question) or [question])[-1]
+    _, comma, last = asked_sentence.rpartition(",")
+    if comma and textutil.tokens(last)[:1] and textutil.tokens(last)[0] in textutil.QUESTION_WORDS:
+        asked_sentence = last  # "Anynet+ is not working, what should I check?": the symptom, then the question
     words = textutil.tokens(asked_sentence)
     symptom = words[:1] == ["why"] or "if" in words  # "what if it still does not respond?"
     negates = _NEGATION.search(passage) is not None or _ABSENCE.search(passage) is not None

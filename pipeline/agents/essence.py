@@ -211,6 +211,10 @@ def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] |
     words = list(_WORD.finditer(question))
     for i, match in enumerate(words):
         word = match.group(0).lower()
+        # "it's not working": the pointing word before a contraction's apostrophe (the rest stays: "Anynet's")
+        base = word.replace("’", "'").split("'", 1)[0]
+        if base != word and base in lex.deictics:
+            return match.start(), match.start() + len(base), base
         if word not in lex.deictics and topic_form(word) not in lex.deictics:  # "그것을": "그것" with its particle
             continue
         following = words[i + 1].group(0) if i + 1 < len(words) else ""

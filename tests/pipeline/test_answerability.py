@@ -193,6 +193,8 @@ def test_a_negated_symptom_is_not_a_negated_question() -> None:
     assert not ans.unmatched_negation("The screen is not displaying anything. How do I fix this?", fix)
     assert not ans.unmatched_negation("Why is there no picture?", fix)
     assert not ans.unmatched_negation("And what if the screen still does not show anything?", fix)
+    assert not ans.unmatched_negation("Anynet+ is not working, what should I check?", fix)  # symptom, then question
+    assert ans.unmatched_negation("Besides HDMI, which input is not supported?", fix)  # the question itself negates
 
 
 @pytest.mark.unit

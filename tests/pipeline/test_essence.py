@@ -20,6 +20,8 @@ pytestmark = pytest.mark.unit
     [
         ("en", "What is Bixby?", "How does it work?", "How does Bixby work?"),
         ("en", "How do I pair the remote?", "Does it need batteries?", "Does the remote need batteries?"),
+        ("en", "How do I turn on Anynet+?", "it's not working, what should I check?",
+         "Anynet's not working, what should I check?"),  # the pointing word before a contraction's apostrophe
         ("es", "¿Qué es Bixby?", "¿Cómo funciona?", "¿Cómo funciona Bixby?"),
         ("es", "¿Qué es Bixby?", "¿Y eso para qué sirve?", "¿Y Bixby para qué sirve?"),
         ("de", "Was ist Bixby?", "Wie funktioniert das?", "Wie funktioniert Bixby?"),
