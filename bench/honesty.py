@@ -4,6 +4,7 @@
     PYTHONPATH=<tree> python bench/honesty.py emanual  --out R.json [--limit N]     # the 684 expert QA pairs
         [--layout lines]   # the manual ingested as the shared raw file lays it out (printed lines, page numbers)
     PYTHONPATH=<tree> python bench/honesty.py docbot   --out R.json                 # bench/data/docbot_newcomer.jsonl
+    PYTHONPATH=<tree> python bench/honesty.py threads  --out R.json                 # bench/data/emanual_threads.jsonl
 
 Runs on whatever tree is first on PYTHONPATH (a baseline is the same script run against an older checkout), one new
 thread per question (a `thread` record is asked turn by turn), semantic cache off, vectors cached on disk under
@@ -243,7 +244,7 @@ def environment() -> dict[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("which", choices=["shoppers", "emanual", "docbot"])
+    parser.add_argument("which", choices=["shoppers", "emanual", "docbot", "threads"])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--split", default="all", choices=["test", "tune", "all"])
     parser.add_argument("--langs", default="en,es,de,ru,zh,fr")
@@ -257,6 +258,9 @@ def main() -> None:
         corpus, items = emanual_corpus(args.layout), shoppers_items(args.split, set(args.langs.split(",")))
     elif args.which == "emanual":
         corpus, items = emanual_corpus(args.layout), emanual_items()
+    elif args.which == "threads":  # follow-ups over the e-manual: the last turn is scored, read in its thread
+        threads = [{**i, "split": held_out(i["id"])} for i in load_jsonl(DATA / "emanual_threads.jsonl")]
+        corpus, items = emanual_corpus(args.layout), [i for i in threads if args.split in ("all", i["split"])]
     else:
         corpus = args.docs
         items = [i for i in load_jsonl(args.qa) if args.split == "all" or i.get("split", "all") in (args.split, "all")]

@@ -90,3 +90,17 @@ def test_questions_of_a_split_come_with_their_english_originals() -> None:
     by_lang = Counter(q["lang"] for q in test)
     assert set(by_lang) == {"en", *crosslang.LANGUAGES} and len(set(by_lang.values())) == 1
     assert {q["group"] for q in test} == {"test"}
+
+
+def test_each_thread_of_the_follow_up_set_cites_sections_of_the_shared_emanual_that_have_text() -> None:
+    """bench/data/emanual_threads.jsonl: follow-ups over the e-manual, the last turn scored against its gold; a gold
+    section that is missing or empty (the manual has a few title-only sections) could never be cited."""
+    corpus_file = shared_path("emanual", "raw", "smart_tv_remote_manual_corpus.json")
+    sections = {r["id"]: r for r in json.loads(corpus_file.read_text(encoding="utf-8")).values()}
+    threads = load_jsonl(DATA / "emanual_threads.jsonl")
+    assert len(threads) >= 30 and len({t["id"] for t in threads}) == len(threads)
+    for thread in threads:
+        assert thread["thread"] and thread["question"] and thread["gold"], thread["id"]
+        for gold in thread["gold"]:
+            section = sections[gold.removeprefix("emanual/")]
+            assert "".join(section["text"]).strip(), (thread["id"], gold)
