@@ -81,6 +81,8 @@ def elliptical_phrase(text: str) -> str | None:
     pointing = set().union(*(lex.deictics for lex in all_lexicons().values()))
     if not rest or len(rest.split()) > MAX_ELLIPSIS_WORDS or words & pointing or words & QUESTION_WORDS:
         return None  # "¿y eso para qué sirve?": a question of its own that points back, not a new name
+    if reports_failure(rest):
+        return None  # "¿y si no funciona?", "а если не получается?": the answer did not work, not a new name
     return rest
 
 

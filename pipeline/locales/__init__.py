@@ -81,7 +81,8 @@ def all_lexicons() -> dict[str, Lexicon]:
 # words of a message saying something failed, in every supported language ("still doesn't work", "no funciona")
 FAILURE_WORDS = (
     "work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行", "funziona",
-    "werkt", "działa", "動かない", "使えない", "できない", "작동", "안 돼", "안돼", "안 되",
+    "werkt", "działa", "動かない", "使えない", "できない", "작동", "안 돼", "안돼", "안 되", "не получа", "не получил",
+    "klappt",
 )  # fmt: skip
 
 

@@ -230,3 +230,23 @@ async def test_a_one_word_question_going_on_from_the_last_is_asked_with_it() -> 
     assert result.payload.context_type is ContextType.FOLLOW_UP
     alone = await EssenceAgent().run(Payload(text="how do I delete one?", language="en"), thread)
     assert alone.payload.canonical_question == "how do I delete one?"  # no "and": a question of its own
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "question"),
+    [
+        ("es", "¿Cómo conecto el mando Samsung Smart Remote?", "¿y si no funciona?"),
+        ("ru", "Как подключить пульт Samsung Smart Remote?", "а если не получается?"),
+        ("it", "Come collego il telecomando Samsung Smart Remote?", "e se non funziona?"),
+    ],
+)
+async def test_and_if_it_does_not_work_keeps_the_topic_instead_of_replacing_a_name(
+    language: str, earlier: str, question: str
+) -> None:
+    """"¿y si no funciona?" opens like an elliptical follow-up ("¿y para Discord?"), but what follows is the
+    answer failing, not a new name: it was put in place of the previous question's name ("¿Cómo conecto el mando si
+    no funciona?"), so the search lost what the thread is about."""
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
+    canonical = result.payload.canonical_question or ""
+    assert "Samsung Smart" in canonical and question.strip("¿?") in canonical
+    assert result.payload.context_type is ContextType.FOLLOW_UP
