@@ -259,6 +259,10 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():
         return Resolution(question, ContextType.FOLLOW_UP)
+    if previous is not None and len(content) <= 2 and reports_failure(question):
+        # "what if that doesn't work?": what failed is the answer to the last question (pairing the remote, not
+        # the remote), so it is asked together with that question
+        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     if len(content) <= 2:
         replaced = _with_topic(question, topic, language)
         if replaced is not None:

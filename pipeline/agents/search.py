@@ -14,8 +14,10 @@ original text.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import ClassVar
 
+from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import asks_in_words_without_spaces, asks_yes_no, content_words, lexicon, reports_failure, texts
@@ -30,6 +32,7 @@ from pipeline.types import (
     SearchHit,
     SearchQuality,
     SearchRequest,
+    SearchResponse,
     StrategyUsed,
     SuggestedAction,
 )
@@ -93,6 +96,17 @@ def full_question(text: str, language: str | None) -> bool:
     return asks or asks_in_words_without_spaces(text) or asks_yes_no(text, language)
 
 
+def on_topic(hits: Sequence[SearchHit], topic: str, language: str | None, docs_language: str) -> list[SearchHit]:
+    """The hits whose page or section title shares a word of `topic` ("The TV Won't Connect to the Internet" for
+    "the internet connection"); a word in the titles of most of them ("TV", "Troubleshooting") says nothing."""
+    lex, docs_lex = lexicon(language), lexicon(docs_language)
+    stop = lex.stopwords | docs_lex.stopwords | frozenset(lex.deictics) | frozenset(docs_lex.deictics)
+    wanted = textutil.features(topic, stop, docs_language)
+    titles = [textutil.features(" ".join((*h.crumbs, h.title)), (), docs_language) for h in hits]
+    common = {w for w in wanted if sum(w in t for t in titles) * 2 > len(titles)} if len(titles) >= 4 else set()
+    return [h for h, t in zip(hits, titles, strict=True) if (wanted - common) & t]
+
+
 class SearchAgent:
     role: ClassVar[Role] = Role.SEARCH
 
@@ -120,14 +134,29 @@ class SearchAgent:
     async def run(self, payload: Payload, context: Context) -> AgentResult:
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
+    async def _troubleshooting_first(
+        self, found: SearchResponse, request: SearchRequest, language: str | None, docs_language: str
+    ) -> SearchResponse:
+        """"What if that doesn't work?" after an answer: the docs' troubleshooting sections on the thread's topic
+        first, then what the topic's own search found (a topic with no troubleshooting section of its own keeps its
+        sections, which often say what to do when it fails, rather than the manual's general troubleshooting)."""
+        words = lexicon(docs_language).troubleshooting
+        english = f"{request.text_eng} {words}" if request.text_eng else None
+        trouble = await self._retriever.search(dataclasses.replace(request, text=f"{request.text} {words}",
+                                                                   text_eng=english))  # fmt: skip
+        first = on_topic(trouble.hits, request.text, language, docs_language)
+        if not first:
+            return found
+        ids = {h.chunk_id for h in first}
+        hits = (*first, *(h for h in found.hits if h.chunk_id not in ids))
+        return dataclasses.replace(found, hits=hits[: request.top_k])
+
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         query = payload.canonical_question or payload.text
         research = payload.quality_decision is QualityDecision.RESEARCH
         if research and payload.text not in query:
             query = f"{query} {payload.text}"
-        if payload.context_type is ContextType.FOLLOW_UP and reports_failure(payload.text):
-            # "what if that doesn't work?" after an answer: the docs' troubleshooting sections on that topic
-            query = f"{query} {lexicon(context.docs_language).troubleshooting}".rstrip()
+        failed = payload.context_type is ContextType.FOLLOW_UP and reports_failure(payload.text)
         english = payload.language in (None, "en")
         text_eng = query if english else (payload.text_eng if query == payload.text else None)
         request = SearchRequest(
@@ -138,6 +167,8 @@ class SearchAgent:
             top_k=self._research_top_k if research else self._top_k,
         )
         found = await self._retriever.search(request)
+        if failed:
+            found = await self._troubleshooting_first(found, request, payload.language, context.docs_language)
         hits, quality = found.hits, found.quality
         chosen = payload.chosen_action
         if chosen is not None and chosen.kind is ActionKind.SEARCH and chosen.value:

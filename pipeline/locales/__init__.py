@@ -78,18 +78,29 @@ def all_lexicons() -> dict[str, Lexicon]:
     return dict(_LEXICONS)
 
 
-# words of a message saying something failed, in every supported language ("still doesn't work", "no funciona")
-FAILURE_WORDS = (
-    "work", "broken", "fail", "error", "wrong", "funciona", "funktioniert", "marche", "работает", "不行", "funziona",
-    "werkt", "działa", "動かない", "使えない", "できない", "작동", "안 돼", "안돼", "안 되", "не получа", "не получил",
-    "klappt",
+# A message saying something failed, in every supported language: a word that says so on its own ("broken",
+# "不行"), or a word for working said with a negation ("doesn't work", "no funciona", "не работает"); "how does it
+# work?" asks how it works, not what to do when it fails.
+BROKEN_WORDS = (
+    "broken", "fail", "error", "wrong", "不行", "動かない", "使えない", "できない", "안 돼", "안돼", "안 되",
+    "не получа", "не получил",
 )  # fmt: skip
+WORKING_WORDS = (
+    "work", "funciona", "funktioniert", "klappt", "marche", "работает", "funziona", "werkt", "działa", "작동", "工作",
+)  # fmt: skip
+NEGATIONS = frozenset({
+    "not", "no", "never", "nicht", "kein", "keine", "nie", "ne", "pas", "jamais", "не", "нет", "non", "não", "nunca",
+    "niet", "geen", "nooit", "안", "못",
+})  # fmt: skip
 
 
 def reports_failure(text: str) -> bool:
-    """Whether `text` says something does not work (a complaint word in any supported language)."""
-    folded = text.lower()
-    return any(w in folded for w in FAILURE_WORDS)
+    """Whether `text` says something does not work (in any supported language)."""
+    folded = text.lower().replace("’", "'")
+    if any(w in folded for w in BROKEN_WORDS):
+        return True
+    negated = any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or "不" in folded or "没" in folded
+    return negated and any(w in folded for w in WORKING_WORDS)
 
 
 _YES_NO = {lang: re.compile(lex.yes_no, re.IGNORECASE) for lang, lex in _LEXICONS.items() if lex.yes_no}

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.unit
     [
         ("en", "What is Bixby?", "How does it work?", "How does Bixby work?"),
         ("en", "How do I pair the remote?", "Does it need batteries?", "Does the remote need batteries?"),
-        ("en", "How do I turn on Anynet+?", "it's not working, what should I check?",
-         "Anynet's not working, what should I check?"),  # the pointing word before a contraction's apostrophe
+        ("en", "How do I pair the remote?", "it's paired, what's the range?",
+         "the remote's paired, what's the range?"),  # the pointing word before a contraction's apostrophe
         ("es", "¿Qué es Bixby?", "¿Cómo funciona?", "¿Cómo funciona Bixby?"),
         ("es", "¿Qué es Bixby?", "¿Y eso para qué sirve?", "¿Y Bixby para qué sirve?"),
         ("de", "Was ist Bixby?", "Wie funktioniert das?", "Wie funktioniert Bixby?"),
@@ -250,3 +250,26 @@ async def test_and_if_it_does_not_work_keeps_the_topic_instead_of_replacing_a_na
     canonical = result.payload.canonical_question or ""
     assert "Samsung Smart" in canonical and question.strip("¿?") in canonical
     assert result.payload.context_type is ContextType.FOLLOW_UP
+
+
+@pytest.mark.parametrize(
+    ("earlier", "question"),
+    [("How do I pair the Samsung Smart Remote?", "what if that doesn't work?"),
+     ("How do I turn on Anynet+?", "it's not working, what should I check?"),
+     ("¿Cómo conecto el mando?", "¿y si no funciona?")],
+)  # fmt: skip
+async def test_saying_the_answer_failed_is_asked_together_with_the_question_it_answered(
+    earlier: str, question: str
+) -> None:
+    """What failed is the answer to the last question (pairing the remote), not the thread's topic alone ("the
+    remote"): the search needs both."""
+    result = await EssenceAgent().run(Payload(text=question, language="en"), Context(history=history(earlier)))
+    assert result.payload.canonical_question == f"{earlier} {question}"
+    assert result.payload.context_type is ContextType.FOLLOW_UP
+
+
+async def test_asking_how_it_works_is_not_saying_it_failed() -> None:
+    result = await EssenceAgent().run(
+        Payload(text="How does it work?", language="en"), Context(history=history("How do I pair the remote?"))
+    )
+    assert result.payload.canonical_question == "How does the remote work?"

@@ -253,12 +253,38 @@ async def test_a_short_yes_no_question_is_answered_not_asked_back(question: str,
     assert bare.payload.needs_clarification  # the same few words without the question still ask which one
 
 
-async def test_a_follow_up_saying_it_failed_searches_the_troubleshooting_sections() -> None:
-    retriever = ScriptedRetriever(SearchResponse(hits=(hit("A", 0.9),), quality=SearchQuality.EXCELLENT))
+class TroubleshootingRetriever(ScriptedRetriever):
+    """The topic's own sections for a question, the docs' troubleshooting sections for one with their words."""
+
+    def __init__(self, topic: SearchResponse, troubleshooting: SearchResponse) -> None:
+        super().__init__(topic)
+        self.troubleshooting = troubleshooting
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        self.requests.append(request)
+        return self.troubleshooting if "troubleshooting" in request.text else self.response
+
+
+async def test_a_follow_up_saying_it_failed_leads_with_the_topics_troubleshooting_sections() -> None:
+    pairing = SearchResponse(hits=(hit("Pairing the remote", 0.9), hit("Remote buttons", 0.7)),
+                             quality=SearchQuality.EXCELLENT)  # fmt: skip
+    on_topic, general = hit("The remote won't pair", 0.8), hit("Other issues", 0.9)
+    retriever = TroubleshootingRetriever(pairing, SearchResponse(hits=(general, on_topic), quality=SearchQuality.GOOD))
     asked = Payload(text="what if that doesn't work?", language="en", context_type=ContextType.FOLLOW_UP,
-                    canonical_question="what if pairing the remote doesn't work?")  # fmt: skip
-    await SearchAgent(retriever).run(asked, Context())
-    assert "troubleshooting" in retriever.requests[0].text and "pairing the remote" in retriever.requests[0].text
-    fresh = replace(asked, context_type=ContextType.NEW_TOPIC)  # a first question is searched as asked
-    await SearchAgent(retriever).run(fresh, Context())
-    assert "troubleshooting" not in retriever.requests[1].text
+                    canonical_question="How do I pair the remote? what if that doesn't work?")  # fmt: skip
+    result = await SearchAgent(retriever).run(asked, Context())
+    titles = [h.title for h in result.payload.search_results]
+    assert titles == ["The remote won't pair", "Pairing the remote", "Remote buttons"]
+    assert "troubleshooting" not in retriever.requests[0].text and "troubleshooting" in retriever.requests[1].text
+
+    # a topic with no troubleshooting section of its own keeps its sections, not the manual's general ones
+    alone = TroubleshootingRetriever(pairing, SearchResponse(hits=(general,), quality=SearchQuality.GOOD))
+    result = await SearchAgent(alone).run(asked, Context())
+    assert result.payload.search_results == pairing.hits
+
+    # "how does it work?" asks how, not what to do when it fails; a first question is searched as asked
+    for payload in (replace(asked, text="how does it work?", canonical_question="how does the remote work?"),
+                    replace(asked, context_type=ContextType.NEW_TOPIC)):  # fmt: skip
+        plain = TroubleshootingRetriever(pairing, SearchResponse(hits=(on_topic,), quality=SearchQuality.GOOD))
+        await SearchAgent(plain).run(payload, Context())
+        assert ["troubleshooting" in r.text for r in plain.requests] == [False]
