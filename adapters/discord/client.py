@@ -5,9 +5,9 @@
     await client.start(settings.discord_bot_token.get_secret_value())
 
 Each event: ignore bots and self, drop repeats of the same gateway event, store a neutral `Inbound` in the durable
-inbox, and only then acknowledge (`/ask`, buttons, the review editor's submission). The inbox is the only way in: the
-delivery worker that claims the event starts its thread, shows typing, asks the conversation service and posts
-through `DiscordReplySink`.
+inbox, and only then acknowledge (`/ask`, buttons, the review editor's submission; a write slower than `ack_within_s`
+is deferred first, since Discord wants a response within 3 s). The inbox is the only way in: the delivery worker that
+claims the event starts its thread, shows typing, asks the conversation service and posts through `DiscordReplySink`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import discord
@@ -51,7 +53,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
-ACK_WITHIN_S = 2.0  # an /ask whose inbox write takes longer is deferred first (Discord wants a response in 3 s)
+ACK_WITHIN_S = 2.0  # an interaction whose inbox write takes longer is deferred first (Discord: a response in 3 s)
+ALREADY_ACKNOWLEDGED = 40060  # Discord's code for a second response to one interaction
 
 
 class Intake(Protocol):
@@ -62,6 +65,17 @@ class Intake(Protocol):
 
 ReviewText = Callable[[str, str, tuple[str, ...]], Awaitable[str | None]]  # (button, user, roles) → the text
 CHECKMARKS = frozenset({"✅", "✔️"})  # a ✅ by the asker resolves a thread (team answers)
+Components = discord.ui.View | discord.ui.LayoutView  # a message's buttons, classic or Components v2
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """How an interaction's inbox write ended: `new` (False: the inbox already held the event) or `error`; and
+    `deferred`: the write outlasted `ack_within_s`, so Discord was answered before it ended."""
+
+    deferred: bool
+    new: bool = False
+    error: Exception | None = None
 
 
 def default_intents() -> discord.Intents:
@@ -449,23 +463,14 @@ class DocbotClient(discord.Client):
     ) -> None:
         """Acknowledge with a private "thinking…" only once `store` succeeded (deferred first when the store is
         slow): the worker's answer replaces it. A failure gets a private note and nothing else."""
-        task = asyncio.ensure_future(store)
-        done, _ = await asyncio.wait({task}, timeout=self.ack_within_s)
-        deferred = not done
-        if deferred:
-            await interaction.response.defer(ephemeral=True, thinking=True)
-        try:
-            await task
-        except Exception as exc:
+        thinking = partial(interaction.response.defer, ephemeral=True, thinking=True)
+        stored = await self._store_in_time(interaction, store, thinking)
+        if stored.error is not None:
             log.error("discord question not stored", extra={"interaction_id": interaction.id,
-                                                            "error": type(exc).__name__})  # fmt: skip
-            if deferred:
-                await interaction.followup.send(failure, ephemeral=True, allowed_mentions=no_mentions())
-            else:
-                await interaction.response.send_message(failure, ephemeral=True, allowed_mentions=no_mentions())
-            return
-        if not deferred:
-            await interaction.response.defer(ephemeral=True, thinking=True)
+                                                            "error": type(stored.error).__name__})  # fmt: skip
+            await self._tell_privately(interaction, failure, deferred=stored.deferred)
+        elif not stored.deferred:
+            await self._acknowledge(interaction, thinking())
 
     async def _language(self, text: str) -> str | None:
         if self._language_of is None or not text.strip():
@@ -485,23 +490,15 @@ class DocbotClient(discord.Client):
         self, interaction: discord.Interaction[Any], store: Awaitable[bool], failure: str
     ) -> None:
         """Acknowledge the interaction only once `store` succeeded; a failure gets an ephemeral notice (nothing
-        public) and the person asks again."""
-        task = asyncio.ensure_future(store)
-        done, _ = await asyncio.wait({task}, timeout=self.ack_within_s)
-        deferred = not done
-        if deferred:  # the database is slow: answer Discord within its 3 s, privately, and wait for the write
-            await interaction.response.defer(ephemeral=True, thinking=True)
-        try:
-            await task
-            text = wording.ASK_RECEIVED
-        except Exception as exc:
+        public) and the person asks again. A slow store is deferred first (privately, "thinking"), and the
+        acknowledgement or the notice follows as its follow-up."""
+        thinking = partial(interaction.response.defer, ephemeral=True, thinking=True)
+        stored = await self._store_in_time(interaction, store, thinking)
+        if stored.error is not None:
             log.error("discord /ask not stored", extra={"interaction_id": interaction.id,
-                                                        "error": type(exc).__name__})  # fmt: skip
-            text = failure
-        if deferred:
-            await interaction.followup.send(text, ephemeral=True, allowed_mentions=no_mentions())
-        else:
-            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=no_mentions())
+                                                        "error": type(stored.error).__name__})  # fmt: skip
+        text = wording.ASK_RECEIVED if stored.error is None else failure
+        await self._tell_privately(interaction, text, deferred=stored.deferred)
 
     # -- buttons ---------------------------------------------------------------------------------------------
 
@@ -552,9 +549,8 @@ class DocbotClient(discord.Client):
             forum_id=str(post.parent_id) if post is not None else None,
             owner_id=str(post.owner_id) if post is not None and post.owner_id else None,
         )  # fmt: skip
-        # stored first; the worker checks the press and only then shows the choice
-        if await self._stored(interaction, inbound, target, "discord press not stored"):
-            await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, nothing changed yet
+        # stored first, acknowledged without a change; the worker checks the press and only then shows the choice
+        await self._store_then_update(interaction, inbound, target, "discord press not stored")
 
     async def _open_editor(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> bool:
         """Edit on a team answer's review message: the editor with its text, if the presser may review it and it
@@ -622,8 +618,7 @@ class DocbotClient(discord.Client):
             target = discord_thread_ref(workspace_id, channel_id, thread_id or channel_id, asker_id=user.id,
                                         interaction_token=interaction.token)  # fmt: skip
             log.info("discord review editor submitted", extra={"interaction_id": interaction.id, "chars": len(text)})
-            if await self._stored(interaction, inbound, target, "discord edit not stored"):
-                await interaction.response.defer()  # DEFERRED_UPDATE_MESSAGE: acknowledged, the review unchanged
+            await self._store_then_update(interaction, inbound, target, "discord edit not stored")  # review unchanged
 
     async def _publish(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
         """"Post in a thread" under an answer only its asker saw: stored first; the worker posts the stored answer in
@@ -649,13 +644,8 @@ class DocbotClient(discord.Client):
             thread_on=target_id if thread_id is None else None, interaction_token=interaction.token,
         )  # fmt: skip
         log.info("discord publish", extra={"interaction_id": interaction.id})
-        if not await self._stored(interaction, inbound, target, "discord publish not stored"):
-            return
-        shown = chosen_view(interaction.message, ref.action_id)
-        if shown is None:
-            await interaction.response.defer()
-        else:  # UPDATE_MESSAGE: the acknowledgement itself takes the button away
-            await interaction.response.edit_message(view=shown)
+        shown = chosen_view(interaction.message, ref.action_id)  # the acknowledgement takes the button away
+        await self._store_then_update(interaction, inbound, target, "discord publish not stored", shown=shown)
 
     async def _solved(self, interaction: discord.Interaction[Any], ref: ButtonRef) -> None:
         """"Solved" under an answer in a forum post: its author (or someone who may manage threads) marks the post with
@@ -681,28 +671,83 @@ class DocbotClient(discord.Client):
                                     interaction_token=interaction.token, forum_id=str(post.parent_id),
                                     owner_id=str(ref.asker_id))  # fmt: skip
         log.info("discord solved", extra={"interaction_id": interaction.id, "thread_id": post.id})
-        if await self._stored(interaction, inbound, target, "discord solved not stored"):
-            await interaction.response.defer()
+        await self._store_then_update(interaction, inbound, target, "discord solved not stored")
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
-    async def _stored(
-        self, interaction: discord.Interaction[Any], inbound: Inbound, target: ThreadRef, failed: str
-    ) -> bool:
-        """Store an interaction's event before acknowledging it (True: acknowledge it now). When it cannot be stored,
-        the person is told privately (never silence) and the operator gets `failed` with the error's type. An event
-        the inbox already holds (the same interaction received by another process) is not acknowledged again: the
-        process that stored it did, and Discord refuses a second response."""
-        try:
-            stored = await self._accept(inbound, target)
-        except Exception as exc:
-            log.error(failed, extra={"error": type(exc).__name__})
-            await interaction.response.send_message(wording.texts_for(interaction.locale.value).failure,
-                                                    ephemeral=True)  # fmt: skip
-            return False
-        if not stored:
+    async def _store_then_update(
+        self,
+        interaction: discord.Interaction[Any],
+        inbound: Inbound,
+        target: ThreadRef,
+        failed: str,
+        *,
+        shown: Components | None = None,
+    ) -> None:
+        """Store a press or an editor submission, then acknowledge it as an update of the message it came from:
+        DEFERRED_UPDATE_MESSAGE (nothing changes yet), or UPDATE_MESSAGE showing `shown`. A write slower than
+        `ack_within_s` is deferred first (DEFERRED_UPDATE_MESSAGE: Discord wants a response within 3 s, and the
+        worker's private notes need one), and `shown` replaces the message's buttons once the write is done.
+
+        When the event cannot be stored the person is told privately (never silence) and the operator gets `failed`
+        with the error's type. An event the inbox already holds (the same interaction received by another process)
+        is not acknowledged again: the process that stored it did, and Discord refuses a second response."""
+        stored = await self._store_in_time(interaction, self._accept(inbound, target), interaction.response.defer)
+        if stored.error is not None:
+            log.error(failed, extra={"interaction_id": interaction.id, "error": type(stored.error).__name__})
+            failure = wording.texts_for(interaction.locale.value).failure
+            await self._tell_privately(interaction, failure, deferred=stored.deferred)
+        elif not stored.new:
             log.info("discord interaction already stored", extra={"interaction_id": interaction.id})
-        return stored
+        elif stored.deferred:
+            if shown is not None:
+                await self._show(interaction, shown)
+        elif shown is None:
+            await self._acknowledge(interaction, interaction.response.defer())
+        else:
+            await self._acknowledge(interaction, interaction.response.edit_message(view=shown))
+
+    async def _show(self, interaction: discord.Interaction[Any], shown: Components) -> None:
+        """Replace the buttons of the message a deferred update came from (its `@original`), best effort: the
+        event is stored and its worker acts on it whether or not the buttons change."""
+        try:
+            await interaction.edit_original_response(view=shown)
+        except discord.HTTPException as exc:
+            log.warning("discord buttons not updated",
+                        extra={"interaction_id": interaction.id, "error": type(exc).__name__, "code": exc.code})
+
+    async def _store_in_time(
+        self, interaction: discord.Interaction[Any], store: Awaitable[bool], defer: Callable[[], Awaitable[object]]
+    ) -> Stored:
+        """Run an interaction's inbox write; when it is still running after `ack_within_s` (a slow database),
+        answer Discord with `defer` first, within its 3 s, then wait for the write."""
+        task = asyncio.ensure_future(store)
+        done, _ = await asyncio.wait({task}, timeout=self.ack_within_s)
+        if not done:
+            await self._acknowledge(interaction, defer())
+        try:
+            return Stored(deferred=not done, new=await task)
+        except Exception as exc:
+            return Stored(deferred=not done, error=exc)
+
+    async def _acknowledge(self, interaction: discord.Interaction[Any], response: Awaitable[object]) -> None:
+        """Send an interaction's one response. Refused as already acknowledged (40060: another process that
+        received the same interaction answered first, e.g. it deferred before its write found the event stored), it
+        is logged and taken as done: the event is in the inbox either way."""
+        try:
+            await response
+        except discord.HTTPException as exc:
+            if exc.code != ALREADY_ACKNOWLEDGED:
+                raise
+            log.info("discord interaction already acknowledged", extra={"interaction_id": interaction.id})
+
+    async def _tell_privately(self, interaction: discord.Interaction[Any], text: str, *, deferred: bool) -> None:
+        """A note only the person sees: the response itself, or a follow-up once the interaction was deferred."""
+        if deferred:
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=no_mentions())
+        else:
+            response = interaction.response.send_message(text, ephemeral=True, allowed_mentions=no_mentions())
+            await self._acknowledge(interaction, response)
 
     @contextlib.asynccontextmanager
     async def _working(self) -> AsyncIterator[None]:

@@ -3,12 +3,18 @@
 It answers the calls the Discord adapter makes with payloads shaped like Discord's, keeps the messages it was sent
 (so a test can press a button on a message the bot really posted) and records every request for assertions.
 Failures can be injected (`fail_next`) to exercise retries, e.g. a 429 with `retry_after`.
+
+Interactions announced with `expect_interaction` keep Discord's clock (`clock`, replaceable by a test): one initial
+response within 3 s of the event (later: 404 10062 "Unknown interaction"; a second one: 400 40060), and follow-ups
+through the token only once it was answered, for 15 minutes (otherwise: 404 10015 "Unknown Webhook").
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +23,11 @@ from aiohttp import web
 from tests.fakes import discord_payloads as p
 
 API_PREFIX = "/api/v10"
+RESPONSE_WINDOW_S = 3.0  # an interaction's initial response must come within 3 s of the event
+TOKEN_LIFETIME_S = 15 * 60.0  # its token then takes follow-ups for 15 minutes
+DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE = 6, 7
+UNKNOWN_INTERACTION = {"message": "Unknown interaction", "code": 10062}
+UNKNOWN_WEBHOOK = {"message": "Unknown Webhook", "code": 10015}
 
 
 @dataclass(frozen=True)
@@ -26,6 +37,7 @@ class RecordedCall:
     query: dict[str, str]
     body: Any
     status: int
+    code: int | None = None  # Discord's error code in a refusal (e.g. 40060, 10062)
 
 
 @dataclass
@@ -36,6 +48,15 @@ class _Failure:
     body: dict[str, Any]
     headers: dict[str, str]
     after: bool = False  # do the request's work, then answer the failure (a 5xx whose message was created)
+
+
+@dataclass
+class _Interaction:
+    """What Discord keeps of an interaction it sent: when, and the message a component or a modal sits on."""
+
+    received_at: float
+    message_id: str | None
+    response_type: int | None = None  # the initial response's type, once one was taken
 
 
 @dataclass
@@ -54,6 +75,8 @@ class FakeDiscordREST:
     interaction_channels: dict[str, str] = field(default_factory=dict)  # interaction token -> channel id
     originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # interaction token -> its first response
     answered: set[str] = field(default_factory=set)  # interaction ids that got their (one) response
+    interactions: dict[str, _Interaction] = field(default_factory=dict)  # token -> an interaction announced to it
+    clock: Callable[[], float] = time.monotonic  # Discord's clock for the 3 s and 15 min windows
     _failures: list[_Failure] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     port: int = 0
@@ -116,10 +139,12 @@ class FakeDiscordREST:
                 self._failures.remove(failure)
                 if failure.after:
                     self._route(request.method, path, body)
-                self.calls.append(RecordedCall(request.method, path, query, body, failure.status))
+                self.calls.append(RecordedCall(request.method, path, query, body, failure.status,
+                                               failure.body.get("code")))  # fmt: skip
                 return _json_response(failure.body, failure.status, failure.headers)
         status, payload = self._route(request.method, path, body)
-        self.calls.append(RecordedCall(request.method, path, query, body, status))
+        code = payload.get("code") if status >= 400 and isinstance(payload, dict) else None
+        self.calls.append(RecordedCall(request.method, path, query, body, status, code))
         if payload is None:
             return web.Response(status=status)
         return _json_response(payload, status)
@@ -164,13 +189,22 @@ class FakeDiscordREST:
                 if self.messages.pop(message_id, None) is None:
                     return 404, {"message": "Unknown Message", "code": 10008}
                 return 204, None
-            case "POST", ["interactions", interaction_id, _token, "callback"]:
+            case "POST", ["interactions", interaction_id, token, "callback"]:
                 if interaction_id in self.answered:  # Discord takes one response per interaction
                     return 400, {"message": "Interaction has already been acknowledged.", "code": 40060}
+                seen = self.interactions.get(token)
+                if seen is not None and self.clock() - seen.received_at > RESPONSE_WINDOW_S:
+                    return 404, UNKNOWN_INTERACTION  # too late: the token died, the person saw "interaction failed"
                 self.answered.add(interaction_id)
+                if seen is not None:
+                    seen.response_type = body["type"]
                 return 200, self._callback(interaction_id, body)
+            case "POST" | "PATCH", ["webhooks", _app, token, *_] if not self._token_usable(token):
+                return 404, UNKNOWN_WEBHOOK  # no initial response (or past 15 minutes): no follow-ups
             case "POST", ["webhooks", _app, token]:
                 return 200, self._store_message(self.interaction_channels.get(token, "0"), body)
+            case "PATCH", ["webhooks", _app, token, "messages", "@original"] if self._updates_its_message(token):
+                return self._edit_source(token, body)
             case "PATCH", ["webhooks", _app, token, "messages", message_id]:
                 if message_id == "@original":  # the deferred response, as the person who asked sees it
                     channel_id = self.interaction_channels.get(token, "0")
@@ -183,9 +217,37 @@ class FakeDiscordREST:
         return 404, {"message": f"fake has no route for {method} {path}", "code": 0}
 
     def expect_interaction(self, interaction: dict[str, Any]) -> None:
-        """Follow-ups to this interaction land in its channel (Discord knows it from the interaction token)."""
+        """Discord sends this interaction now: its 3 s start, and follow-ups to it land in its channel (Discord
+        knows it from the interaction token). The same interaction announced again keeps its first time."""
         channel = interaction.get("channel_id") or (interaction.get("channel") or {}).get("id")
         self.interaction_channels[interaction["token"]] = str(channel)
+        message_id = (interaction.get("message") or {}).get("id")  # a component's or a modal's message
+        seen = _Interaction(self.clock(), str(message_id) if message_id else None)
+        self.interactions.setdefault(interaction["token"], seen)
+
+    def _token_usable(self, token: str) -> bool:
+        """Whether an interaction token takes follow-ups: answered, within 15 minutes (a token no interaction was
+        announced for is taken as valid: tests that post through the sink directly)."""
+        seen = self.interactions.get(token)
+        if seen is None:
+            return True
+        return seen.response_type is not None and self.clock() - seen.received_at <= TOKEN_LIFETIME_S
+
+    def _updates_its_message(self, token: str) -> bool:
+        """After DEFERRED_UPDATE_MESSAGE or UPDATE_MESSAGE, `@original` is the message the component sits on."""
+        seen = self.interactions.get(token)
+        return seen is not None and seen.message_id is not None and seen.response_type in (
+            DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE)  # fmt: skip
+
+    def _edit_source(self, token: str, body: dict[str, Any]) -> tuple[int, Any]:
+        message_id = self.interactions[token].message_id
+        if message_id in self.messages:
+            return self._edit_message(str(message_id), body)
+        for original in self.originals.values():  # an ephemeral message: someone's first response
+            if original["id"] == message_id:
+                original.update({k: v for k, v in (body or {}).items() if k in ("content", "components")})
+                return 200, original
+        return 404, {"message": "Unknown Message", "code": 10008}
 
     def _command(self, command: dict[str, Any]) -> dict[str, Any]:
         """The command as Discord answers a bulk overwrite: its own id (`command_id` for /ask), `description` always

@@ -173,8 +173,12 @@ class DiscordWorld:
 
     async def press(self, client: DocbotClient, message_id: str, custom_id: str, clicker: dict[str, Any]) -> None:
         """Deliver INTERACTION_CREATE for a button on a message the bot posted."""
+        await self.interact(client, self.button(message_id, custom_id, clicker))
+
+    def button(self, message_id: str, custom_id: str, clicker: dict[str, Any]) -> dict[str, Any]:
+        """INTERACTION_CREATE for a button on a message the bot posted."""
         bot_message = self.rest.messages[message_id]
-        payload = p.button_interaction(
+        return p.button_interaction(
             app_id=self.app_id,
             clicker=clicker,
             custom_id=custom_id,
@@ -182,10 +186,6 @@ class DiscordWorld:
             guild_id=self.guild_id,
             channel=self.rest.channels[bot_message["channel_id"]],
         )
-        self.rest.expect_interaction(payload)
-        client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
-        await client.wait_idle()
-        await self.settle(client)
 
     async def ask(
         self,
@@ -243,19 +243,32 @@ class DiscordWorld:
         return await self.interact(client, payload)
 
     async def interact(self, client: DocbotClient, payload: dict[str, Any]) -> dict[str, Any]:
-        self.rest.expect_interaction(payload)
-        client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
+        self.dispatch(client, payload)
         await client.wait_idle()
         await self.settle(client)
         return payload
 
+    def dispatch(self, client: DocbotClient, payload: dict[str, Any]) -> None:
+        """Discord sends INTERACTION_CREATE now (its 3 s start); the client handles it in tasks of its own."""
+        self.rest.expect_interaction(payload)
+        client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
+
     async def press_private(self, client: DocbotClient, token: str, custom_id: str,
                             clicker: dict[str, Any]) -> dict[str, Any]:
         """A press on a button of an answer only `clicker` sees (the first response of the interaction `token`)."""
+        return await self.interact(client, self.private_button(token, custom_id, clicker))
+
+    def private_button(self, token: str, custom_id: str, clicker: dict[str, Any]) -> dict[str, Any]:
+        """INTERACTION_CREATE for a button on an answer only `clicker` sees (the first response of `token`)."""
         ephemeral = self.rest.originals[token]
-        payload = p.button_interaction(app_id=self.app_id, clicker=clicker, custom_id=custom_id, bot_message=ephemeral,
-                                       guild_id=self.guild_id, channel=self.rest.channels[ephemeral["channel_id"]])
-        return await self.interact(client, payload)
+        return p.button_interaction(
+            app_id=self.app_id,
+            clicker=clicker,
+            custom_id=custom_id,
+            bot_message=ephemeral,
+            guild_id=self.guild_id,
+            channel=self.rest.channels[ephemeral["channel_id"]],
+        )
 
     def custom_ids(self, message: dict[str, Any]) -> list[str]:
         return [c["custom_id"] for c in p.buttons_of(message) if c.get("custom_id")]
