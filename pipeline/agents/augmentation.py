@@ -11,10 +11,9 @@ from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
+from pipeline.locales import language_name
 from pipeline.reading import Reader
 from pipeline.types import Embedder, Reading, Role, SearchHit, SourceReference, is_team_answer
-
-LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "de": "German", "fr": "French", "ru": "Russian", "zh": "Chinese"}
 
 
 def number_sources(hits: tuple[SearchHit, ...], *, limit: int, min_share: float) -> tuple[SourceReference, ...]:
@@ -70,7 +69,7 @@ def grounded_prompt(question: str, language: str, sources: tuple[SourceReference
             f'<source number="{s.number}" title="{_attribute(s.title)}" crumbs="{crumbs}" url="{_attribute(s.url)}">\n'
             f"{body}\n</source>"
         )
-    name = LANGUAGE_NAMES.get(language, language)
+    name = language_name(language)
     return (
         "Answer the question using only the numbered sources below.\n"
         f"Write the answer in {name}. Cite every statement with its source number in square brackets, like [1].\n"

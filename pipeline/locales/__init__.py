@@ -29,6 +29,7 @@ __all__ = [
     "asks_yes_no",
     "content_words",
     "is_supported",
+    "language_name",
     "lexicon",
     "reports_failure",
     "texts",
@@ -44,6 +45,21 @@ def _base(lang: str | None) -> str:
 # One line above an answer to a question in a language without templates, in English, naming the languages above
 # (`unsupported_line` adds the person's own language where we have it).
 UNSUPPORTED_LANGUAGE = unsupported.in_english(m.NAME for m in _MODULES)
+
+
+def language_name(lang: str) -> str:
+    """The English name of a language code, for a model's instructions ("Write the answer in Portuguese"): the
+    locale's own name, else the language detector's name for it, else the code."""
+    base = _base(lang)
+    module = next((m for m in _MODULES if m.__name__.rsplit(".", 1)[1] == base), None)
+    if module is not None:
+        return str(module.NAME)
+    from lingua import IsoCode639_1, Language
+
+    try:
+        return Language.from_iso_code_639_1(IsoCode639_1.from_str(base)).name.title()
+    except ValueError:
+        return lang
 
 
 def is_supported(lang: str | None) -> bool:

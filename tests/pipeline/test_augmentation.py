@@ -36,3 +36,15 @@ def test_without_a_team_answer_the_best_passage_leads_as_before() -> None:
     sources = (source(1, "doc-a", 0.9), source(2, "doc-b", 0.7))
     ranked, _ = lead_first(sources, Reading(passages=(passage(2, 0.9), passage(1, 0.4))))
     assert [s.doc_id for s in ranked] == ["doc-b", "doc-a"]
+
+
+@pytest.mark.parametrize(
+    ("language", "name"), [("pt", "Portuguese"), ("ko", "Korean"), ("ar", "Arabic"), ("zh-TW", "Chinese")]
+)
+def test_the_models_instructions_name_the_persons_language(language: str, name: str) -> None:
+    """A code the model may misread ("Write the answer in pt") is said by its name: from the locale when docbot has
+    one, else from the language detector, for any language it knows."""
+    from pipeline.agents.augmentation import grounded_prompt
+
+    prompt = grounded_prompt("Como emparelho o controle?", language, (), max_chars=100)
+    assert f"Write the answer in {name}." in prompt
