@@ -162,6 +162,18 @@ def test_lines_of_a_paragraph_are_one_paragraph_and_hyphenated_words_whole() -> 
 
 
 @pytest.mark.unit
+def test_an_identifier_broken_after_its_underscore_is_one_identifier() -> None:
+    """Typesetters break long identifiers after an underscore, without a hyphen (the libtasn1 manual does):
+    joined with a space, "asn1_der_ decoding()" matched neither the function's name nor a question about it."""
+    pdf = _pdf()
+    pdf.add_page()
+    _heading(pdf, "Decoding", 0, outline=True)
+    _lines(pdf, "Fill the structure with asn1_der_", "decoding() and then read each element.")
+    (section,) = [s for s in read(bytes(pdf.output())).sections if s.title == "Decoding"]
+    assert "asn1_der_decoding() and then read" in section.text
+
+
+@pytest.mark.unit
 def test_bullets_stay_a_list_and_a_table_keeps_its_rows() -> None:
     sections = by_title(read(manual()).sections)
     pairing = sections["Pairing the remote"].blocks

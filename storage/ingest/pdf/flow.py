@@ -86,11 +86,14 @@ def _goes_on(piece: _Piece, line: Line, gap: float) -> bool:
 
 def _join(text: str, more: str) -> str:
     """Two lines of one paragraph: a word hyphenated across them is one word again ("manip-" "ulation");
-    a hyphen inside a compound before a capital or a digit stays ("Wi-" "Fi", "E-" "2041")."""
+    a hyphen inside a compound before a capital or a digit stays ("Wi-" "Fi", "E-" "2041"); an identifier typeset
+    across two lines after an underscore is one identifier again."""
     if text.endswith("\u00ad"):  # a soft hyphen: only there because the line broke
         return text[:-1] + more
     if text.endswith("-") and text[-2:-1].isalpha():
         return text[:-1] + more if more[:1].islower() else text + more
+    if text.endswith("_") and more[:1].isalnum():  # an identifier broken after its underscore ("asn1_der_" "decoding")
+        return text + more
     return f"{text} {more}"
 
 
