@@ -33,6 +33,7 @@ from adapters.discord.inbound import DiscordThreadFetcher, conversation_ids, str
 from adapters.discord.options import DiscordOptions
 from adapters.discord.render import no_mentions
 from adapters.discord.sink import DiscordReplySink, before_thread, chosen_view, discord_thread_ref
+from adapters.discord.translator import WordingTranslator, described
 from pipeline.messages import (
     CHECKMARK,
     PUBLISH_PREFIX,
@@ -93,9 +94,11 @@ def role_ids(user: object) -> tuple[str, ...]:
     return tuple(str(role.id) for role in getattr(user, "roles", ()) or ())
 
 
-# Installable on servers and by people (user install); usable in servers, DMs with the bot and other private channels
-@app_commands.command(name="ask", description=wording.ASK_COMMAND_DESCRIPTION)
-@app_commands.describe(question=wording.ASK_OPTION_DESCRIPTION)
+# Installable on servers and by people (user install); usable in servers, DMs with the bot and other private channels.
+# The descriptions and the menu's name are shown in the person's client language (`WordingTranslator`, at sync); the
+# names people type, `ask` and `question`, are not translated.
+@app_commands.command(name="ask", description=described("ask_command_description"))
+@app_commands.describe(question=described("ask_option_description"))
 @app_commands.allowed_installs(guilds=True, users=True)
 @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
 async def ask_command(interaction: discord.Interaction[Any], question: str) -> None:
@@ -104,7 +107,7 @@ async def ask_command(interaction: discord.Interaction[Any], question: str) -> N
         await client.on_ask(interaction, question)
 
 
-@app_commands.context_menu(name=wording.ASK_ABOUT_COMMAND)
+@app_commands.context_menu(name=described("ask_about_command"))
 @app_commands.allowed_installs(guilds=True, users=True)
 @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
 async def ask_about_command(interaction: discord.Interaction[Any], message: discord.Message) -> None:
@@ -174,6 +177,7 @@ class DocbotClient(discord.Client):
     async def setup_hook(self) -> None:
         self.add_dynamic_items(ActionButton)
         self._check_message_content_intent()
+        await self.tree.set_translator(WordingTranslator())
         if self._sync_commands:
             await self.tree.sync()
 
@@ -373,7 +377,8 @@ class DocbotClient(discord.Client):
             return
         checked = check_question(question, max_chars=self._options.max_question_chars)
         said = checked.text if checked.problem in (None, InputProblem.TOO_LONG) else ""  # junk says no language
-        t = wording.texts_for(await self._language(said) or interaction.locale.value)
+        language = await self._language(said) or interaction.locale.value
+        t = wording.texts_for(language)
         workspace_id = str(interaction.guild_id) if interaction.guild_id else "dm"
         channel_id, thread_id = conversation_ids(interaction.channel)
         if not self._options.channel_allowed(workspace_id, channel_id):
@@ -412,7 +417,8 @@ class DocbotClient(discord.Client):
         )  # fmt: skip
         log.info("discord /ask", extra={"interaction_id": interaction.id, "thread_id": thread_id})
         async with self._working():
-            await self._store_then_ack(interaction, self._accept(inbound, ref), t.failure)
+            await self._store_then_ack(interaction, self._accept(inbound, ref), t.failure,
+                                       wording.wording(language).ask_received)  # fmt: skip
 
     async def on_ask_about(self, interaction: discord.Interaction[Any], message: discord.Message) -> None:
         """The "Ask docbot" message command: that message's text is the question. The answer is the invoker's alone
@@ -430,7 +436,8 @@ class DocbotClient(discord.Client):
         text = strip_bot_mention(message.content, me.id) if me is not None else message.content.strip()
         checked = check_question(text, max_chars=self._options.max_question_chars)
         if not text.strip():
-            await interaction.response.send_message(wording.ASK_ABOUT_EMPTY, ephemeral=True)
+            await interaction.response.send_message(wording.wording(interaction.locale.value).ask_about_empty,
+                                                    ephemeral=True)  # fmt: skip
             return
         if checked.problem is not None:
             log.info("discord ask-about refused", extra={"reason": checked.problem.value, "chars": len(text)})
@@ -487,7 +494,7 @@ class DocbotClient(discord.Client):
         return await self.intake.accept(inbound, ref)
 
     async def _store_then_ack(
-        self, interaction: discord.Interaction[Any], store: Awaitable[bool], failure: str
+        self, interaction: discord.Interaction[Any], store: Awaitable[bool], failure: str, received: str
     ) -> None:
         """Acknowledge the interaction only once `store` succeeded; a failure gets an ephemeral notice (nothing
         public) and the person asks again. A slow store is deferred first (privately, "thinking"), and the
@@ -497,7 +504,7 @@ class DocbotClient(discord.Client):
         if stored.error is not None:
             log.error("discord /ask not stored", extra={"interaction_id": interaction.id,
                                                         "error": type(stored.error).__name__})  # fmt: skip
-        text = wording.ASK_RECEIVED if stored.error is None else failure
+        text = received if stored.error is None else failure
         await self._tell_privately(interaction, text, deferred=stored.deferred)
 
     # -- buttons ---------------------------------------------------------------------------------------------
@@ -519,7 +526,8 @@ class DocbotClient(discord.Client):
             return
         user = interaction.user
         if self._options.only_asker_clicks and ref.asker_id and user.id != ref.asker_id:
-            await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
+            await interaction.response.send_message(wording.wording(interaction.locale.value).only_asker,
+                                                    ephemeral=True)  # fmt: skip
             return
         if not self._recent.first_time(f"interaction:{interaction.id}") or interaction.message is None:
             return
@@ -596,7 +604,8 @@ class DocbotClient(discord.Client):
             return
         log.warning("discord editor submission not readable", extra={"interaction_id": interaction.id,
                                                                       "reason": problem.value})  # fmt: skip
-        notice = wording.EDIT_EMPTY if problem is Unreadable.EMPTY else wording.EDIT_UNREADABLE
+        words = wording.wording(interaction.locale.value)
+        notice = words.edit_empty if problem is Unreadable.EMPTY else words.edit_unreadable
         await interaction.response.send_message(notice, ephemeral=True, allowed_mentions=no_mentions())
 
     async def on_answer_edited(self, interaction: discord.Interaction[Any], action_id: str, text: str) -> None:
@@ -626,7 +635,8 @@ class DocbotClient(discord.Client):
         disabled as the acknowledgement, so it is not posted twice."""
         user = interaction.user
         if user.id != ref.asker_id:
-            await interaction.response.send_message(wording.ONLY_ASKER, ephemeral=True)
+            await interaction.response.send_message(wording.wording(interaction.locale.value).only_asker,
+                                                    ephemeral=True)  # fmt: skip
             return
         if not self._recent.first_time(f"interaction:{interaction.id}") or interaction.message is None:
             return
@@ -642,6 +652,7 @@ class DocbotClient(discord.Client):
         target = discord_thread_ref(
             workspace_id, channel_id, thread_id or target_id, asker_id=user.id, start_thread=thread_id is None,
             thread_on=target_id if thread_id is None else None, interaction_token=interaction.token,
+            locale=interaction.locale.value,
         )  # fmt: skip
         log.info("discord publish", extra={"interaction_id": interaction.id})
         shown = chosen_view(interaction.message, ref.action_id)  # the acknowledgement takes the button away
@@ -653,7 +664,8 @@ class DocbotClient(discord.Client):
         user = interaction.user
         permissions = interaction.permissions
         if user.id != ref.asker_id and not permissions.manage_threads:
-            await interaction.response.send_message(wording.ONLY_OWNER_SOLVES, ephemeral=True)
+            await interaction.response.send_message(wording.wording(interaction.locale.value).only_owner_solves,
+                                                    ephemeral=True)  # fmt: skip
             return
         post = self._forum_post(interaction.channel)
         if not self._recent.first_time(f"interaction:{interaction.id}") or post is None:
@@ -669,7 +681,7 @@ class DocbotClient(discord.Client):
         )  # fmt: skip
         target = discord_thread_ref(workspace_id, str(post.parent_id), str(post.id), asker_id=user.id,
                                     interaction_token=interaction.token, forum_id=str(post.parent_id),
-                                    owner_id=str(ref.asker_id))  # fmt: skip
+                                    owner_id=str(ref.asker_id), locale=interaction.locale.value)  # fmt: skip
         log.info("discord solved", extra={"interaction_id": interaction.id, "thread_id": post.id})
         await self._store_then_update(interaction, inbound, target, "discord solved not stored")
 

@@ -6,7 +6,7 @@ import re
 
 import discord
 
-from adapters.discord.wording import THREAD_NAME_FALLBACK
+from adapters.discord.wording import wording
 from pipeline.types import HistoryMessage
 
 THREAD_NAME_LIMIT = 100
@@ -50,9 +50,10 @@ def strip_bot_mention(text: str, bot_id: int, *, role_ids: tuple[int, ...] = ())
     return text.strip()
 
 
-def thread_name(question: str, user_name: str) -> str:
+def thread_name(question: str, user_name: str, locale: str | None = None) -> str:
+    """The question's first line; without one, "Question from …" in `locale`'s language (English when None)."""
     first_line = next((line.strip() for line in question.splitlines() if line.strip()), "")
-    name = first_line or THREAD_NAME_FALLBACK.format(user=user_name)
+    name = first_line or wording(locale).thread_name_fallback.format(user=user_name)
     return name if len(name) <= THREAD_NAME_LIMIT else name[: THREAD_NAME_LIMIT - 1] + "…"
 
 

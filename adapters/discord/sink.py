@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import discord
 
-from adapters.discord import wording
 from adapters.discord.buttons import PUBLISH, SOLVED, ActionButton, ButtonRef
 from adapters.discord.inbound import thread_name
 from adapters.discord.layout import render_card
 from adapters.discord.render import OutgoingMessage, no_mentions, render_reply
 from adapters.discord.stream import MIN_INTERVAL_S, DiscordAnswerStream
-from adapters.discord.wording import texts_for
+from adapters.discord.wording import CHOSEN_MARK, language_of, texts_for, wording
 from pipeline.messages import DeliveryAttempt, DeliveryRejected, Inbound, PostedMessage, Reply, ReplyKind, ThreadRef
 
 if TYPE_CHECKING:
@@ -33,6 +32,7 @@ PRIVATE_KEY = "private"  # ThreadRef.extra: "1" when the reply is only for the a
 PUBLISH_KEY = "publish"  # ThreadRef.extra: "<question id>-<message id>": a private answer offers "Publish"
 FORUM_KEY = "forum"  # ThreadRef.extra: the forum channel id of a forum post (answers offer "Solved")
 OWNER_KEY = "owner"  # ThreadRef.extra: the forum post's author (who may mark it solved)
+LOCALE_KEY = "locale"  # ThreadRef.extra: the client locale of whoever pressed (Publish, Solved): their notes' language
 # replies only the asker or presser needs to see (a refused press, thanks, a rate-limit notice), where Discord allows
 # it: an interaction (a press, an /ask) can be answered privately for 15 minutes; a mention cannot
 PRIVATE_REASONS = frozenset({"action_notice", "rate_limited", "token_budget_spent"})
@@ -56,11 +56,13 @@ def discord_thread_ref(
     forum_id: str | None = None,
     owner_id: str | None = None,
     thread_on: str | None = None,
+    locale: str | None = None,
 ) -> ThreadRef:
     """Where a Discord reply goes: `thread_id` is the thread (or DM / channel) to post in. `start_thread`: the
     thread does not exist yet (the worker starts it on the message, or on the /ask question it posts). `private`:
     only the asker sees the reply (through `interaction_token`); `publish` offers them to post it in public.
-    `forum_id`/`owner_id`: a post in a forum docbot answers (its replies offer "Solved" to the post's author)."""
+    `forum_id`/`owner_id`: a post in a forum docbot answers (its replies offer "Solved" to the post's author).
+    `locale`: the Discord client locale of the person whose press this is, for what is said to them."""
     extra = ((ASKER_KEY, str(asker_id)),) + (((SUPPORT_KEY, "1"),) if mention_support else ())
     extra += ((ASK_KEY, ask_locale),) if ask_locale is not None else ()
     extra += ((START_THREAD_KEY, "1"),) if start_thread else ()
@@ -70,6 +72,7 @@ def discord_thread_ref(
     extra += ((FORUM_KEY, forum_id),) if forum_id else ()
     extra += ((OWNER_KEY, owner_id),) if owner_id else ()
     extra += ((THREAD_ON_KEY, thread_on),) if thread_on else ()
+    extra += ((LOCALE_KEY, locale),) if locale else ()
     return ThreadRef("discord", workspace_id, channel_id, thread_id, extra=extra)
 
 
@@ -179,7 +182,8 @@ class DiscordReplySink:
             anchor = str(echo.id)
         thread_id = inbound.thread_id
         if start:  # after a posted /ask question a failure answers in place: a retry would post the question again
-            thread_id = await self._start_thread(int(ref.channel_id), int(anchor), inbound, retry=locale is None)
+            thread_id = await self._start_thread(int(ref.channel_id), int(anchor), inbound, retry=locale is None,
+                                                 locale=locale or extra.get(LOCALE_KEY))  # fmt: skip
         inbound = replace(inbound, message_id=anchor, thread_id=thread_id)
         ref = replace(ref, thread_id=thread_id or ref.channel_id, extra=tuple(extra.items()))
         return inbound, ref
@@ -196,16 +200,19 @@ class DiscordReplySink:
             raise DeliveryRejected(f"discord interaction {exc.status} {exc.code}") from exc
         return str(sent.id)
 
-    async def _start_thread(self, channel_id: int, message_id: int, inbound: Inbound, *, retry: bool) -> str | None:
+    async def _start_thread(
+        self, channel_id: int, message_id: int, inbound: Inbound, *, retry: bool, locale: str | None
+    ) -> str | None:
         """A public thread on the message; None (answer in place) when Discord refuses, e.g. missing permission.
-        `retry`: a transient failure (5xx) raises, so the event is retried (starting a thread is idempotent)."""
+        `retry`: a transient failure (5xx) raises, so the event is retried (starting a thread is idempotent).
+        `locale`: the asker's or presser's client locale, for the name of a thread whose message has no text."""
         text = inbound.text
         if not text.strip():  # a published answer: the thread is named after the message it is about
             try:
                 text = (await self._client.get_partial_messageable(channel_id).fetch_message(message_id)).content
             except discord.HTTPException as exc:
                 log.info("naming the thread after its message failed", extra={"status": exc.status})
-        name = thread_name(text, inbound.user_name)
+        name = thread_name(text, inbound.user_name, locale)
         try:
             thread = await self._client.http.start_thread_with_message(
                 channel_id, message_id, name=name, auto_archive_duration=THREAD_ARCHIVE_MINUTES
@@ -249,19 +256,21 @@ class DiscordReplySink:
     async def mark_solved(self, ref: ThreadRef) -> Reply:
         """Apply the forum's solved tag to the post (`pipeline.messages.ThreadMarker`); the note for the presser."""
         extra = dict(ref.extra)
+        language = language_of(extra.get(LOCALE_KEY))
+        words = wording(language)
         forum = await self._client.fetch_channel(int(extra.get(FORUM_KEY) or 0))
         tags = getattr(forum, "available_tags", [])
         wanted = self._solved_tag.casefold()
         tag = next((t for t in tags if t.name.casefold() == wanted), None)
         if tag is None:
             log.warning("discord forum has no solved tag", extra={"forum": extra.get(FORUM_KEY)})
-            return _note(wording.NO_SOLVED_TAG.format(tag=self._solved_tag))
+            return _note(words.no_solved_tag.format(tag=self._solved_tag), language)
         thread = await self._client.fetch_channel(int(ref.thread_id))
         applied = [t.id for t in getattr(thread, "applied_tags", [])]
         if tag.id in applied:
-            return _note(wording.SOLVED)
+            return _note(words.solved, language)
         await self._client.http.edit_channel(int(ref.thread_id), applied_tags=[str(i) for i in [*applied, tag.id][-5:]])
-        return _note(wording.SOLVED)
+        return _note(words.solved, language)
 
     async def post(self, ref: ThreadRef, reply: Reply) -> str:
         return await self._post(ref, reply, None)
@@ -307,13 +316,14 @@ class DiscordReplySink:
         if reply.kind is ReplyKind.NOTICE:
             return []
         asker = int(extra.get(ASKER_KEY, "0"))
+        words = wording(reply.language)
         if extra.get(PRIVATE_KEY) == "1" and extra.get(PUBLISH_KEY):
             publish = ButtonRef(action_id=str(extra[PUBLISH_KEY]), asker_id=asker, tag=PUBLISH)
-            return [ActionButton(publish, label=wording.PUBLISH, style=discord.ButtonStyle.primary)]
+            return [ActionButton(publish, label=words.publish, style=discord.ButtonStyle.primary)]
         if extra.get(FORUM_KEY):
             owner = int(extra.get(OWNER_KEY) or asker)
             solved = ButtonRef(action_id=ref.thread_id, asker_id=owner, tag=SOLVED)
-            return [ActionButton(solved, label=wording.SOLVED_LABEL, style=discord.ButtonStyle.success)]
+            return [ActionButton(solved, label=words.solved_label, style=discord.ButtonStyle.success)]
         return []
 
     async def _private_answer(self, token: str, cards: list[OutgoingMessage]) -> str:
@@ -376,12 +386,12 @@ def chosen_view(message: discord.Message, action_id: str) -> discord.ui.View | d
             continue
         button.disabled = True
         if button is chosen:
-            button.label = f"{wording.CHOSEN_MARK}{button.label or ''}"
+            button.label = f"{CHOSEN_MARK}{button.label or ''}"
             button.style = discord.ButtonStyle.success
         else:
             button.style = discord.ButtonStyle.secondary
     return view
 
 
-def _note(text: str) -> Reply:
-    return Reply(ReplyKind.NOTICE, text, "en", "", reason="action_notice")
+def _note(text: str, language: str) -> Reply:
+    return Reply(ReplyKind.NOTICE, text, language, "", reason="action_notice")

@@ -27,6 +27,7 @@ __all__ = [
     "Texts",
     "all_lexicons",
     "asks_yes_no",
+    "base_language",
     "content_words",
     "is_supported",
     "language_name",
@@ -40,6 +41,12 @@ __all__ = [
 
 def _base(lang: str | None) -> str:
     return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
+
+
+def base_language(lang: str | None) -> str:
+    """The language of a code or platform locale ("pt-BR", "zh_TW", "es-419", "ja-JP" → "pt", "zh", "es", "ja"),
+    the default for None; whether it has templates is `is_supported`'s to say."""
+    return _base(lang)
 
 
 # One line above an answer to a question in a language without templates, in English, naming the languages above

@@ -153,7 +153,7 @@ async def test_ask_is_stored_before_anything_is_shown_and_acknowledged_privately
 
     [ack] = callbacks(world, command)  # only after the store: private, nothing in the channel yet
     assert ack.body["type"] == 4 and ack.body["data"]["flags"] == 64  # CHANNEL_MESSAGE_WITH_SOURCE, ephemeral
-    assert ack.body["data"]["content"] == wording.ASK_RECEIVED
+    assert ack.body["data"]["content"] == wording.ENGLISH.ask_received
     assert public_posts(world) == [] and handler.messages == []
     assert await delivery.inbox.counts() == {"pending": 1}
 
@@ -204,7 +204,7 @@ async def test_ask_with_the_database_down_gets_a_private_failure_and_asking_agai
     await broken.start()
     again = await world.ask(client, world.alice, "How do I pair the remote?")  # Discord does not retry: they do
     [ack] = callbacks(world, again)
-    assert ack.body["data"]["content"] == wording.ASK_RECEIVED
+    assert ack.body["data"]["content"] == wording.ENGLISH.ask_received
     await delivery.process_once()
     await delivery.sweep()
     assert await delivery.process_once() == 0
@@ -226,7 +226,7 @@ async def test_ask_whose_store_is_slow_is_deferred_privately_then_acknowledged_b
     [deferred] = callbacks(world, command)
     assert deferred.body == {"type": 5, "data": {"flags": 64}}  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE, ephemeral
     [follow_up] = world.rest.find("POST", rf"/webhooks/{world.app_id}/{command['token']}")
-    assert p.text_of(follow_up.body) == wording.ASK_RECEIVED
+    assert p.text_of(follow_up.body) == wording.ENGLISH.ask_received
     assert world.rest.calls.index(deferred) < world.rest.calls.index(follow_up)
     assert await delivery.inbox.counts() == {"pending": 1} and public_posts(world) == []
 

@@ -26,6 +26,7 @@ from tests.adapters.discord.world import DiscordWorld, FakeHandler
 from tests.fakes import discord_payloads as p
 
 pytestmark = pytest.mark.integration
+EN = wording.ENGLISH  # the clients here are English (en-US)
 
 TYPED = "Hold Home and Back for 5 s, then pair again (typed in the editor)"
 DEFERRED_UPDATE, CHANNEL_MESSAGE, EPHEMERAL = 6, 4, 1 << 6
@@ -112,12 +113,12 @@ async def test_the_same_submission_is_stored_and_acknowledged_once(
 @pytest.mark.parametrize(
     ("custom_id", "inputs", "notice"),
     [
-        ("docbot:edit:act_42", {}, wording.EDIT_UNREADABLE),  # no answer input
-        ("docbot:edit:act_42", {"text": TYPED}, wording.EDIT_UNREADABLE),  # an input docbot's editor does not have
-        ("docbot:edit:act_42", {"answer": "  \n "}, wording.EDIT_EMPTY),
-        ("docbot:edit:", {"answer": TYPED}, wording.EDIT_UNREADABLE),  # no stored action
-        ("docbot:edit:act 42!", {"answer": TYPED}, wording.EDIT_UNREADABLE),  # not an action id
-        ("docbot:review:act_42", {"answer": TYPED}, wording.EDIT_UNREADABLE),  # a docbot modal this version lacks
+        ("docbot:edit:act_42", {}, EN.edit_unreadable),  # no answer input
+        ("docbot:edit:act_42", {"text": TYPED}, EN.edit_unreadable),  # an input docbot's editor does not have
+        ("docbot:edit:act_42", {"answer": "  \n "}, EN.edit_empty),
+        ("docbot:edit:", {"answer": TYPED}, EN.edit_unreadable),  # no stored action
+        ("docbot:edit:act 42!", {"answer": TYPED}, EN.edit_unreadable),  # not an action id
+        ("docbot:review:act_42", {"answer": TYPED}, EN.edit_unreadable),  # a docbot modal this version lacks
     ],
     ids=["no input", "another input", "blank", "no action id", "bad action id", "unknown docbot modal"],
 )

@@ -200,7 +200,7 @@ async def test_a_slow_publish_is_deferred_then_takes_its_button_away_and_posts_o
     target = await world.say(client, world.bob, "my remote blinks red and won't pair", mentions_bot=False)
     asked = await world.ask_about(client, world.alice, target)  # answered privately, with "Post in a thread"
     [publish] = [b["custom_id"] for b in p.buttons_of(world.rest.originals[asked["token"]])
-                 if b["label"] == wording.PUBLISH]  # fmt: skip
+                 if b["label"] == wording.ENGLISH.publish]  # fmt: skip
     slow = SlowWrite(world, client)
     press = world.private_button(asked["token"], publish, world.alice)
 
@@ -219,7 +219,7 @@ async def test_a_slow_solved_press_is_deferred_then_tags_the_post_and_confirms_p
     client, forum_id = await forum_world(world, FakeHandler(on_message=answer), [("9002", "Solved")])
     post_id = await world.post_in_forum(client, forum_id, world.alice, "Remote won't pair", "It blinks red.")
     [card] = world.rest.channel_messages(post_id)[1:]
-    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.SOLVED_LABEL]
+    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.ENGLISH.solved_label]
     slow = SlowWrite(world, client)
     press = world.button(card["id"], solved, world.alice)
 
@@ -228,7 +228,7 @@ async def test_a_slow_solved_press_is_deferred_then_tags_the_post_and_confirms_p
 
     assert world.rest.channels[post_id]["applied_tags"] == ["9002"]
     [note] = follow_ups(world, press)
-    assert (note.status, note.body["content"], note.body["flags"]) == (200, wording.SOLVED, 64)
+    assert (note.status, note.body["content"], note.body["flags"]) == (200, wording.ENGLISH.solved, 64)
 
 
 async def test_a_slow_editor_submission_is_deferred_then_stored_once(

@@ -105,7 +105,7 @@ async def test_ask_docbot_answers_privately_about_the_message_then_posts_it_in_a
     original = world.rest.originals[asked["token"]]
     assert original["flags"] & p.FLAG_EPHEMERAL and original["flags"] & p.FLAG_COMPONENTS_V2
     assert p.text_of(original).startswith("Hold **Home**")
-    publish = [c for c in p.buttons_of(original) if c["label"] == wording.PUBLISH]
+    publish = [c for c in p.buttons_of(original) if c["label"] == wording.ENGLISH.publish]
     assert [b["custom_id"] for b in publish] == [f"docbot:p:{asked['id']}-{target['id']}:{world.alice['id']}"]
     assert channel_posts(world, world.channel_id) == [] and not world.rest.find("POST", r".*/threads")
 
@@ -117,7 +117,7 @@ async def test_ask_docbot_answers_privately_about_the_message_then_posts_it_in_a
     [public] = channel_posts(world, target["id"])
     assert p.text_of(public) == p.text_of(original)  # the answer the asker saw, now for everyone
     assert public["flags"] == p.FLAG_COMPONENTS_V2 and not [b for b in p.buttons_of(public)
-                                                            if b["label"] == wording.PUBLISH]  # fmt: skip
+                                                            if b["label"] == wording.ENGLISH.publish]  # fmt: skip
     assert [a.action_id for a in handler.actions] == []  # carried out by the delivery, not a stored action
 
 
@@ -127,10 +127,10 @@ async def test_only_the_asker_can_post_their_private_answer(checked: DiscordWorl
     target = await world.say(client, world.bob, "the voice remote does nothing", mentions_bot=False)
     asked = await world.ask_about(client, world.alice, target)
     [publish] = [c["custom_id"] for c in p.buttons_of(world.rest.originals[asked["token"]])
-                 if c["label"] == wording.PUBLISH]  # fmt: skip
+                 if c["label"] == wording.ENGLISH.publish]  # fmt: skip
     pressed = await world.press_private(client, asked["token"], publish, world.bob)
     assert (callback(world, pressed)["data"]["content"], callback(world, pressed)["data"]["flags"]) == (
-        wording.ONLY_ASKER, 64)  # fmt: skip
+        wording.ENGLISH.only_asker, 64)  # fmt: skip
     assert not world.rest.find("POST", r".*/threads")
 
 
@@ -141,7 +141,7 @@ async def test_a_message_without_text_gets_a_private_note(checked: DiscordWorld)
     target = await world.say(client, world.bob, "", mentions_bot=False)
     asked = await world.ask_about(client, world.alice, target)
     data = callback(world, asked)["data"]
-    assert (data["content"], data["flags"]) == (wording.ASK_ABOUT_EMPTY, 64)
+    assert (data["content"], data["flags"]) == (wording.ENGLISH.ask_about_empty, 64)
     assert handler.messages == [] and await world.deliveries[id(client)].inbox.counts() == {}
 
 
@@ -173,7 +173,7 @@ async def test_ask_docbot_installed_by_the_user_offers_no_thread(checked: Discor
     asked = await world.ask_about(client, world.alice, target, user_install=True)
     original = world.rest.originals[asked["token"]]
     assert p.text_of(original).startswith("Hold **Home**")
-    assert wording.PUBLISH not in [b["label"] for b in p.buttons_of(original)]  # the bot could not post there
+    assert wording.ENGLISH.publish not in [b["label"] for b in p.buttons_of(original)]  # the bot could not post there
 
 
 # -- forum channels ----------------------------------------------------------------------------------------------------
@@ -196,7 +196,7 @@ async def test_a_new_forum_post_is_answered_in_its_thread_and_solved_applies_the
     assert not world.rest.find("POST", r".*/threads")  # the post is its own thread
     [card] = channel_posts(world, post_id)
     assert p.text_of(card).startswith("Hold **Home**") and card["flags"] == p.FLAG_COMPONENTS_V2
-    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.SOLVED_LABEL]
+    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.ENGLISH.solved_label]
     assert solved == f"docbot:s:{post_id}:{world.alice['id']}"
 
     await world.say(client, world.bob, "same here, any idea?", channel_id=post_id, mentions_bot=False)
@@ -205,7 +205,7 @@ async def test_a_new_forum_post_is_answered_in_its_thread_and_solved_applies_the
     card_id = world.rest.channel_messages(post_id)[1]["id"]
     await world.press(client, card_id, solved, world.bob)  # not the post's author
     refused = world.rest.find("POST", CALLBACKS)[-1]
-    assert refused.body["data"]["content"] == wording.ONLY_OWNER_SOLVES
+    assert refused.body["data"]["content"] == wording.ENGLISH.only_owner_solves
     assert not world.rest.find("PATCH", f"/channels/{post_id}")
 
     await world.press(client, card_id, solved, world.alice)
@@ -213,7 +213,7 @@ async def test_a_new_forum_post_is_answered_in_its_thread_and_solved_applies_the
     [tagged] = world.rest.find("PATCH", f"/channels/{post_id}")
     assert tagged.body["applied_tags"] == ["9002"] and world.rest.channels[post_id]["applied_tags"] == ["9002"]
     [note] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")
-    assert (note.body["content"], note.body["flags"]) == (wording.SOLVED, 64)
+    assert (note.body["content"], note.body["flags"]) == (wording.ENGLISH.solved, 64)
     assert [a for a in handler.actions] == []
 
 
@@ -227,10 +227,10 @@ async def test_a_forum_without_a_solved_tag_says_so_and_other_forums_are_left_al
     assert channel_posts(world, elsewhere) == []
     post_id = await world.post_in_forum(client, forum_id, world.alice, "Pairing?", "How?")
     [card] = world.rest.channel_messages(post_id)[1:]
-    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.SOLVED_LABEL]
+    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.ENGLISH.solved_label]
     await world.press(client, card["id"], solved, world.alice)
     [note] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")
-    assert note.body["content"] == wording.NO_SOLVED_TAG.format(tag="Solved")
+    assert note.body["content"] == wording.ENGLISH.no_solved_tag.format(tag="Solved")
     assert not world.rest.find("PATCH", f"/channels/{post_id}")
 
 
@@ -269,10 +269,10 @@ async def test_a_failing_tag_edit_is_sent_again_and_applied_once(checked: Discor
     client, forum_id = await forum_world(world, FakeHandler(on_message=answer), [("9002", "Solved")])
     post_id = await world.post_in_forum(client, forum_id, world.alice, "Pairing?", "How?")
     [card] = world.rest.channel_messages(post_id)[1:]
-    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.SOLVED_LABEL]
+    [solved] = [b["custom_id"] for b in p.buttons_of(card) if b["label"] == wording.ENGLISH.solved_label]
     world.rest.fail_next("PATCH", rf"/channels/{post_id}", status=500, body={"message": "oops", "code": 0})
     await world.press(client, card["id"], solved, world.alice)
     assert [c.status for c in world.rest.find("PATCH", f"/channels/{post_id}")] == [500, 200]
     assert world.rest.channels[post_id]["applied_tags"] == ["9002"]
     [note] = world.rest.find("POST", rf"/webhooks/{world.app_id}/[^/]+")
-    assert note.body["content"] == wording.SOLVED
+    assert note.body["content"] == wording.ENGLISH.solved
