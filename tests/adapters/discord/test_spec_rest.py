@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -125,10 +126,27 @@ def problems_with(call: RecordedCall, spec: dict[str, Any]) -> list[str]:
         if not any(not unknown and not missing for unknown, missing in fits):
             unknown, missing = min(fits, key=lambda f: len(f[0]) + len(f[1]))
             found.append(f"{where} ({template}): unknown fields {unknown}, missing required {missing}")
+    locales = {alt["const"] for alt in spec["components"]["schemas"]["AvailableLocalesEnum"]["oneOf"]}
+    found += [f"{where} ({template}): {key!r} is not a Discord locale" for key in localization_keys(call.body)
+              if key not in locales]  # fmt: skip
     validator = jsonschema.Draft202012Validator({**schema, "components": spec["components"]})
     found += [f"{where} ({template}): {e.message[:160]} at {list(e.absolute_path)}" for e in
               validator.iter_errors(call.body)]  # fmt: skip
     return found
+
+
+def localization_keys(body: Any) -> Iterator[str]:
+    """The locales of every `name_localizations` / `description_localizations` in a body (commands and options): the
+    spec types them as any string, but Discord refuses a key that is not one of its locales (e.g. "pt", "zh")."""
+    if isinstance(body, dict):
+        for key, value in body.items():
+            if key.endswith("_localizations") and isinstance(value, dict):
+                yield from value
+            else:
+                yield from localization_keys(value)
+    elif isinstance(body, list):
+        for item in body:
+            yield from localization_keys(item)
 
 
 CITATION = Citation(1, "Pairing the remote", ("Remote", "Pairing"), "https://docs.test/remote#pair", "c1", 0.9)
@@ -218,6 +236,12 @@ def test_the_check_rejects_what_discord_would(spec: dict[str, Any]) -> None:
     assert problems_with(call("PUT", "/channels/1/messages", {"content": "hi"}), spec)  # no such method
     assert problems_with(call("POST", "/interactions/1/tok/callback", {"type": 4, "data": {"content": 5}}), spec)
     assert problems_with(call("POST", "/interactions/1/tok/callback", {"type": 5}), spec) == []
+    command = {"name": "ask", "description": "Ask", "description_localizations": {"pt-BR": "Pergunte"}}
+    assert problems_with(call("PUT", "/applications/1/commands", [command]), spec) == []
+    assert problems_with(call("PUT", "/applications/1/commands", [{**command, "description_localizations": {
+        "pt": "Pergunte"}}]), spec)  # not a Discord locale  # fmt: skip
+    assert problems_with(call("PUT", "/applications/1/commands", [{"name": "Ask docbot", "type": 3,
+                                                                   "name_localizations": {"ja": "x" * 33}}]), spec)
 
 
 def test_the_docs_message_bodies_with_components_fit_the_spec(spec: dict[str, Any]) -> None:

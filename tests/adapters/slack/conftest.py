@@ -46,6 +46,7 @@ STREAM_INTERVAL_S = 0.05  # between two stream appends of one question (producti
 USERS = {
     "UALICE": {"name": "alice", "profile": {"display_name": "Alice"}, "locale": "en-US"},
     "UBOB": {"name": "bob", "profile": {"display_name": "Bob"}, "locale": "de-DE"},
+    "UCARLA": {"name": "carla", "profile": {"display_name": "Carla"}, "locale": "es-ES"},
 }
 
 

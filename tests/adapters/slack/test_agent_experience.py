@@ -16,14 +16,16 @@ table when the fake closes (conftest).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
-from adapters.slack.blocks import PROGRESS_BLOCK
+from adapters.slack.blocks import OPTION_PREFIX, PROGRESS_BLOCK
 from adapters.slack.fake_web_api import TEAM, FakeSlackAPI, Message
+from adapters.slack.wording import wording
 from pipeline.messages import InboundKind
 from tests.adapters.slack.conftest import Harness, MakeHarness, SteppingHandler, event_body, mention_event
 
@@ -70,9 +72,9 @@ def methods(api: FakeSlackAPI, since: int = 0) -> list[str]:
     return [c.method for c in api.calls[since:] if c.method not in ("users.info",)]
 
 
-async def asked(h: Harness, text: str = MENTION, channel: str = "C1") -> str:
-    root = h.api.seed(channel, text, user="UALICE")
-    assert (await h.post_json(mention_event(root, text, channel=channel))).status == 200
+async def asked(h: Harness, text: str = MENTION, channel: str = "C1", user: str = "UALICE") -> str:
+    root = h.api.seed(channel, text, user=user)
+    assert (await h.post_json(mention_event(root, text, channel=channel, user=user))).status == 200
     await h.settle()
     return root
 
@@ -244,6 +246,24 @@ async def test_a_question_shows_its_steps_as_a_timeline_then_the_answer_in_their
     session = h.api.sessions[("C1", root)]
     assert (session["status"], session["initiator"], session["title"]) == ("active", "UALICE",
                                                                             "how do I pair the remote?")
+
+
+async def test_a_spanish_speaker_sees_the_work_and_the_choices_in_spanish(make_harness: MakeHarness) -> None:
+    """The timeline speaks the asker's Slack locale (Carla's is es-ES; the question's language is one of the steps,
+    not known when the timeline starts); the buttons beside the choices speak the clarification's language."""
+    h = await make_harness(steps=True)
+    h.handler.script = lambda inbound: dataclasses.replace(h.handler.clarification(inbound), language="es")
+    root = await asked(h, "<@UBOT0001> el mando no funciona", user="UCARLA")
+    [message] = h.api.bot_messages("C1", thread_ts=root)  # the stream, updated into the clarification
+    es, en = wording("es"), wording("en")
+    shown = task_titles(message)
+    assert list(shown) == [es.task_read, es.task_understand, es.task_search, es.task_write, es.task_check]
+    assert shown[es.task_search] == ("complete", es.found_sections.format(count=3))
+    assert shown[es.task_check] == ("complete", es.checked["approve"])
+    assert set(shown).isdisjoint({en.task_read, en.task_understand, en.task_search, en.task_write, en.task_check})
+    options = [b for b in message.blocks if str(b.get("block_id", "")).startswith(OPTION_PREFIX)]
+    assert [o["text"]["text"] for o in options] == ["*1.* Remote", "*2.* TV"]
+    assert {o["accessory"]["text"]["text"] for o in options} == {es.choose} != {en.choose}
 
 
 async def test_where_streaming_is_refused_one_status_message_shows_the_steps(make_harness: MakeHarness) -> None:
