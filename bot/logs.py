@@ -5,8 +5,8 @@ lines we do not write ourselves:
 
 - tracebacks are rendered without local variables and without exception messages (types, files, lines, functions):
   an exception's message or a frame's locals may hold a token, a request body or a person's question;
-- third-party libraries that see payloads (slack-bolt, slack_sdk, discord.py, aiohttp) keep only the head of their
-  line, before the first colon or parenthesis, where they put bodies, headers and arguments;
+- third-party libraries that see payloads (slack-bolt, slack_sdk, discord.py, aiohttp, pdfminer) keep only the head
+  of their line, before the first colon or parenthesis, where they put bodies, headers and arguments;
 - every rendered line is redacted once more for configured secret values, after rendering.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import structlog
 
-PAYLOAD_LOGGERS = ("slack_bolt", "slack_sdk", "discord", "aiohttp", "websockets")
+PAYLOAD_LOGGERS = ("slack_bolt", "slack_sdk", "discord", "aiohttp", "websockets", "pdfminer")
 _HEAD = re.compile(r"^[^:(\[{\n=]*")
 HEAD_CHARS = 120
 
@@ -145,5 +145,7 @@ def configure_logging(level: str = "INFO", *, json_output: bool = False, secrets
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
-    for noisy in ("aiosqlite", "asyncio", "httpx", "httpcore", "openai", "discord.gateway", "alembic.runtime", "bm25s"):
+    # pdfminer logs each object of a PDF it parses at DEBUG (about 90,000 lines for a 17-page manual), contents included
+    for noisy in ("aiosqlite", "asyncio", "httpx", "httpcore", "openai", "discord.gateway", "alembic.runtime", "bm25s",
+                  "pdfminer"):  # fmt: skip
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

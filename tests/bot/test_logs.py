@@ -50,3 +50,30 @@ def test_payload_seeing_libraries_keep_only_the_head_of_their_lines() -> None:
     LibraryLineHead().filter(ours)
     assert bolt.getMessage() == "Invalid request signature detected"
     assert ours.getMessage() == "event handled: k"
+
+
+def test_reading_a_pdf_at_debug_level_logs_none_of_the_parsers_objects(capfd: pytest.CaptureFixture[str]) -> None:
+    """pdfminer logs every object it parses at DEBUG, their contents included; with `-v` a manual's ingest printed
+    tens of thousands of such lines."""
+    from fpdf import FPDF
+
+    from bot.logs import configure_logging
+    from storage.ingest.pdf import read_pdf
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        configure_logging("DEBUG")
+        pdf = FPDF()
+        pdf.add_page()
+        pdf.set_font("helvetica", size=11)
+        pdf.start_section("Pairing")
+        pdf.multi_cell(0, 6, "Hold the PRIVATE key for three seconds.")
+        read_pdf(bytes(pdf.output()))
+        logging.getLogger("bot.ingest").debug("a line of ours")
+    finally:
+        root.handlers, root.level = handlers, level
+        logging.getLogger("pdfminer").setLevel(logging.NOTSET)
+    err = capfd.readouterr().err
+    assert "a line of ours" in err  # DEBUG was on
+    assert "pdfminer" not in err and "PRIVATE" not in err
