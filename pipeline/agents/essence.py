@@ -43,6 +43,9 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*[A-Za-z0-9+]|[A-Za-z]")
 _TAIL = re.compile(r"^(.*?)([\s?!.。？！…]*)$", re.S)
 MAX_TOPIC_WORDS = 4
+# a message pointing back with this many words of its own or fewer is about the thread's topic ("how far away does
+# it work from the TV?"); with more it says enough to be a question of its own (tune threads of the follow-up set)
+MAX_POINTING_WORDS = 3
 # determiners said with a topic ("the remote", "il telecomando"); demonstratives are not ("that port": "port")
 _DEMONSTRATIVES = {"this", "that", "das", "dit", "dat", "deze", "questo", "questa", "quello", "quella", "esse", "essa",
                    "este", "esta", "ten", "ta", "te", "to", "그", "이", "저"}  # fmt: skip
@@ -263,7 +266,7 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         # "what if that doesn't work?": what failed is the answer to the last question (pairing the remote, not
         # the remote), so it is asked together with that question
         return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
-    if len(content) <= 2:
+    if len(content) <= MAX_POINTING_WORDS:
         replaced = _with_topic(question, topic, language)
         if replaced is not None:
             return Resolution(replaced, ContextType.FOLLOW_UP)

@@ -20,6 +20,8 @@ pytestmark = pytest.mark.unit
     [
         ("en", "What is Bixby?", "How does it work?", "How does Bixby work?"),
         ("en", "How do I pair the remote?", "Does it need batteries?", "Does the remote need batteries?"),
+        ("en", "How do I pair the remote?", "how far away does it work from the TV?",
+         "how far away does the remote work from the TV?"),  # three words of its own, still pointing back
         ("en", "How do I pair the remote?", "it's paired, what's the range?",
          "the remote's paired, what's the range?"),  # the pointing word before a contraction's apostrophe
         ("es", "¿Qué es Bixby?", "¿Cómo funciona?", "¿Cómo funciona Bixby?"),
