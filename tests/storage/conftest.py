@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 import pytest
 
 from storage.db import Database
-from tests.storage.dbutil import create_postgres_database, drop_postgres_database, empty_database
+from tests.storage.dbutil import (
+    create_postgres_database,
+    drop_database,
+    drop_postgres_database,
+    empty_database,
+    make_database,
+)
 
 T = TypeVar("T")
 
@@ -92,3 +98,13 @@ async def db(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> As
         yield database
     finally:
         await database.dispose()
+
+
+@pytest.fixture
+async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
+    """A migrated SQLite database of the test's own, for tests that ingest through the real path on one backend."""
+    database = await make_database("sqlite", tmp_path)
+    try:
+        yield database
+    finally:
+        await drop_database(database)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,19 +17,9 @@ from storage.embedder import HashingEmbedder
 from storage.ingest import IngestError, Ingestor, corpus_version
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
-from tests.storage.dbutil import drop_database, make_database
 
 MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "manual"
 BASE = "https://docs.example.com/manual"
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await make_database("sqlite", tmp_path)
-    try:
-        yield database
-    finally:
-        await drop_database(database)
 
 
 @pytest.fixture

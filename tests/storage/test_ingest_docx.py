@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import docx
@@ -19,7 +18,6 @@ from storage.ingest import Ingestor
 from storage.ingest.readers import ReadText, read_document_text, text_to_doc
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
-from tests.storage.dbutil import drop_database, make_database
 
 
 def guide(*, title: str = "Corvid Hub guide", title_style: str = "") -> bytes:
@@ -81,15 +79,6 @@ def test_the_title_is_the_documents_own_else_its_first_top_heading_else_the_file
     out = io.BytesIO()
     empty.save(out)
     assert title_of(out.getvalue()) == "Guide"
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await make_database("sqlite", tmp_path)
-    try:
-        yield database
-    finally:
-        await drop_database(database)
 
 
 @pytest.mark.integration

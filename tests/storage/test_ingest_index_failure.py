@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -13,19 +13,9 @@ from storage.embedder import HashingEmbedder
 from storage.ingest.ingestor import Ingestor
 from storage.local_index import LocalVectorIndex
 from storage.vector_index import VectorIndexUnavailable, VectorRecord
-from tests.storage.dbutil import drop_database, make_database
 from tests.storage.test_ingest import count
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await make_database("sqlite", tmp_path)
-    try:
-        yield database
-    finally:
-        await drop_database(database)
 
 
 class FlakyIndex(LocalVectorIndex):

@@ -5,7 +5,6 @@ from a PDF's section through the real ingest into the real search. The manuals a
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from storage.ingest.readers import ReadText, read_document_text, text_to_doc
 from storage.ingest.text import Section
 from storage.local_index import LocalVectorIndex
 from storage.search import HybridRetriever
-from tests.storage.dbutil import drop_database, make_database
 
 HEADER = "Corvid Hub manual, revision 3"
 MIME_SPEC = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf")  # Debian's shared-mime-info
@@ -223,15 +221,6 @@ def scanned() -> bytes:
     pdf.add_page()
     pdf.rect(20, 30, 150, 200, style="F")
     return bytes(pdf.output())
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await make_database("sqlite", tmp_path)
-    try:
-        yield database
-    finally:
-        await drop_database(database)
 
 
 @pytest.mark.integration

@@ -4,7 +4,6 @@ Markdown with front matter and admonitions."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from storage.ingest import Ingestor
 from storage.ingest.readers import read_document_text
 from storage.ingest.rst import rst_sections
 from storage.local_index import LocalVectorIndex
-from tests.storage.dbutil import drop_database, make_database
 
 SPHINX_SOURCE = """\
 .. _setup:
@@ -180,15 +178,6 @@ def test_docusaurus_front_matter_and_admonitions() -> None:
     assert "**Danger: Data loss:** A factory reset deletes every scene." in section.blocks
     assert "**Tip:** Export scenes first." in section.blocks
     assert ":::" not in section.text
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await make_database("sqlite", tmp_path)
-    try:
-        yield database
-    finally:
-        await drop_database(database)
 
 
 @pytest.mark.integration

@@ -4,7 +4,6 @@ Skips with the reason where python3-doc is not installed (`make test` installs i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from storage.ingest import Ingestor
 from storage.ingest.site.crawler import Outcome, SiteCrawler
 from storage.ingest.site.limits import CrawlLimits
 from storage.local_index import LocalVectorIndex
-from tests.storage.dbutil import drop_database, make_database
 
 pytestmark = pytest.mark.integration
 
@@ -34,15 +32,6 @@ def docs_root() -> Path:
     if root is None:
         pytest.skip("python3-doc is not installed (apt-get install python3-doc): the Python docs are not on disk")
     return root
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await make_database("sqlite", tmp_path)
-    try:
-        yield database
-    finally:
-        await drop_database(database)
 
 
 async def discover(site: StaticSite) -> tuple[set[str], SiteCrawler]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from itertools import pairwise
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from storage.ingest import IngestError, Ingestor
 from storage.ingest.model import IngestProgress, IngestReport
 from storage.ingest.site.limits import CrawlLimits
 from storage.local_index import LocalVectorIndex
-from tests.storage.dbutil import drop_database, make_database
 
 pytestmark = pytest.mark.integration
 
@@ -66,15 +64,6 @@ def write_site(root: Path) -> Path:
     (guide / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
     (guide / "notes.txt").write_text("plain notes")
     return root
-
-
-@pytest.fixture
-async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = await make_database("sqlite", tmp_path)
-    try:
-        yield database
-    finally:
-        await drop_database(database)
 
 
 @pytest.fixture
