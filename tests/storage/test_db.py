@@ -239,6 +239,18 @@ async def test_downgrade_to_base_and_back(db: Database):
         assert await connection.run_sync(_table_names) >= OPERATIONAL_TABLES
 
 
+async def _a_run_with_a_hop(db: Database, thread_key: str) -> None:
+    """One run of a new conversation, with one hop (what a migration that copies `runs` would cascade away)."""
+    conversation = await stored_conversation(db, thread_key)
+    now = datetime.now(UTC)
+    async with db.session() as session:
+        session.add(tables.RunRow(id="r1", conversation_id=conversation.id, message_id="m1", started_at=now,
+                                  finished_at=now, status="answered", total_ms=1.0))  # fmt: skip
+        await session.flush()
+        session.add(tables.HopRow(run_id="r1", seq=0, role="retrieve", decision="-", started_at=now,
+                                  duration_ms=1.0, strategy="hybrid"))  # fmt: skip
+
+
 async def test_dropping_a_column_of_runs_keeps_its_hops(backend: str, backend_url: str | None, tmp_path: Path):
     # hops reference runs ON DELETE CASCADE: had 0008 copied runs on SQLite (batch's copy-and-drop, foreign keys on),
     # every hop would be gone
@@ -246,14 +258,7 @@ async def test_dropping_a_column_of_runs_keeps_its_hops(backend: str, backend_ur
     try:
         async with db.engine.begin() as connection:
             await connection.run_sync(_migrate_to, "0007_team_answers")
-        conversation = await stored_conversation(db, "slack:T:C:3")
-        now = datetime.now(UTC)
-        async with db.session() as session:
-            session.add(tables.RunRow(id="r1", conversation_id=conversation.id, message_id="m1", started_at=now,
-                                      finished_at=now, status="answered", total_ms=1.0))  # fmt: skip
-            await session.flush()
-            session.add(tables.HopRow(run_id="r1", seq=0, role="retrieve", decision="-", started_at=now,
-                                      duration_ms=1.0, strategy="hybrid"))  # fmt: skip
+        await _a_run_with_a_hop(db, "slack:T:C:3")
         await db.migrate()
         async with db.engine.connect() as connection:
             assert (await connection.execute(text("SELECT count(*) FROM hops"))).scalar_one() == 1
@@ -266,14 +271,7 @@ async def test_downgrading_past_columns_of_runs_keeps_its_hops(backend: str, bac
     # the downgrades of 0004 (runs.reply) and 0005 (runs.event_key) drop a column of runs: the same cascade as above
     db = await make_database(backend, tmp_path, backend_url)
     try:
-        conversation = await stored_conversation(db, "slack:T:C:4")
-        now = datetime.now(UTC)
-        async with db.session() as session:
-            session.add(tables.RunRow(id="r1", conversation_id=conversation.id, message_id="m1", started_at=now,
-                                      finished_at=now, status="answered", total_ms=1.0))  # fmt: skip
-            await session.flush()
-            session.add(tables.HopRow(run_id="r1", seq=0, role="retrieve", decision="-", started_at=now,
-                                      duration_ms=1.0, strategy="hybrid"))  # fmt: skip
+        await _a_run_with_a_hop(db, "slack:T:C:4")
         async with db.engine.begin() as connection:
             await connection.run_sync(_migrate_to, "0003_front_door", down=True)
         async with db.engine.connect() as connection:
