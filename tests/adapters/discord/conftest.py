@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from storage.db import Database
+from tests.adapters.discord.test_spec_rest import SPEC_PARTS, _load, problems_with
 from tests.adapters.discord.world import DiscordWorld
+from tests.conftest import shared_path
 
 
 @pytest.fixture(scope="session")
@@ -46,3 +48,12 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     await database.migrate()
     yield database
     await database.dispose()
+
+
+@pytest.fixture
+def checked(world: DiscordWorld) -> Iterator[DiscordWorld]:
+    """The world, with every REST call the test made checked against Discord's OpenAPI spec at the end."""
+    yield world
+    spec = _load(shared_path(*SPEC_PARTS))
+    problems = sorted({problem for call in world.rest.calls for problem in problems_with(call, spec)})
+    assert problems == [], "\n".join(problems)

@@ -9,7 +9,6 @@ of gateway payloads, the durable inbox and the fake REST server:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,9 +17,7 @@ from adapters.discord.wording import ENGLISH, wording
 from pipeline.messages import Citation, Inbound, Reply, ReplyKind
 from tests.adapters.discord.test_discord_delivery import callbacks
 from tests.adapters.discord.test_discord_notices import detected_language
-from tests.adapters.discord.test_spec_rest import SPEC_PARTS, _load, problems_with
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
-from tests.conftest import shared_path
 from tests.fakes import discord_payloads as p
 
 pytestmark = pytest.mark.integration
@@ -35,15 +32,6 @@ def japanese_answer(inbound: Inbound) -> Reply:
     """What the service answers a Japanese question with: a reply in Japanese."""
     return Reply(ReplyKind.ANSWER, "ホームボタンと戻るボタンを5秒間押し続けてください [1]。", "ja", "conv-ja",
                  citations=(CITATION,))  # fmt: skip
-
-
-@pytest.fixture
-def checked(world: DiscordWorld) -> Iterator[DiscordWorld]:
-    """The world, with every REST call the test made checked against Discord's OpenAPI spec at the end."""
-    yield world
-    spec = _load(shared_path(*SPEC_PARTS))
-    problems = sorted({problem for call in world.rest.calls for problem in problems_with(call, spec)})
-    assert problems == [], "\n".join(problems)
 
 
 async def test_the_commands_are_described_in_every_client_language_docbot_speaks(checked: DiscordWorld) -> None:

@@ -10,7 +10,6 @@ and outbox on SQLite, and the fake REST server; every REST call checked against 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +19,7 @@ from adapters.discord import wording
 from bot.delivery import Delivery
 from pipeline.messages import Citation, Inbound, Reply, ReplyAction, ReplyKind
 from pipeline.types import ActionKind
-from tests.adapters.discord.test_spec_rest import SPEC_PARTS, _load, problems_with
 from tests.adapters.discord.world import DiscordWorld, FakeHandler
-from tests.conftest import shared_path
 from tests.fakes import discord_payloads as p
 
 pytestmark = pytest.mark.integration
@@ -51,15 +48,6 @@ class Remembering(FakeHandler):
 
     async def reply_on_record(self, thread_key: str, message_id: str) -> Reply | None:
         return self.replies.get(f"{thread_key}|{message_id}")
-
-
-@pytest.fixture
-def checked(world: DiscordWorld) -> Iterator[DiscordWorld]:
-    """The world, with every REST call the test made checked against Discord's OpenAPI spec at the end."""
-    yield world
-    spec = _load(shared_path(*SPEC_PARTS))
-    problems = sorted({problem for call in world.rest.calls for problem in problems_with(call, spec)})
-    assert problems == [], "\n".join(problems)
 
 
 def callback(world: DiscordWorld, interaction: dict[str, Any]) -> dict[str, Any]:

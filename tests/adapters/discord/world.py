@@ -177,15 +177,7 @@ class DiscordWorld:
 
     def button(self, message_id: str, custom_id: str, clicker: dict[str, Any]) -> dict[str, Any]:
         """INTERACTION_CREATE for a button on a message the bot posted."""
-        bot_message = self.rest.messages[message_id]
-        return p.button_interaction(
-            app_id=self.app_id,
-            clicker=clicker,
-            custom_id=custom_id,
-            bot_message=bot_message,
-            guild_id=self.guild_id,
-            channel=self.rest.channels[bot_message["channel_id"]],
-        )
+        return self._button_on(self.rest.messages[message_id], custom_id, clicker)
 
     async def ask(
         self,
@@ -260,14 +252,16 @@ class DiscordWorld:
 
     def private_button(self, token: str, custom_id: str, clicker: dict[str, Any]) -> dict[str, Any]:
         """INTERACTION_CREATE for a button on an answer only `clicker` sees (the first response of `token`)."""
-        ephemeral = self.rest.originals[token]
+        return self._button_on(self.rest.originals[token], custom_id, clicker)
+
+    def _button_on(self, bot_message: dict[str, Any], custom_id: str, clicker: dict[str, Any]) -> dict[str, Any]:
         return p.button_interaction(
             app_id=self.app_id,
             clicker=clicker,
             custom_id=custom_id,
-            bot_message=ephemeral,
+            bot_message=bot_message,
             guild_id=self.guild_id,
-            channel=self.rest.channels[ephemeral["channel_id"]],
+            channel=self.rest.channels[bot_message["channel_id"]],
         )
 
     def custom_ids(self, message: dict[str, Any]) -> list[str]:
