@@ -46,7 +46,9 @@ def section_label(section: Section) -> str:
     return " › ".join(trail[-2:])
 
 
-def _topic_words(question: str, language: str | None, docs_language: str) -> frozenset[str]:
+def topic_words(question: str, language: str | None, docs_language: str) -> frozenset[str]:
+    """The question's content words as the docs write them (stemmed in the docs' language), function and pointing
+    words of both languages left out."""
     lex, docs_lex = lexicon(language), lexicon(docs_language)
     stop = lex.stopwords | docs_lex.stopwords | frozenset(lex.deictics) | frozenset(docs_lex.deictics)
     return frozenset(textutil.features(question, stop, docs_language))
@@ -61,7 +63,7 @@ def close_sections(
     limit: int = MAX_CLOSEST,
 ) -> list[S]:
     """The sections (in their given order, one per label) reasonably close to `question`, at most `limit`."""
-    wanted = _topic_words(question, language, docs_language)
+    wanted = topic_words(question, language, docs_language)
     words = [
         (
             textutil.features(" ".join((*s.crumbs, s.title)), (), docs_language),

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
+from pipeline.closest import topic_words
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import asks_in_words_without_spaces, asks_yes_no, content_words, lexicon, reports_failure, texts
 from pipeline.text import QUESTION_WORDS, sentences, shorten
@@ -99,9 +100,7 @@ def full_question(text: str, language: str | None) -> bool:
 def on_topic(hits: Sequence[SearchHit], topic: str, language: str | None, docs_language: str) -> list[SearchHit]:
     """The hits whose page or section title shares a word of `topic` ("The TV Won't Connect to the Internet" for
     "the internet connection"); a word in the titles of most of them ("TV", "Troubleshooting") says nothing."""
-    lex, docs_lex = lexicon(language), lexicon(docs_language)
-    stop = lex.stopwords | docs_lex.stopwords | frozenset(lex.deictics) | frozenset(docs_lex.deictics)
-    wanted = textutil.features(topic, stop, docs_language)
+    wanted = topic_words(topic, language, docs_language)
     titles = [textutil.features(" ".join((*h.crumbs, h.title)), (), docs_language) for h in hits]
     common = {w for w in wanted if sum(w in t for t in titles) * 2 > len(titles)} if len(titles) >= 4 else set()
     return [h for h, t in zip(hits, titles, strict=True) if (wanted - common) & t]

@@ -11,9 +11,9 @@ from pipeline.locales import de, en, es, fr, it, ja, ko, nl, pl, pt, ru, unsuppo
 from pipeline.locales.base import Lexicon, Texts
 from pipeline.text import has_cjk, tokens
 
-_MODULES = (en, es, de, fr, ru, zh, pt, it, ja, ko, nl, pl)
-_TEXTS: dict[str, Texts] = {m.__name__.rsplit(".", 1)[1]: m.TEXTS for m in _MODULES}
-_LEXICONS: dict[str, Lexicon] = {m.__name__.rsplit(".", 1)[1]: m.LEXICON for m in _MODULES}
+_MODULES = {m.__name__.rsplit(".", 1)[1]: m for m in (en, es, de, fr, ru, zh, pt, it, ja, ko, nl, pl)}
+_TEXTS: dict[str, Texts] = {code: m.TEXTS for code, m in _MODULES.items()}
+_LEXICONS: dict[str, Lexicon] = {code: m.LEXICON for code, m in _MODULES.items()}
 SUPPORTED: tuple[str, ...] = tuple(_TEXTS)
 DEFAULT = "en"
 
@@ -39,28 +39,23 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _base(lang: str | None) -> str:
-    return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
-
-
 def base_language(lang: str | None) -> str:
     """The language of a code or platform locale ("pt-BR", "zh_TW", "es-419", "ja-JP" → "pt", "zh", "es", "ja"),
     the default for None; whether it has templates is `is_supported`'s to say."""
-    return _base(lang)
+    return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
 
 
 # One line above an answer to a question in a language without templates, in English, naming the languages above
 # (`unsupported_line` adds the person's own language where we have it).
-UNSUPPORTED_LANGUAGE = unsupported.in_english(m.NAME for m in _MODULES)
+UNSUPPORTED_LANGUAGE = unsupported.in_english(m.NAME for m in _MODULES.values())
 
 
 def language_name(lang: str) -> str:
     """The English name of a language code, for a model's instructions ("Write the answer in Portuguese"): the
     locale's own name, else the language detector's name for it, else the code."""
-    base = _base(lang)
-    module = next((m for m in _MODULES if m.__name__.rsplit(".", 1)[1] == base), None)
-    if module is not None:
-        return str(module.NAME)
+    base = base_language(lang)
+    if base in _MODULES:
+        return str(_MODULES[base].NAME)
     from lingua import IsoCode639_1, Language
 
     try:
@@ -71,12 +66,12 @@ def language_name(lang: str) -> str:
 
 def is_supported(lang: str | None) -> bool:
     """Whether `lang` has its own templates (None means the default)."""
-    return lang is None or _base(lang) in _TEXTS
+    return lang is None or base_language(lang) in _TEXTS
 
 
 def unsupported_line(lang: str | None) -> str:
     """The line saying `lang` has no templates: in English, then in `lang` itself when we have it."""
-    own = unsupported.IN_THEIR_LANGUAGE.get(_base(lang))
+    own = unsupported.IN_THEIR_LANGUAGE.get(base_language(lang))
     return f"{UNSUPPORTED_LANGUAGE}\n{own}" if own else UNSUPPORTED_LANGUAGE
 
 
@@ -90,11 +85,11 @@ def with_unsupported_line(text: str, lang: str | None) -> str:
 
 
 def texts(lang: str | None) -> Texts:
-    return _TEXTS.get(_base(lang), _TEXTS[DEFAULT])
+    return _TEXTS.get(base_language(lang), _TEXTS[DEFAULT])
 
 
 def lexicon(lang: str | None) -> Lexicon:
-    return _LEXICONS.get(_base(lang), _LEXICONS[DEFAULT])
+    return _LEXICONS.get(base_language(lang), _LEXICONS[DEFAULT])
 
 
 def all_lexicons() -> dict[str, Lexicon]:
@@ -142,7 +137,7 @@ def asks_in_words_without_spaces(text: str) -> bool:
 def asks_yes_no(text: str, lang: str | None = None) -> bool:
     """Whether `text` is a question answered by yes or no ("does it have Wi-Fi?"), by `lang`'s pattern, or any
     supported language's when `lang` has none (a short question's detected language is often wrong)."""
-    own = _YES_NO.get(_base(lang))
+    own = _YES_NO.get(base_language(lang))
     patterns = [own] if own is not None and is_supported(lang) and lang is not None else list(_YES_NO.values())
     return any(p.search(text) for p in patterns)
 
