@@ -18,6 +18,7 @@ from storage.ingest.model import SourceChunk, SourceDoc
 from storage.ingest.text import (
     Section,
     extracted_lines_text,
+    merge_intros,
     normalise_space,
     pack_blocks,
     pipe_table,
@@ -109,7 +110,7 @@ def markdown_sections(text: str) -> list[Section]:
     blocks: list[tuple[str, str]] = []  # (kind, markdown)
 
     def close() -> None:
-        merged = _merge_intros(blocks)
+        merged = merge_intros(blocks, _STRUCTURED)
         body = "\n\n".join(b for _, b in merged)
         sections.append(
             Section(title=title, level=level, text=body, anchor=explicit, blocks=tuple(b for _, b in merged))
@@ -183,16 +184,6 @@ def _dedent(block: str) -> str:
     rows = block.splitlines()
     indent = min((len(r) - len(r.lstrip()) for r in rows if r.strip()), default=0)
     return "\n".join(r[indent:] for r in rows).strip()
-
-
-def _merge_intros(blocks: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for kind, block in blocks:
-        if out and kind in _STRUCTURED and out[-1][0] == "paragraph" and out[-1][1].rstrip().endswith(":"):
-            out[-1] = (kind, f"{out[-1][1]}\n\n{block}")
-            continue
-        out.append((kind, block))
-    return out
 
 
 def _cell(tag: Tag) -> str:

@@ -54,6 +54,18 @@ def extracted_lines_text(lines: Iterable[object]) -> str:
     return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(kept))
 
 
+def merge_intros(blocks: list[tuple[str, str]], structured: frozenset[str]) -> list[tuple[str, str]]:
+    """(kind, block) pairs with a paragraph ending in ":" joined to the list, table or code block of a `structured`
+    kind it introduces, which takes the pair's kind: the two are quoted together."""
+    out: list[tuple[str, str]] = []
+    for kind, block in blocks:
+        if out and kind in structured and out[-1][0] == "paragraph" and out[-1][1].rstrip().endswith(":"):
+            out[-1] = (kind, f"{out[-1][1]}\n\n{block}")
+            continue
+        out.append((kind, block))
+    return out
+
+
 def pipe_table(rows: Sequence[Sequence[str]]) -> str:
     """A Markdown (GFM) table with the first row as its header; short rows are padded and `|` in a cell escaped."""
     cells = [[cell.replace("|", "\\|") for cell in row] for row in rows if row]

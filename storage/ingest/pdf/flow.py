@@ -11,12 +11,14 @@ from itertools import pairwise
 
 from storage.ingest.pdf.layout import Line, Page
 from storage.ingest.pdf.tables import Table
+from storage.ingest.text import merge_intros
 
 Unit = Line | Table  # what a section's text is read from, in reading order
 
 BULLETS = frozenset("•◦▪‣●○■□·\uf0b7\uf0a7")  # the last two: Symbol/Wingdings bullets as Word's PDFs print them
 DASHES = frozenset({"-", "–", "—", "*"})  # bullets too, unless a sentence goes on across them
 _SENTENCE_ENDS = (".", "!", "?", ":", ";")
+_INTRODUCED = frozenset({"list", "table"})  # what a paragraph ending in ":" stays with
 
 
 def usual_gap(pages: Sequence[Page]) -> float:
@@ -98,13 +100,11 @@ def _join(text: str, more: str) -> str:
 
 
 def _merged(pieces: list[_Piece]) -> list[str]:
+    """Consecutive items as one list, and each list or table with the paragraph ending in ":" before it."""
     out: list[tuple[str, str]] = []  # (kind, block)
     for piece in pieces:
-        kind = "list" if piece.kind == "item" else piece.kind
-        if kind == "list" and out and out[-1][0] == "list":
+        if piece.kind == "item" and out and out[-1][0] == "list":
             out[-1] = ("list", f"{out[-1][1]}\n{piece.text}")
-        elif kind in ("list", "table") and out and out[-1][0] == "paragraph" and out[-1][1].endswith(":"):
-            out[-1] = (kind, f"{out[-1][1]}\n\n{piece.text}")
         else:
-            out.append((kind, piece.text))
-    return [block for _, block in out if block.strip()]
+            out.append(("list" if piece.kind == "item" else piece.kind, piece.text))
+    return [block for _, block in merge_intros(out, _INTRODUCED) if block.strip()]
