@@ -153,6 +153,12 @@ class SearchCorpus:
     def text(self, row: int) -> str:
         return self.texts[row]
 
+    def token_counts(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """How many keyword tokens (title and text) each of `rows` has."""
+        offsets = self.text_level.table.offsets
+        counts: npt.NDArray[np.int64] = (offsets[rows + 1] - offsets[rows]).astype(np.int64)
+        return counts
+
     def mask(self, collections: tuple[str, ...]) -> npt.NDArray[np.bool_]:
         codes = [i for i, name in enumerate(self.collection_names) if name in collections]
         return np.isin(self.collection_codes, codes)

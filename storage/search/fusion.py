@@ -73,6 +73,22 @@ ORDER_UNIT_WEIGHT = 1.0
 MAX_UNITS = 5000
 
 
+# For a question in another language than the docs, a chunk of few words (a title and a menu path: "Running the
+# accessibility functions / Settings General Accessibility") embeds near every question and was ranked first for many;
+# its cosine is lowered by up to `SHORT_TEXT_PENALTY`, in proportion to how far it falls short of `SHORT_TEXT_TOKENS`
+# keyword tokens (title included). Both chosen on the tune halves (docs/benchmarks.md, stop 40).
+SHORT_TEXT_TOKENS = 25
+SHORT_TEXT_PENALTY = 0.03
+
+
+def short_text_lowered(cosine: npt.NDArray[np.float32], tokens: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """`cosine` lowered for chunks of fewer than `SHORT_TEXT_TOKENS` tokens: by `SHORT_TEXT_PENALTY` for an empty
+    one, by nothing from that many tokens on."""
+    shortfall = np.clip(1.0 - tokens / SHORT_TEXT_TOKENS, 0.0, 1.0)
+    lowered: npt.NDArray[np.float32] = (cosine - SHORT_TEXT_PENALTY * shortfall).astype(np.float32)
+    return lowered
+
+
 def title_path(crumbs: tuple[str, ...], title: str) -> str:
     parts = crumbs if title in crumbs else (*crumbs, title)
     return " > ".join(p for p in parts if p)

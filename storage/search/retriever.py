@@ -35,6 +35,7 @@ from storage.search.fusion import (
     dispersion,
     fuse,
     is_cross_language,
+    short_text_lowered,
     title_path,
     with_titles,
     with_units,
@@ -444,6 +445,7 @@ class HybridRetriever:
         if dense_hits is not None and cross_language:
             cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))
             cosine = with_units(cosine, self._unit_cosines(corpus, candidates, vectors))
+            cosine = short_text_lowered(cosine, corpus.token_counts(candidates))
         weights = adaptive_weights(
             coverage,
             dispersion(text_scores[mask]),

@@ -7,11 +7,14 @@ import pytest
 
 from pipeline.types import SearchQuality
 from storage.search.fusion import (
+    SHORT_TEXT_PENALTY,
+    SHORT_TEXT_TOKENS,
     adaptive_weights,
     dense_to_unit,
     dispersion,
     fuse,
     is_cross_language,
+    short_text_lowered,
     title_path,
     with_titles,
     with_units,
@@ -114,6 +117,14 @@ def test_unit_level_raises_toward_the_best_unit_and_never_lowers() -> None:
     unit = np.array([0.95, 0.60, -1.0], dtype=np.float32)  # -1: a chunk without units
     assert with_units(passage, unit, weight=2.0) == pytest.approx([0.90, 0.90, 0.70])
     assert with_units(passage, None) is passage  # units not embedded yet
+
+
+def test_a_chunk_of_few_words_is_lowered_in_proportion_to_its_shortfall_and_a_full_one_not_at_all() -> None:
+    cosine = np.array([0.85, 0.85, 0.85, 0.85], dtype=np.float32)
+    tokens = np.array([0, SHORT_TEXT_TOKENS // 2, SHORT_TEXT_TOKENS, 4 * SHORT_TEXT_TOKENS], dtype=np.int64)
+    lowered = short_text_lowered(cosine, tokens)
+    assert lowered == pytest.approx([0.85 - SHORT_TEXT_PENALTY, 0.85 - SHORT_TEXT_PENALTY / 2, 0.85, 0.85], abs=2e-3)
+    assert lowered.dtype == np.float32
 
 
 def test_text_units_are_sentences_with_short_ones_joined_and_long_ones_cut() -> None:
