@@ -514,11 +514,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     from bot.logs import configure_logging
+    from pipeline.agents.answerability import MEANING_FEATURES
 
     configure_logging("WARNING")
     args = parse(argv)
     if args.fit:
-        coefficients = {"COEFFICIENTS": fit(args.fit), "WORDS_ONLY_COEFFICIENTS": fit(args.fit, without=("meaning",))}
+        words_only = fit(args.fit, without=MEANING_FEATURES)
+        coefficients = {"COEFFICIENTS": fit(args.fit), "WORDS_ONLY_COEFFICIENTS": words_only}
         print(json.dumps(coefficients, indent=1))
         return coefficients
     if args.rescore:

@@ -60,11 +60,11 @@ def test_the_deployed_coefficients_are_the_fit_of_the_committed_tune_rows() -> N
     """pipeline/agents/answerability.py's COEFFICIENTS come from `--fit` on the committed tune rows: a change to a
     signal or a feature that moves the fit shows here, and the coefficients are refitted, never edited by hand."""
     from bench.answerability import fit
-    from pipeline.agents.answerability import COEFFICIENTS, WORDS_ONLY_COEFFICIENTS
+    from pipeline.agents.answerability import COEFFICIENTS, MEANING_FEATURES, WORDS_ONLY_COEFFICIENTS
 
     rows = Path(__file__).resolve().parents[2] / "bench" / "results" / "answerability-tune-20261126-stop36.json.gz"
     assert fit([rows]) == COEFFICIENTS
-    assert fit([rows], without=("meaning",)) == WORDS_ONLY_COEFFICIENTS
+    assert fit([rows], without=MEANING_FEATURES) == WORDS_ONLY_COEFFICIENTS
 
 
 @pytest.mark.unit

@@ -518,3 +518,16 @@ def test_meaning_weighs_most_and_without_it_the_words_only_fit_decides() -> None
     assert ans.score(words) == ans.score(words, ans.WORDS_ONLY_COEFFICIENTS)
     for failed in ({"unknown_names": 1}, {"number_missing": True}, {"purchase": 0.05}):
         assert ans.score(AnswerabilitySignals(**{**asdict(close), **failed})) < ans.score(close)
+
+
+def test_meaning_moves_the_score_less_for_a_question_in_another_language() -> None:
+    """A question and a passage in two languages sit near each other whether or not the passage answers: the same
+    rise in cosine moves the score less than it does in the docs' language (`meaning_across`)."""
+
+    def rise(same_language: bool) -> float:
+        low, high = (
+            AnswerabilitySignals(term_coverage=1.0, meaning=m, same_language=same_language) for m in (0.8, 0.86)
+        )
+        return ans.score(high) - ans.score(low)
+
+    assert 0 < rise(False) < 0.8 * rise(True)  # not the logistic curve alone: the weight itself is smaller
