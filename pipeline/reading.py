@@ -83,6 +83,15 @@ def items_naming(passage: Passage, names: set[str]) -> Passage:
     return dataclasses.replace(passage, text="\n".join([*intro, *(line for item in kept for line in item)]))
 
 
+def matching_rows(rows: list[str], wanted: set[str], stop: frozenset[str], language: str) -> list[str]:
+    """The rows of a table that share the question's words, in the table's order, each sharing at least one word
+    fewer than the best row: a long table has one of the question's words in many rows ("busy", "try", "again"),
+    and the rows that hold three of them were buried among those that hold one."""
+    counts = [len(wanted & textutil.features(row, stop, language)) for row in rows]
+    least = max(1, max(counts, default=0) - 1)
+    return [row for row, count in zip(rows, counts, strict=True) if count >= least]
+
+
 def passages_of(source: SourceReference, wanted: set[str], stop: frozenset[str], language: str) -> list[Passage]:
     """The quotable passages of one source, in order."""
     out: list[Passage] = []
@@ -117,7 +126,7 @@ def passages_of(source: SourceReference, wanted: set[str], stop: frozenset[str],
             intro, header, rows = textutil.table_rows(block.text)
             if not header:
                 continue
-            matching = [r for r in rows if wanted & textutil.features(r, stop, language)]
+            matching = matching_rows(rows, wanted, stop, language)
             chosen = (matching if matching and len(matching) < len(rows) else rows)[:MAX_TABLE_ROWS]
             lead = textutil.reflow("\n".join(line for line in intro if line.strip())).splitlines()
             out.append(Passage(source.number, base, PassageKind.TABLE, "\n".join([*lead, *header, *chosen])))
