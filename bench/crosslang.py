@@ -1,11 +1,13 @@
 """Cross-language retrieval on the e-manual: the same questions in English and in ru, es, de, zh, fr.
 
-    python -m bench.crosslang [--data DIR] [--split tune|test|all]
+    python -m bench.crosslang [--data DIR] [--split tune|test|all] [--shoppers]
 
 `bench/data/crosslang_emanual_<lang>.jsonl` holds 56 e-manual questions (Normal QA set, one per gold section, drawn
 with a fixed seed) translated by hand, each with its English original, its gold section and a split: the even rows
 `tune` (used to choose the fusion settings), the odd rows `test` (reported; never tuned on). Each language's hit@1
 and hit@5 are compared with the English originals of the same questions, as a ratio (target: >= 0.90 at hit@1).
+With `--shoppers`, the questions are the answerable ones of the shoppers' questions translated into nine languages
+(`shoppers_translated_<lang>.jsonl`, split as labelled), with their English originals.
 """
 
 from __future__ import annotations
@@ -38,12 +40,30 @@ def questions(split: str | None = None) -> list[dict[str, Any]]:
     return list(english.values()) + out
 
 
+SHOPPERS_LANGUAGES = ("es", "de", "ru", "zh", "fr", "it", "pt", "ja", "ko")
+
+
+def shoppers_questions(split: str | None = None) -> list[dict[str, Any]]:
+    """The answerable translated shoppers' questions (`shoppers_translated_<lang>.jsonl`, split as labelled) and
+    their English originals: real questions, where the e-manual translations are the manual's own wording."""
+    out: list[dict[str, Any]] = []
+    english: dict[str, dict[str, Any]] = {}
+    for lang in SHOPPERS_LANGUAGES:
+        for row in load_jsonl(DATA / f"shoppers_translated_{lang}.jsonl"):
+            if not row["answerable"] or (split is not None and row["split"] != split):
+                continue
+            gold = "|".join(row["gold"])
+            out.append({"question": row["question"], "gold": gold, "lang": lang, "group": row["split"]})
+            english[row["id"]] = {"question": row["english"], "gold": gold, "lang": "en", "group": row["split"]}
+    return list(english.values()) + out
+
+
 def figures(summary: dict[str, Any]) -> dict[str, Any]:
     """Per language: n, hit@1 and hit@5 of each system, and ours' hit@1 / hit@5 as a ratio of English's."""
     by_lang = summary["by_language"]
     english = by_lang["en"]["ours"]
     out: dict[str, Any] = {}
-    for lang in ("en", *LANGUAGES):
+    for lang in dict.fromkeys(("en", *LANGUAGES, *SHOPPERS_LANGUAGES)):
         rows = by_lang.get(lang)
         if not rows:
             continue
@@ -59,10 +79,12 @@ def figures(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 async def run(data: Path, embedder: Embedder, *, split: str | None = "test",
-              systems: Sequence[str] = SYSTEMS) -> dict[str, Any]:  # fmt: skip
-    """`{"split": ..., "languages": {lang: figures}}` over the e-manual corpus read from `data`."""
+              systems: Sequence[str] = SYSTEMS, shoppers: bool = False) -> dict[str, Any]:  # fmt: skip
+    """`{"split": ..., "languages": {lang: figures}}` over the e-manual corpus read from `data`: the e-manual's
+    translated questions, or with `shoppers` the translated shoppers' questions."""
     manual = emanual.load(data)
-    results = await run_questions(manual.corpus, questions(split), systems, embedder=embedder)
+    asked = shoppers_questions(split) if shoppers else questions(split)
+    results = await run_questions(manual.corpus, asked, systems, embedder=embedder)
     return {"split": split or "all", "languages": figures(summarise(results))}
 
 
@@ -72,9 +94,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.crosslang", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="test")
+    parser.add_argument("--shoppers", action="store_true", help="the translated shoppers' answerable questions")
     args = parser.parse_args(argv)
     split = None if args.split == "all" else args.split
-    result = asyncio.run(run(args.data, cached_embedder("e5"), split=split, systems=(*SYSTEMS, "fixed")))
+    systems = (*SYSTEMS, "fixed")
+    result = asyncio.run(run(args.data, cached_embedder("e5"), split=split, systems=systems, shoppers=args.shoppers))
     print(json.dumps(result, indent=1))
 
 

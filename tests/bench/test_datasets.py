@@ -92,6 +92,14 @@ def test_questions_of_a_split_come_with_their_english_originals() -> None:
     assert {q["group"] for q in test} == {"test"}
 
 
+def test_the_translated_shoppers_questions_are_the_answerable_ones_with_their_gold_and_english_originals() -> None:
+    tune = crosslang.shoppers_questions("tune")
+    by_lang = Counter(q["lang"] for q in tune)
+    assert set(by_lang) == {"en", *crosslang.SHOPPERS_LANGUAGES} and len(set(by_lang.values())) == 1
+    assert all(q["gold"].startswith("emanual/section_") for q in tune) and {q["group"] for q in tune} == {"tune"}
+    assert not {q["question"] for q in tune} & {q["question"] for q in crosslang.shoppers_questions("test")}
+
+
 def test_each_thread_of_the_follow_up_set_cites_sections_of_the_shared_emanual_that_have_text() -> None:
     """bench/data/emanual_threads.jsonl: follow-ups over the e-manual, the last turn scored against its gold; a gold
     section that is missing or empty (the manual has a few title-only sections) could never be cited."""
