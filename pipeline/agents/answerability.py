@@ -440,8 +440,8 @@ def features(signals: AnswerabilitySignals) -> dict[str, float]:
         "purchase": min(max(signals.purchase, 0.0) / INTENT_SCALE, 1.0),
         "opinion": min(max(signals.opinion, 0.0) / INTENT_SCALE, 1.0),
         "other_language": float(not signals.same_language),
-        # the same cosine weighs differently across languages: a question and a passage in two languages sit closer
-        # or further apart whether or not the passage answers (on the tune rows it alone tells them apart at AUC 0.49)
+        # the same cosine weighs differently across languages: a question and a passage in two languages sit about
+        # as close whether or not the passage answers (docs/benchmarks.md, stop 40)
         "meaning_across": meaning * float(not signals.same_language),
     }
 
