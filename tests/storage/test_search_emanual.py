@@ -98,10 +98,12 @@ async def test_memo_embedder_embeds_each_text_once_and_reuses_the_disk_cache(tmp
     assert (await MemoEmbedder(second, None).embed_queries(["reset"])).shape == (1, 3) and second.embedded == ["reset"]
 
 
-# Measured on the held-out half (docs/benchmarks.md, cross-language): hit@1 0.50-0.64 and hit@5 0.75-0.93 per
-# language. Without the unit level German drops to 0.43 / 0.71, under both floors.
-FLOOR_AT_1 = 0.46
-FLOOR_AT_5 = 0.72
+# Measured on the held-out half (docs/benchmarks.md, cross-language, stop 40): hit@1 0.54-0.68 and hit@5 0.71-0.89
+# per language.
+FLOOR_AT_1 = 0.50
+FLOOR_AT_5 = 0.70
+# The tune half's mean hit@1 over the five languages: 0.66 measured, 0.54 without the unit level.
+TUNE_FLOOR_WITH_UNITS = 0.60
 
 
 @pytest.mark.integration
@@ -120,6 +122,21 @@ def test_cross_language_held_out_floors() -> None:
     assert figures["en"]["ours_hit@1"] >= 0.8
     for lang in crosslang.LANGUAGES:
         assert figures[lang]["ours_hit@1"] >= FLOOR_AT_1 and figures[lang]["ours_hit@5"] >= FLOOR_AT_5, (lang, figures)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # shares the session's (disk-cached) e5 vectors with the English e-manual test
+def test_the_unit_level_lifts_translated_questions_on_the_tune_half() -> None:
+    """A question in another language lines up with one sentence of a section better than with the whole section:
+    a change that loses the unit level (or its raise) fails here."""
+    from bench import crosslang
+
+    embedder = session_embedder()
+    asyncio.run(embedder.embed_queries([q["question"] for q in crosslang.questions("tune")]))  # one batch
+    figures = asyncio.run(crosslang.run(shared_path(), embedder, split="tune", systems=("ours",)))["languages"]
+    mean = sum(figures[lang]["ours_hit@1"] for lang in crosslang.LANGUAGES) / len(crosslang.LANGUAGES)
+    assert mean >= TUNE_FLOOR_WITH_UNITS, figures
 
 
 # Tune-half questions (bench/data/crosslang_emanual_*.jsonl) whose answer lost to a section of a title and a menu
