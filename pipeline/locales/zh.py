@@ -2,6 +2,7 @@
 
 import dataclasses
 
+from pipeline.locales import chinese
 from pipeline.locales.base import Lexicon, Texts
 
 NAME = "Chinese"  # in English
@@ -85,3 +86,6 @@ TEXTS = dataclasses.replace(
     source_updated='更新于 {date}',
     answered_by='{person} 于 {date} 在 {channel} 中回答',
 )
+
+# Traditional text (這個, 嗎) is read by the same lexicon: every word and pattern also in Traditional characters
+LEXICON = chinese.lexicon_in_both_scripts(LEXICON)
