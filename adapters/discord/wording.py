@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.locales import base_language, texts
+from pipeline.locales import TRADITIONAL_CHINESE, base_language, chinese, texts
 from pipeline.locales.base import Texts
 
 CHOSEN_MARK = "✓ "  # before the label of the pressed button
@@ -249,6 +249,10 @@ _WORDING: dict[str, DiscordWording] = {
         edit_empty="Odpowiedź była pusta, więc nic nie zapisano. Naciśnij ponownie „Edit” w wiadomości do przeglądu.",
     ),
 }
+
+# Traditional Chinese (Taiwan, Hong Kong): the Simplified wording above in Traditional characters and Taiwan's words,
+# made by OpenCC once at import, so there is no second copy to keep in step
+_WORDING[TRADITIONAL_CHINESE] = chinese.traditional(_WORDING["zh"])
 
 LANGUAGES: tuple[str, ...] = tuple(_WORDING)
 ENGLISH = _WORDING["en"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.locales import base_language
+from pipeline.locales import TRADITIONAL_CHINESE, base_language, chinese
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,6 +395,10 @@ _WORDING: dict[str, SlackWording] = {
     ),
 }
 
+
+# Traditional Chinese (Taiwan, Hong Kong): the Simplified wording above in Traditional characters and Taiwan's words,
+# made by OpenCC once at import, so there is no second copy to keep in step
+_WORDING[TRADITIONAL_CHINESE] = chinese.traditional(_WORDING["zh"])
 
 LANGUAGES: tuple[str, ...] = tuple(_WORDING)
 

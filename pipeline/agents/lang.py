@@ -4,7 +4,9 @@ Identifiers, code, URLs and product names do not vote: "what does DOCBOT_ROLE_QU
 "what does do?". Short texts ("ok", "and the TV?") say little about their language, so the thread's language and
 the docs' language weigh as priors, and a text of only names takes the thread's (else the docs') language. Text in
 a script none of the supported languages uses (Arabic, Hebrew, Devanagari, Thai, Greek...) is reported with its
-own code (`ar`, ...), so the answer can say in English that this language is not supported.
+own code (`ar`, ...), so the answer can say in English that this language is not supported. lingua has one Chinese;
+a Chinese text written in Traditional characters is reported as `zh-Hant` (`pipeline.locales.chinese.script`), so
+its replies are in Traditional characters too.
 
 lingua reads letter n-grams, so a short question of a few borrowed-looking words can sway it ("Is it vesa
 compatible?": Spanish at 0.55). When it is unsure, the text's function words (the `stop-words` package's lists) get a
@@ -26,6 +28,7 @@ from stop_words import StopWordError, get_stop_words
 from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import FUNCTION_WORDS, is_supported, lexicon
+from pipeline.locales.chinese import SIMPLIFIED_CHINESE, in_its_script, is_chinese
 from pipeline.text import has_cjk, one_line, strip_mentions, tokens, without_identifiers, without_names, word_count
 from pipeline.types import Role
 
@@ -130,6 +133,12 @@ SCREEN_SURE = 0.9  # a screen verdict this sure for a prior language (thread or 
 LONG_TEXT_CHARS = 120  # past this, lingua's low-accuracy mode is as accurate as the high one (its documentation)
 
 
+def detector_code(language: str) -> str:
+    """The detector's code for a language we may already know (the thread's, the docs'): lingua has one Chinese,
+    "zh", for both scripts, so "zh-Hant" (or "zh-TW") weighs as "zh"."""
+    return SIMPLIFIED_CHINESE if is_chinese(language) else language
+
+
 def _language(code: str) -> Language:
     return Language.from_iso_code_639_1(IsoCode639_1.from_str(code))
 
@@ -232,35 +241,37 @@ class LangAgent:
             return AgentResult(result, f"language={foreign} (script; no templates, answered in English)")
         earlier = " ".join(m.text for m in context.history if not m.from_bot)[-1000:]
         voting = voting_text(text)
+        docs_language = detector_code(context.docs_language)  # as the detector says it: "zh" for "zh-Hant"
+        known = payload.language or context.docs_language  # the Chinese script of a text that does not show its own
         thread_language: str | None = None
         if earlier.strip():
             thread_language, _ = await asyncio.to_thread(
-                self._detect, voting_text(one_line(strip_mentions(earlier))), (context.docs_language,)
+                self._detect, voting_text(one_line(strip_mentions(earlier))), (docs_language,)
             )
-        thread_language = thread_language or payload.language
+        thread_language = thread_language or (detector_code(payload.language) if payload.language else None)
         if not voting.strip() or not any(ch.isalpha() for ch in voting):
-            language = thread_language or context.docs_language
+            language = in_its_script(thread_language or docs_language, text, earlier=earlier, known=known)
             result = payload.evolve(language=language, confidence=0.5)
             return AgentResult(result, f"language={language} (only names and code: thread or docs language)")
-        likely = tuple(dict.fromkeys(p for p in (thread_language, context.docs_language) if p))
+        likely = tuple(dict.fromkeys(p for p in (thread_language, docs_language) if p))
         values = await asyncio.to_thread(self._values, voting, likely)
         source = "text"
         if values and word_count(voting) < SHORT_TEXT_WORDS and values[0][1] < self._sure:
-            priors = {context.docs_language: DOCS_PRIOR}
+            priors = {docs_language: DOCS_PRIOR}
             if thread_language:
                 priors[thread_language] = priors.get(thread_language, 1.0) * THREAD_PRIOR
             weighted = sorted(((lang, conf * priors.get(lang, 1.0)) for lang, conf in values), key=lambda v: -v[1])
             source = "short text; thread history and docs priors" if thread_language else "short text; docs prior"
             raw = dict(values)
             values = [(weighted[0][0], raw[weighted[0][0]])]
-            fallback = thread_language or context.docs_language
+            fallback = thread_language or docs_language
             # a word or two the detector cannot place takes the thread's or docs' language, unless the detector all
             # but rules that language out ("Ela conecta no sem fio?": pt 0.48, es 0.46, en 0.04)
             if values[0][1] < self._min_confidence and raw.get(fallback, 0.0) >= PLAUSIBLE:
                 values = [(fallback, values[0][1])]
                 source = "thread history" if thread_language else "default"
         if not values:
-            language, confidence, source = thread_language or context.docs_language, 0.0, "default"
+            language, confidence, source = thread_language or docs_language, 0.0, "default"
         else:
             language, confidence = values[0]
         unsure = confidence < self._sure
@@ -269,12 +280,13 @@ class LangAgent:
             language, source = by_function_words, f"function words; the detector said {language}"
         elif unsure and language != "es" and asks_in_spanish(voting, self._languages):
             language, source = "es", f"¿ or ¡; the detector said {language}"
-        fallback = thread_language or context.docs_language
+        fallback = thread_language or docs_language
         if word_count(voting) <= GUESS_WORDS and unsure and not self._guessable(voting, language, fallback):
             # "token?" reads as Dutch (0.72): a word or two only guessed to be in a language without templates is
             # answered in English all the same, so the thread's or docs' language spares a wrong "not supported" line;
             # and one guessed to be in a language with templates since is taken only with its function words
             language, source = fallback, "a guess without templates or function words; thread or docs"
+        language = in_its_script(language, text, earlier=earlier, known=known)
         result = payload.evolve(language=language, confidence=round(confidence, 3))
         return AgentResult(result, f"language={language} ({confidence:.2f}, from {source})")
 

@@ -32,6 +32,7 @@ from pipeline.llm.schemas import (
 from pipeline.llm.streaming import StreamingLLM, stream_answer
 from pipeline.llm.structured import OFFLINE_RESERVE_S, M, ask, call_deadline, remaining_s
 from pipeline.llm.understand import Understander
+from pipeline.locales.chinese import in_its_script
 from pipeline.types import (
     LLM,
     ActionKind,
@@ -127,7 +128,7 @@ class LanguageStrategy(_LLMRole):
         found, usage = await self.decide(prompts.language(payload, context), LanguageDecision, Role.LANG, context)
         if found.confidence < MIN_CONFIDENCE:
             raise StrategyFailed(f"llm unsure of the language ({found.confidence:.2f})", usage)
-        code = language_code(found.language)
+        code = in_its_script(language_code(found.language), payload.text)  # "zh" for Traditional text: "zh-Hant"
         result = payload.evolve(language=code, confidence=found.confidence)
         return _llm(result, f"language={code} ({found.confidence:.2f})", usage)
 
@@ -342,7 +343,7 @@ class UnderstoodLanguage(_Understood):
         found, usage = await self.understander.understand(payload, context, Role.LANG)
         if found.confidence < MIN_CONFIDENCE:
             raise StrategyFailed(f"llm unsure of the language ({found.confidence:.2f})", usage)
-        code = language_code(found.language)
+        code = in_its_script(language_code(found.language), payload.text)  # "zh" for Traditional text: "zh-Hant"
         result = payload.evolve(language=code, confidence=found.confidence)
         return _llm(result, f"language={code} ({found.confidence:.2f}) [understand]", usage)
 

@@ -6,12 +6,18 @@
 from __future__ import annotations
 
 import re
+from types import ModuleType
 
-from pipeline.locales import de, en, es, fr, it, ja, ko, nl, pl, pt, ru, unsupported, zh
+from pipeline.locales import de, en, es, fr, it, ja, ko, nl, pl, pt, ru, unsupported, zh, zh_hant
 from pipeline.locales.base import Lexicon, Texts
+from pipeline.locales.chinese import TRADITIONAL_CHINESE, chinese_code
 from pipeline.text import has_cjk, tokens
 
-_MODULES = {m.__name__.rsplit(".", 1)[1]: m for m in (en, es, de, fr, ru, zh, pt, it, ja, ko, nl, pl)}
+# each module's code is its name, but Chinese in Traditional characters: "zh-Hant" (BCP 47), from `zh_hant`
+_MODULES: dict[str, ModuleType] = {
+    getattr(m, "CODE", m.__name__.rsplit(".", 1)[1]): m
+    for m in (en, es, de, fr, ru, zh, zh_hant, pt, it, ja, ko, nl, pl)
+}
 _TEXTS: dict[str, Texts] = {code: m.TEXTS for code, m in _MODULES.items()}
 _LEXICONS: dict[str, Lexicon] = {code: m.LEXICON for code, m in _MODULES.items()}
 SUPPORTED: tuple[str, ...] = tuple(_TEXTS)
@@ -21,6 +27,7 @@ __all__ = [
     "DEFAULT",
     "FUNCTION_WORDS",
     "SUPPORTED",
+    "TRADITIONAL_CHINESE",
     "TROUBLESHOOTING",
     "UNSUPPORTED_LANGUAGE",
     "Lexicon",
@@ -40,9 +47,13 @@ __all__ = [
 
 
 def base_language(lang: str | None) -> str:
-    """The language of a code or platform locale ("pt-BR", "zh_TW", "es-419", "ja-JP" → "pt", "zh", "es", "ja"),
-    the default for None; whether it has templates is `is_supported`'s to say."""
-    return (lang or DEFAULT).lower().split("-")[0].split("_")[0]
+    """The language of a code or platform locale ("pt-BR", "es-419", "ja-JP", "zh-CN" → "pt", "es", "ja", "zh"),
+    the default for None; whether it has templates is `is_supported`'s to say.
+
+    Chinese keeps its script, since the two are written with different characters: "zh-TW", "zh_HK", "zh-Hant"
+    (Discord's and Slack's locales for Taiwan, Hong Kong) → "zh-Hant"; "zh", "zh-CN", "zh-SG", "zh-Hans" → "zh"."""
+    base = (lang or DEFAULT).lower().split("-")[0].split("_")[0]
+    return chinese_code(lang or DEFAULT) if base == "zh" else base
 
 
 # One line above an answer to a question in a language without templates, in English, naming the languages above
@@ -117,7 +128,7 @@ def reports_failure(text: str) -> bool:
     folded = text.lower().replace("’", "'")
     if any(w in folded for w in BROKEN_WORDS):
         return True
-    negated = any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or "不" in folded or "没" in folded
+    negated = any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or any(c in folded for c in "不没沒")
     return negated and any(w in folded for w in WORKING_WORDS)
 
 

@@ -16,6 +16,7 @@ from adapters.discord import wording as discord_wording
 from adapters.discord.translator import WordingTranslator, described
 from adapters.slack import wording as slack_wording
 from pipeline.locales import SUPPORTED
+from tests.helpers.chinese import simplified_only
 
 pytestmark = pytest.mark.unit
 
@@ -66,7 +67,8 @@ def test_the_discord_command_texts_fit_discords_limits(language: str) -> None:
 
 
 LOCALES = [
-    ("pt-BR", "pt"), ("pt-PT", "pt"), ("zh-TW", "zh"), ("zh-CN", "zh"), ("zh_TW", "zh"), ("es-419", "es"),
+    ("pt-BR", "pt"), ("pt-PT", "pt"), ("zh-TW", "zh-Hant"), ("zh-CN", "zh"), ("zh_TW", "zh-Hant"), ("es-419", "es"),
+    ("zh-HK", "zh-Hant"), ("zh-Hant", "zh-Hant"), ("zh-Hans", "zh"), ("zh-SG", "zh"),
     ("es-ES", "es"), ("es-LA", "es"), ("ja-JP", "ja"), ("ja", "ja"), ("ko-KR", "ko"), ("en-GB", "en"),
     ("en-US", "en"), ("de-AT", "de"),
 ]  # fmt: skip
@@ -96,6 +98,7 @@ async def test_the_translator_answers_for_every_discord_locale_of_our_languages_
     assert set(translated) == {"de", "es-ES", "es-419", "fr", "ru", "zh-CN", "zh-TW", "pt-BR", "it", "ja", "ko", "nl",
                                "pl"}  # fmt: skip
     assert translated["ja"] == discord_wording.wording("ja").ask_command_description
+    assert translated["zh-TW"] == discord_wording.wording("zh-Hant").ask_command_description != translated["zh-CN"]
     assert translated["es-419"] == translated["es-ES"] == discord_wording.wording("es").ask_command_description
     assert str(text) == discord_wording.ENGLISH.ask_command_description  # Discord's default, and what routes
 
@@ -104,3 +107,28 @@ async def test_names_people_type_are_not_translated() -> None:
     translator = WordingTranslator()
     context = app_commands.TranslationContext(app_commands.TranslationContextLocation.command_name, None)
     assert await translator.translate(app_commands.locale_str("ask"), Locale.japanese, context) is None
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("locale", ["zh-TW", "zh-HK", "zh-Hant"])
+def test_traditional_chinese_locales_get_the_chinese_wording_in_traditional_characters(
+    platform: str, locale: str
+) -> None:
+    """Taiwan's and Hong Kong's people read Traditional characters: their wording is the Simplified one converted,
+    field for field, with no character only Simplified writes."""
+    traditional, simplified = PLATFORMS[platform](locale), PLATFORMS[platform]("zh")
+    for field in dataclasses.fields(simplified):
+        mine, theirs = texts_of(getattr(traditional, field.name)), texts_of(getattr(simplified, field.name))
+        assert len(mine) == len(theirs), field.name
+        for own in mine:
+            assert simplified_only(own) == [], f"{field.name} keeps Simplified characters: {own!r}"
+    assert traditional != simplified
+
+async def test_discord_shows_taiwans_people_the_commands_in_traditional_characters() -> None:
+    """Discord has one locale for Traditional Chinese, zh-TW (`discord.Locale.taiwan_chinese`), beside zh-CN."""
+    translator = WordingTranslator()
+    context = app_commands.TranslationContext(app_commands.TranslationContextLocation.other, None)
+    text = described("ask_about_command")
+    taiwan = await translator.translate(text, Locale.taiwan_chinese, context)
+    china = await translator.translate(text, Locale.chinese, context)
+    assert (taiwan, china) == ("詢問 docbot", "询问 docbot")

@@ -32,6 +32,30 @@ async def test_detects_the_language(text: str, language: str) -> None:
     assert result.payload.confidence is not None and 0 < result.payload.confidence <= 1
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("這個電視有藍牙嗎？", "zh-Hant"),
+        ("如何重設遙控器？", "zh-Hant"),
+        ("如何將遙控器與音箱配對？", "zh-Hant"),
+        ("台灣買的電視可以用嗎？", "zh-Hant"),  # 台 is written in both scripts: the other characters decide
+        ("这个电视有蓝牙吗？", "zh"),
+        ("如何重置遥控器？", "zh"),
+    ],
+)
+async def test_chinese_is_reported_in_its_script(text: str, language: str) -> None:
+    """lingua says "zh" for both scripts; Traditional characters are "zh-Hant", so the replies are in them too."""
+    result = await AGENT.run(Payload(text=text), Context())
+    assert result.payload.language == language, result.decision
+
+
+@pytest.mark.parametrize(("earlier", "language"), [("這個電視有藍牙嗎？", "zh-Hant"), ("这个电视有蓝牙吗？", "zh")])
+async def test_a_chinese_reply_that_shows_no_script_takes_the_threads(earlier: str, language: str) -> None:
+    """"好的，谢谢" and "好的，謝謝" differ, but "好的" alone is written the same in both scripts."""
+    result = await AGENT.run(Payload(text="好的"), Context(history=history(earlier)))
+    assert result.payload.language == language, result.decision
+
+
 async def test_short_text_takes_the_language_of_the_thread() -> None:
     thread = history("¿Cómo emparejo el mando con el altavoz?", "¿Y cuánto dura la batería?")
     result = await AGENT.run(Payload(text="ok, gracias"), Context(history=thread))

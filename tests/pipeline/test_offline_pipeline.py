@@ -13,6 +13,7 @@ from pipeline.locales import UNSUPPORTED_LANGUAGE, texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
 from pipeline.types import SearchRequest, SearchResponse
+from tests.helpers.chinese import simplified_only
 from tests.pipeline.fakes import WordRetriever, history
 
 pytestmark = [pytest.mark.unit, pytest.mark.slow]  # builds the language detector once (1-10 s)
@@ -95,6 +96,32 @@ async def test_a_follow_up_in_a_language_with_templates_keeps_the_topic(
     assert (result.kind, result.envelope.payload.language) == (ResultKind.ANSWER, language), result.text
     assert result.text.startswith(texts(language).answer_lead_in) and UNSUPPORTED_LANGUAGE not in result.text
     assert result.sources[0].title == "Orbit Voice assistant"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "question", "canonical"),
+    [
+        ((), "如何關閉Orbit Voice功能？", "如何關閉Orbit Voice功能？"),
+        (("Orbit Voice是什麼？",), "這個怎麼關掉？", "Orbit怎麼關掉？"),
+    ],
+)
+async def test_a_question_in_traditional_chinese_is_answered_in_traditional_characters(
+    earlier: tuple[str, ...], question: str, canonical: str
+) -> None:
+    """Taiwan's and Hong Kong's people write Traditional characters; the framing of their answer was Simplified (and
+    "這個怎麼關掉？" was refused: 這個 did not point back)."""
+    result = await ask(make_runner(NamesRetriever()), question, *earlier)
+    assert (result.kind, result.envelope.payload.language) == (ResultKind.ANSWER, "zh-Hant"), result.text
+    assert result.envelope.payload.canonical_question == canonical
+    lead_in = texts("zh-Hant").answer_lead_in
+    assert result.text.startswith(lead_in) and lead_in == "文件中的相關說明如下：" and not simplified_only(lead_in)
+    assert result.sources[0].title == "Orbit Voice assistant"
+
+
+async def test_a_question_in_simplified_chinese_is_still_answered_in_simplified_characters() -> None:
+    result = await ask(make_runner(NamesRetriever()), "如何关闭Orbit Voice功能？")
+    assert (result.kind, result.envelope.payload.language) == (ResultKind.ANSWER, "zh"), result.text
+    assert result.text.startswith(texts("zh").answer_lead_in) and texts("zh").answer_lead_in == "文档中的相关说明如下："
 
 
 async def test_a_vague_question_asks_to_clarify(runner: PipelineRunner) -> None:
