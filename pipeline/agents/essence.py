@@ -62,14 +62,14 @@ _ELLIPSIS = re.compile(
     r"|^\s*а\s+(?:для|в|с|как\s+насч[её]т)?\s*|^\s*как\s+насч[её]т\s+"
     r"|^\s*en\s+(?:voor|met|in|op|bij|de|het)?\b\s*|^\s*wat\s+dacht\s+je\s+van\s+"
     r"|^\s*a\s+(?:dla|w|we|na|co\s+z|jak\s+z)\s+|^\s*(?:co|jak)\s+z\s+"
-    r"|^\s*(?:那|那么)\s*",
+    r"|^\s*(?:那|那么|那麼)\s*",
     re.IGNORECASE,
 )
 MAX_ELLIPSIS_WORDS = 4
 # a message that goes on from the previous question: "and ...", "also ...", "y ...", "und ...", "et ...", "а ..."
 _CONTINUES = re.compile(
     r"^\s*[¿]?\s*(?:and|also|but|then|y|e|además|und|auch|et|aussi|puis|а|и|ещё|еще|também|anche|poi|en|ook|"
-    r"oraz|także|również|那|还有|另外)\b",
+    r"oraz|także|również|那|还有|還有|另外)\b",
     re.IGNORECASE,
 )
 
@@ -86,7 +86,14 @@ def elliptical_phrase(text: str) -> str | None:
         return None  # "¿y eso para qué sirve?": a question of its own that points back, not a new name
     if reports_failure(rest):
         return None  # "¿y si no funciona?", "а если не получается?": the answer did not work, not a new name
+    if written_without_spaces(text) and _opens_pointing_back(text.lstrip(), len(match.group(0).strip())):
+        return None  # "那个怎么关掉？", "那個怎麼關掉？": "that one" points back; not the opener "那" ("what about")
     return rest
+
+
+def _opens_pointing_back(text: str, opener: int) -> bool:
+    """Whether `text` (written without spaces) opens with a word pointing back that is longer than its `opener`."""
+    return any(at == 0 and len(word) > opener for at, word in phrases_pointing_back(text))
 
 
 def _names(question: str) -> list[str]:

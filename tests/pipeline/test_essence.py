@@ -31,6 +31,12 @@ pytestmark = pytest.mark.unit
         ("ru", "Что такое Bixby?", "Как это работает?", "Как Bixby работает?"),
         ("zh", "Bixby是什么？", "它是怎么工作的？", "Bixby是怎么工作的？"),
         ("zh", "Bixby是什么？", "怎么用？", "Bixby怎么用？"),
+        # Traditional characters (Taiwan, Hong Kong) point back as Simplified ones do; "那个"/"那個" is "that one",
+        # not the opener "那" of "那 Discord 呢？"
+        ("zh-Hant", "Bixby是什麼？", "它是怎麼工作的？", "Bixby是怎麼工作的？"),
+        ("zh-Hant", "Bixby是什麼？", "那個怎麼關掉？", "Bixby怎麼關掉？"),
+        ("zh-Hant", "Bixby是什麼？", "這個怎麼用？", "Bixby怎麼用？"),
+        ("zh", "Bixby是什么？", "那个怎么关掉？", "Bixby怎么关掉？"),
         ("pt", "O que é Bixby?", "Como funciona?", "Como funciona Bixby?"),
         ("pt", "Como pareio o controle remoto?", "E como apago isso?", "E como apago o controle remoto?"),
         ("it", "Che cos'è Bixby?", "Come funziona?", "Come funziona Bixby?"),

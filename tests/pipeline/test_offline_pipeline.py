@@ -102,6 +102,7 @@ async def test_a_follow_up_in_a_language_with_templates_keeps_the_topic(
     ("earlier", "question", "canonical"),
     [
         ((), "如何關閉Orbit Voice功能？", "如何關閉Orbit Voice功能？"),
+        (("Orbit Voice是什麼？",), "那個怎麼關掉？", "Orbit怎麼關掉？"),
         (("Orbit Voice是什麼？",), "這個怎麼關掉？", "Orbit怎麼關掉？"),
     ],
 )
