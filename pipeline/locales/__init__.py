@@ -28,7 +28,6 @@ __all__ = [
     "FUNCTION_WORDS",
     "SUPPORTED",
     "TRADITIONAL_CHINESE",
-    "TROUBLESHOOTING",
     "UNSUPPORTED_LANGUAGE",
     "Lexicon",
     "Texts",

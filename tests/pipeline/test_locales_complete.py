@@ -135,3 +135,8 @@ def test_a_korean_word_loses_only_the_particle_that_fits_it(word: str, expected:
 )
 def test_content_words_in_the_new_languages(text: str, words: list[str]) -> None:
     assert content_words(text) == words
+
+
+def test_every_name_the_package_exports_exists() -> None:
+    package = importlib.import_module("pipeline.locales")
+    assert [name for name in package.__all__ if not hasattr(package, name)] == []
