@@ -333,6 +333,18 @@ _ANY_LETTER = re.compile(r"[^\W\d_]")
 _NAME_SHAPED = re.compile(r"[A-Za-z]*[0-9]+[A-Za-z][A-Za-z0-9]*|[A-Za-z]+[0-9]+|[A-Za-z]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}")
 
 
+def written_in_latin_script(text: str) -> bool:
+    """Whether most of `text`'s letters are Latin ones and it has no Chinese, Japanese or Korean characters."""
+    letters = _ANY_LETTER.findall(text)
+    latin = sum(bool(_LATIN_LETTER.match(c)) for c in letters)
+    return bool(letters) and latin >= 0.5 * len(letters) and not has_cjk(text)
+
+
+def written_in_another_script(text: str) -> bool:
+    """Whether `text` has letters and they are not mostly Latin ones (Chinese, Russian, Japanese, Korean...)."""
+    return bool(_ANY_LETTER.search(text)) and not written_in_latin_script(text)
+
+
 def names(text: str, language: str | None, function_words: frozenset[str] = frozenset()) -> list[str]:
     """Names a question uses, whatever its language, once each in order: in a question not written in Latin script
     (Chinese always, whatever Latin words it holds), every Latin-script word of two letters or more ("Roku" in
@@ -341,9 +353,7 @@ def names(text: str, language: str | None, function_words: frozenset[str] = froz
     where every noun is). In another language than English a word with letters outside ASCII is a word of that
     language, not a name: of a compound only the parts shaped like names count ("HDMI" of "HDMI-Anschlüsse";
     nothing of "Estándar" or "Bluetooth-Geräte"). `function_words` are never names ("Does", "Can")."""
-    letters = _ANY_LETTER.findall(text)
-    latin = sum(bool(_LATIN_LETTER.match(c)) for c in letters)
-    latin_script = bool(letters) and latin >= 0.5 * len(letters) and not has_cjk(text)
+    latin_script = written_in_latin_script(text)
     found: list[str] = []
     for sentence in _SENTENCE_END.split(text):
         for position, match in enumerate(_LATIN_WORD.finditer(sentence)):

@@ -29,7 +29,16 @@ from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import FUNCTION_WORDS, is_supported, lexicon
 from pipeline.locales.chinese import SIMPLIFIED_CHINESE, in_its_script, is_chinese
-from pipeline.text import has_cjk, one_line, strip_mentions, tokens, without_identifiers, without_names, word_count
+from pipeline.text import (
+    has_cjk,
+    one_line,
+    strip_mentions,
+    tokens,
+    without_identifiers,
+    without_names,
+    word_count,
+    written_in_another_script,
+)
 from pipeline.types import Role
 
 # Names that read as words of some language but are the same in all: they must not vote.
@@ -70,8 +79,9 @@ def voting_text(text: str) -> str:
     lingua read "Come collego le cuffie Bluetooth al televisore?" as English (0.99) because of one brand."""
     text = _CAMEL.sub(" ", without_identifiers(text))
     unnamed = without_names(text, FUNCTION_WORDS)
-    # a German noun is capitalised too: "Hat der Fernseher WLAN?" would keep only "Hat der"
-    text = unnamed if word_count(unnamed) >= MIN_VOTING_WORDS else text
+    # a German noun is capitalised too: "Hat der Fernseher WLAN?" would keep only "Hat der"; in another script every
+    # Latin word is a name, however few words remain ("Orbit Voice有蓝牙吗？" is Chinese, not English)
+    text = unnamed if word_count(unnamed) >= MIN_VOTING_WORDS or written_in_another_script(unnamed) else text
     kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡؟？。،").lower() not in PRODUCT_NAMES]
     return " ".join(kept)
 

@@ -178,6 +178,9 @@ def test_voting_text_drops_urls_code_and_names() -> None:
         ("Questo televisore supporta Apple AirPlay Screen Mirroring?", "it"),  # read as English with the names
         ("用Amazon Fire TV Stick 4K会卡吗？", "zh"),  # the Latin words outweighed the Chinese
         ("Hat der Fernseher WLAN?", "de"),  # a capitalised German noun is not a name when little else is left
+        ("Orbit Voice有蓝牙吗？", "zh"),  # few Chinese words of its own: English (0.62) with the names
+        ("Samsung TV有WiFi吗", "zh"),  # German (0.43) with the names
+        ("Smart Hub怎麼重置？", "zh-Hant"),
     ],
 )
 async def test_names_do_not_vote_on_the_language(text: str, language: str) -> None:
