@@ -27,7 +27,10 @@ COMBINING_MARKS = (
 )
 _LETTER = rf"(?:[^\W_{_CJK}]|[{COMBINING_MARKS}])"
 _TOKEN = re.compile(rf"[{_CJK}]|{_LETTER}+(?:['’]{_LETTER}+)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+# Latin sentences end at ".", "!" or "?" before a space; Chinese and Japanese ones at "。", "！" or "？" (no space
+# follows), taking a closing quote or bracket with them ("你好。”") and not ending inside an English sentence that
+# quotes one ("(這個電視有藍牙嗎？ , as people write)").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])(?!\s*[”\"」』）)\],;:])\s*|(?<=[。！？][”」』])\s*")
 _ITEM = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")  # a list item opens a new line of thought
 _CLOSED = re.compile(r"^(?:#{1,6}\s|>|\|)")  # headings, quotes, table rows: never continued by the next line
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.locales import all_lexicons
-from pipeline.text import names, tokens
+from pipeline.text import names, sentences, tokens
 
 pytestmark = pytest.mark.unit
 FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().values()))
@@ -47,3 +47,19 @@ def test_words_keep_their_combining_marks(text: str, words: list[str]) -> None:
     """A Devanagari vowel sign is a combining mark, not `\\w` to Python's `re`: "ब्लूटूथ" was cut into pieces
     (and a Hindi question had one content word, a fragment)."""
     assert tokens(text) == words
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("你好。我很好！真的吗？", ["你好。", "我很好！", "真的吗？"]),
+        ("他说：“你好。”然后走了。", ["他说：“你好。”", "然后走了。"]),  # the closing quote stays with its sentence
+        (  # a Chinese question quoted inside an English sentence does not end it
+            "Traditional characters (這個電視有藍牙嗎？ , as people write in Taiwan) are zh-Hant. Next.",
+            ["Traditional characters (這個電視有藍牙嗎？ , as people write in Taiwan) are zh-Hant.", "Next."],
+        ),
+        ('"Slack Socket Mode怎么设置？" is Chinese. Done.', ['"Slack Socket Mode怎么设置？" is Chinese.', "Done."]),
+    ],
+)
+def test_chinese_and_japanese_sentences_end_at_their_own_stops_not_in_a_quote(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected
