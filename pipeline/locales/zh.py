@@ -5,7 +5,7 @@ import dataclasses
 from pipeline.locales import chinese
 from pipeline.locales.base import Lexicon, Texts
 
-NAME = "Chinese"  # in English
+NAME = "Simplified Chinese"  # in English: what a model is told to write, beside `zh_hant`'s "Traditional Chinese"
 
 TEXTS = Texts(
     answer_lead_in="文档中的相关说明如下：",

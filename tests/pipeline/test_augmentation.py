@@ -40,8 +40,8 @@ def test_without_a_team_answer_the_best_passage_leads_as_before() -> None:
 
 @pytest.mark.parametrize(
     ("language", "name"),
-    [("pt", "Portuguese"), ("ko", "Korean"), ("ar", "Arabic"), ("zh-CN", "Chinese"), ("zh-TW", "Traditional Chinese"),
-     ("zh-Hant", "Traditional Chinese")],
+    [("pt", "Portuguese"), ("ko", "Korean"), ("ar", "Arabic"), ("zh-CN", "Simplified Chinese"),
+     ("zh-TW", "Traditional Chinese"), ("zh-Hant", "Traditional Chinese")],
 )  # fmt: skip
 def test_the_models_instructions_name_the_persons_language(language: str, name: str) -> None:
     """A code the model may misread ("Write the answer in pt") is said by its name: from the locale when docbot has

@@ -85,7 +85,7 @@ def fields_of(template: str) -> set[str]:
 
 
 @pytest.mark.parametrize(("language", "name"), [("zh-Hant", "Traditional Chinese"), ("zh-TW", "Traditional Chinese"),
-                                                ("zh", "Chinese")])  # fmt: skip
+                                                ("zh", "Simplified Chinese")])  # fmt: skip
 def test_the_models_instructions_name_the_script(language: str, name: str) -> None:
     assert language_name(language) == name
 
