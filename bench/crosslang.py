@@ -29,15 +29,7 @@ SPLITS = ("tune", "test")
 
 def questions(split: str | None = None) -> list[dict[str, Any]]:
     """The translated questions plus their English originals (lang `en`), each with `group` = its split."""
-    out: list[dict[str, Any]] = []
-    english: dict[str, dict[str, Any]] = {}
-    for lang in LANGUAGES:
-        for row in load_jsonl(DATA / f"crosslang_emanual_{lang}.jsonl"):
-            if split is not None and row["split"] != split:
-                continue
-            out.append({"question": row["question"], "gold": row["gold"], "lang": lang, "group": row["split"]})
-            english[row["id"]] = {"question": row["english"], "gold": row["gold"], "lang": "en", "group": row["split"]}
-    return list(english.values()) + out
+    return _with_originals("crosslang_emanual", LANGUAGES, split)
 
 
 SHOPPERS_LANGUAGES = ("es", "de", "ru", "zh", "fr", "it", "pt", "ja", "ko")
@@ -46,13 +38,21 @@ SHOPPERS_LANGUAGES = ("es", "de", "ru", "zh", "fr", "it", "pt", "ja", "ko")
 def shoppers_questions(split: str | None = None) -> list[dict[str, Any]]:
     """The answerable translated shoppers' questions (`shoppers_translated_<lang>.jsonl`, split as labelled) and
     their English originals: real questions, where the e-manual translations are the manual's own wording."""
+    return _with_originals("shoppers_translated", SHOPPERS_LANGUAGES, split, answerable_only=True)
+
+
+def _with_originals(
+    prefix: str, languages: Sequence[str], split: str | None, *, answerable_only: bool = False
+) -> list[dict[str, Any]]:
+    """The rows of `<prefix>_<lang>.jsonl` of `split` (each with its `english` original, once per id, first) as
+    questions: `gold` as the retrieval bench reads it ("a|b"), `group` = the split."""
     out: list[dict[str, Any]] = []
     english: dict[str, dict[str, Any]] = {}
-    for lang in SHOPPERS_LANGUAGES:
-        for row in load_jsonl(DATA / f"shoppers_translated_{lang}.jsonl"):
-            if not row["answerable"] or (split is not None and row["split"] != split):
+    for lang in languages:
+        for row in load_jsonl(DATA / f"{prefix}_{lang}.jsonl"):
+            if (answerable_only and not row["answerable"]) or (split is not None and row["split"] != split):
                 continue
-            gold = "|".join(row["gold"])
+            gold = row["gold"] if isinstance(row["gold"], str) else "|".join(row["gold"])
             out.append({"question": row["question"], "gold": gold, "lang": lang, "group": row["split"]})
             english[row["id"]] = {"question": row["english"], "gold": gold, "lang": "en", "group": row["split"]}
     return list(english.values()) + out
