@@ -30,7 +30,7 @@ _TOKEN = re.compile(rf"[{_CJK}]|{_LETTER}+(?:['’]{_LETTER}+)?")
 # Latin sentences end at ".", "!" or "?" before a space; Chinese and Japanese ones at "。", "！" or "？" (no space
 # follows), taking a closing quote or bracket with them ("你好。”") and not ending inside an English sentence that
 # quotes one ("(這個電視有藍牙嗎？ , as people write)").
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])(?!\s*[”\"」』）)\],;:])\s*|(?<=[。！？][”」』])\s*")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])(?!\s*[”\"」』）)\],;:])\s*|(?<=[。！？][”」』])\s*")
 _ITEM = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")  # a list item opens a new line of thought
 _CLOSED = re.compile(r"^(?:#{1,6}\s|>|\|)")  # headings, quotes, table rows: never continued by the next line
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
@@ -181,7 +181,7 @@ def sentences(text: str) -> list[str]:
                 out.append(row)
             continue
         unit = _ITEM.sub("", unit.lstrip("#> ").strip())
-        for part in _SENTENCE_END.split(unit):
+        for part in SENTENCE_END.split(unit):
             part = part.strip()
             if part:
                 out.append(part)
@@ -288,22 +288,32 @@ def table_rows(block: str) -> tuple[list[str], list[str], list[str]]:
     return rows, [], []
 
 
-def list_items(block: str) -> tuple[list[str], list[str]]:
-    """(lines before the list, its top-level items as one line each, markers dropped) of a block holding a
-    Markdown list."""
+def list_item_lines(block: str) -> tuple[list[str], list[list[str]]]:
+    """(lines before the list, each top-level item as the source lines it spans, marker and nested items kept) of
+    a block holding a Markdown list."""
     lines = block.splitlines()
     lead: list[str] = []
-    items: list[str] = []
+    items: list[list[str]] = []
     for token in _BLOCK_PARSER.parse(block):
         if token.type in ("bullet_list_open", "ordered_list_open") and token.map is not None and not items:
             lead = [line for line in lines[: token.map[0]] if line.strip()]
         if token.type == "list_item_open" and token.level == 1 and token.map is not None:
             start, stop = token.map
-            words = " ".join(lines[start:stop]).split()
-            if words and (words[0] in "-*+" or words[0].rstrip(".)").isdigit()):
-                words = words[1:]  # the item's marker
-            items.append(" ".join(words))
+            items.append([line for line in lines[start:stop] if line.strip()])
     return lead, [item for item in items if item]
+
+
+def list_items(block: str) -> tuple[list[str], list[str]]:
+    """(lines before the list, its top-level items as one line each, markers dropped) of a block holding a
+    Markdown list."""
+    lead, items = list_item_lines(block)
+    out: list[str] = []
+    for item in items:
+        words = " ".join(item).split()
+        if words and (words[0] in "-*+" or words[0].rstrip(".)").isdigit()):
+            words = words[1:]  # the item's marker
+        out.append(" ".join(words))
+    return lead, [item for item in out if item]
 
 
 def identifiers(text: str) -> set[str]:
@@ -358,7 +368,7 @@ def names(text: str, language: str | None, function_words: frozenset[str] = froz
     nothing of "Estándar" or "Bluetooth-Geräte"). `function_words` are never names ("Does", "Can")."""
     latin_script = written_in_latin_script(text)
     found: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in SENTENCE_END.split(text):
         for position, match in enumerate(_LATIN_WORD.finditer(sentence)):
             word = match.group(0).strip(".")
             if not word.isascii() and (language or "en") != "en":

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 
-from pipeline.text import COMBINING_MARKS, stem
+from pipeline.text import COMBINING_MARKS, SENTENCE_END, stem
 
 # a word keeps its combining marks (Hindi "हिंदी" is one word, not "ह" and "द"; Thai runs stay whole for the bigrams)
 _TOKEN = re.compile(rf"(?:\w|[{COMBINING_MARKS}])+")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}")
+# the sentence ends the answer side reads (pipeline.text), or a blank line
+_SENTENCE_END = re.compile(rf"{SENTENCE_END.pattern}|\n{{2,}}")
 # Han, Hiragana, Katakana, Hangul syllables, Thai: scripts written without spaces between words.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]+")
 

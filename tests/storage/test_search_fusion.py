@@ -137,6 +137,17 @@ def test_text_units_are_sentences_with_short_ones_joined_and_long_ones_cut() -> 
     assert text_units("") == []
 
 
+def test_sentences_of_a_language_written_without_spaces_are_units_of_their_own() -> None:
+    """Japanese and Chinese sentences end at 。！？ with no space after them: the unit level (and the chunker) cut
+    there as the answer side does, instead of reading a whole paragraph as one sentence."""
+    first = "リモコンの電池を交換するときは、まず背面のカバーを下にずらして開けてください。"
+    second = "新しい単四電池を二本、プラスとマイナスの向きを確かめてから入れてください。"
+    assert text_units(first + second) == [first, second]
+    said = "他说“遥控器没有反应的时候，请先把电池取出来再装回去。”"
+    then = "然后在设置菜单里选择重新配对遥控器，等几秒钟就可以正常使用了。"
+    assert text_units(said + then) == [said, then]  # the closing quote stays with its sentence
+
+
 def test_each_table_row_and_list_item_is_a_unit_in_the_order_of_the_text() -> None:
     text = (
         "Settings of the service:\n\n| variable | default | meaning |\n|---|---|---|\n"
