@@ -3,7 +3,8 @@
 The augmentation role reads the numbered sources before anything is written. Each source is cut into passages (its
 Markdown blocks, `pipeline.text.blocks`): a short paragraph whole, a long one as windows of consecutive sentences,
 a list or code block whole, a table as its header with the rows that match the question (or whole when small and
-none does). Each passage is scored against the question by
+none does). A bullet list is ranked whole, then quoted as the items that alone hold one of the question's words
+(`answering_items`). Each passage is scored against the question by
 
 - meaning: the bundled multilingual model's cosine between the question (as a query) and the passage, so a
   question in Russian reads an English passage the way its English twin does, as far as the model aligns them;
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -68,16 +69,24 @@ def items_naming(passage: Passage, names: set[str]) -> Passage:
         return dataclasses.replace(passage, text="\n".join([*lead, *header, *named]))
     if passage.kind is not PassageKind.LIST or passage.ordered:
         return passage
-    intro: list[str] = []
-    items: list[list[str]] = []
-    for line in passage.text.splitlines():
-        if line[:1] in "-*+" and line[1:2] == " ":
-            items.append([line])
-        elif items:
-            items[-1].append(line)  # a nested item or a continuation line belongs to its item
-        else:
-            intro.append(line)
+    intro, items = textutil.list_item_lines(passage.text)
     kept = [item for item in items if any(textutil.mentions_identifier("\n".join(item), n) for n in names)]
+    if not kept or len(kept) == len(items):
+        return passage
+    return dataclasses.replace(passage, text="\n".join([*intro, *(line for item in kept for line in item)]))
+
+
+def answering_items(passage: Passage, wanted: set[str], stop: frozenset[str], language: str) -> Passage:
+    """A bullet list cut to its intro and the items that alone have one of the question's words: "can I use
+    ollama?" quotes the Ollama item of a list of providers, not the five before and after it. A word several items
+    share ("can it read PDFs?" over a list of formats, each read its own way) makes the list the answer, and it stays
+    whole; so do numbered steps."""
+    if passage.kind is not PassageKind.LIST or passage.ordered:
+        return passage
+    intro, items = textutil.list_item_lines(passage.text)
+    found = [wanted & textutil.features("\n".join(item), stop, language) for item in items]
+    spread = Counter(word for words in found for word in words)
+    kept = [item for item, words in zip(items, found, strict=True) if any(spread[word] == 1 for word in words)]
     if not kept or len(kept) == len(items):
         return passage
     return dataclasses.replace(passage, text="\n".join([*intro, *(line for item in kept for line in item)]))
@@ -197,7 +206,9 @@ class Reader:
         except Exception as exc:  # any embedder failure (a timeout, an endpoint's error): read by words and rank
             failed = type(exc).__name__
         scored = self._ranked(question, passages, words, meaning, by_number, names)
-        return Reading(tuple(scored), intent, margin, unread=failed)
+        # ranked as whole lists, quoted as the items that answer: cutting a list does not make it rank higher
+        quoted = [answering_items(p, wanted, stop, docs_language) for p in scored]
+        return Reading(tuple(quoted), intent, margin, unread=failed)
 
     async def _question_vector(self, question: str) -> Vector | None:
         if self._embedder is None:

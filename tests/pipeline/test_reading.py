@@ -146,3 +146,49 @@ def test_a_table_keeps_the_rows_that_share_most_of_the_questions_words_in_their_
     rows = passages_of(source(1, "Failures", table), wanted, stop, "en")[0].text.splitlines()[2:]
     assert rows == ["| the queue is full | the bot says it is busy; try again in a minute |",
                     "| the bot says it is busy again after a deploy | wait for the restart |"]  # fmt: skip
+
+
+PROVIDERS = """Notes per provider:
+
+- **OpenAI.** Set only the key and the model. Use fast mode to cut latency.
+- **Azure OpenAI.** Use the v1 endpoint with the resource key; the model is the deployment.
+- **Ollama.** Run `ollama serve`, then `ollama pull` the models you name.
+  Small models follow the prompts loosely.
+- **vLLM.** Run `vllm serve MODEL`; every role uses the model."""
+
+
+async def test_a_bullet_list_is_quoted_as_the_items_that_the_questions_telling_words_pick() -> None:
+    """ "can I use ollama?": "use" is in three items, "ollama" in one; the Ollama item (its wrapped line with it)
+    is quoted under the list's intro, not the whole list. A word several items share leaves the list whole."""
+
+    async def quoted(question: str, text: str = PROVIDERS) -> str:
+        reading = await Reader().read(question, "en", "en", (source(1, "Providers", text),))
+        return reading.passages[0].text
+
+    assert (await quoted("can I use ollama?")).splitlines() == [
+        "Notes per provider:",
+        "- **Ollama.** Run `ollama serve`, then `ollama pull` the models you name. Small models follow the prompts "
+        "loosely.",
+    ]
+    # a word of several items makes the list the answer, a word of none asks nothing of it: whole either way
+    for question in ("can I use a model?", "what about the weather?"):
+        assert (await quoted(question)).count("\n- ") == 4, question
+    steps = PROVIDERS.replace("- **", "1. **")
+    assert (await quoted("can I use ollama?", steps)).count("\n1. ") == 4  # numbered steps stay whole
+
+
+async def test_a_list_ranks_as_the_whole_list_it_is_in_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cutting a list to its answering items changes what is quoted, not how the list ranks against the other
+    passages: the shorter text would otherwise read as more about the question than the list is."""
+    sources = (source(1, "Providers", PROVIDERS), source(2, "Models", "Larger models follow the prompts closely."))
+
+    async def listed() -> tuple[str, float, float]:
+        reading = await Reader().read("can I use ollama?", "en", "en", sources)
+        [passage] = [p for p in reading.passages if p.kind is PassageKind.LIST]
+        return passage.text, passage.words, passage.score
+
+    cut = await listed()
+    monkeypatch.setattr(reading, "answering_items", lambda passage, *_: passage)  # quoted whole
+    whole = await listed()
+    assert "vLLM" in whole[0] and "vLLM" not in cut[0]
+    assert cut[1:] == whole[1:]
