@@ -44,7 +44,7 @@ EXAMPLES: dict[QuestionIntent, tuple[str, ...]] = {
         "How long is the warranty?", "Where can I buy a replacement part?", "Is it on sale?", "Does the price "
         "include shipping?", "Is this a new or refurbished unit?", "Which store sells it?", "Is it worth the money?",
         "What is the release date of this model?", "Is this the older or the newer model?", "Is delivery and "
-        "installation included?",
+        "installation included?", "How is it packaged?",
     ),
     QuestionIntent.OPINION: (
         "Is the picture quality good?", "Would you recommend it?", "Is anyone else having this problem with theirs?",

@@ -62,3 +62,24 @@ async def test_the_examples_are_embedded_once_per_model(monkeypatch: pytest.Monk
     for _ in range(3):
         await IntentReader(embedder).read(vector)  # a new reader per app: the process embeds the examples once
     assert len(embedder.embedded) == 1 + sum(len(texts) for texts in EXAMPLES.values())
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How does it come packaged?",
+        "Is the TV packed well for delivery?",
+        "Wie ist der Fernseher verpackt?",
+        "Comment le téléviseur est-il emballé ?",
+        "Как упакован телевизор?",
+        "Com'è imballato il televisore?",
+    ],
+)
+async def test_how_a_product_is_packed_is_a_shops_question_in_any_language(question: str) -> None:
+    """Packaging is the shop's matter, like shipping; read by the bundled model, the translations had been nearer
+    the size-and-weight examples than the shop's, and a sentence holding a number was quoted as the answer."""
+    from storage.embedder import E5Embedder
+
+    embedder = E5Embedder()
+    found, margin = await IntentReader(embedder).read((await embedder.embed_queries([question]))[0])
+    assert found is QuestionIntent.PURCHASE and margin > 0
