@@ -211,6 +211,25 @@ def topic_of(text: str) -> str | None:
     return f"{before.lower()} {phrase}" if before.lower() in _DETERMINERS else phrase
 
 
+def _points_at_its_object(question: str, language: str | None) -> bool:
+    """Whether the question's verb takes the last question's subject as a pronoun: written before the verb right
+    after the question word ("¿cómo los desactivo?", "comment l'activer ?"; before a noun the same word is an
+    article, and the question has a word of its own besides the verb: "¿cómo la tele se apaga?") or written onto
+    it ("¿cómo desactivarlos?", "como desativá-las?")."""
+    lex = lexicon(language)
+    if lex.attached_pronoun and re.search(rf"\b{lex.attached_pronoun}\b", question, re.IGNORECASE):
+        return True
+    if not lex.object_pronouns or len(content_words(question)) != 1:
+        return False
+    words = [m.group(0).lower().replace("’", "'") for m in _WORD.finditer(question)]
+    for i, word in enumerate(words[1:], start=1):
+        pronoun, elided, _ = word.partition("'")  # "l'activer": the pronoun and its verb in one word
+        verb_follows = bool(elided) or i + 1 < len(words)
+        if pronoun in lex.object_pronouns and words[i - 1] in QUESTION_WORDS and verb_follows:
+            return True
+    return False
+
+
 def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] | None:
     """Where the first word pointing back at the previous topic is, if any."""
     if written_without_spaces(question):
@@ -269,6 +288,10 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():
         return Resolution(question, ContextType.FOLLOW_UP)
+    if previous is not None and len(content) <= MAX_POINTING_WORDS and _points_at_its_object(question, language):
+        # "¿y cómo la elimino?" after "¿cómo instalo una aplicación?": asked together with the last question, as
+        # its pronoun stands for what that question was about
+        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     if previous is not None and len(content) <= 2 and reports_failure(question):
         # "what if that doesn't work?": what failed is the answer to the last question (pairing the remote, not
         # the remote), so it is asked together with that question

@@ -70,6 +70,8 @@ LEXICON = Lexicon(
     ),
     deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
     determiners=words("el la los las mi mis tu tus su sus un una"),
+    object_pronouns=words("lo la los las le les"),
+    attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|ándo|iendo|iéndo)(?:lo|la|los|las|le|les)",
     capability=(
         ("code", r"\b(escribe|escríbeme|escribeme|escribir)\b.{0,15}\b(programa|script|código|función)\b"),
         ("injection", r"\b(ignora|olvida|omite)\b.{0,40}\b(instrucciones|reglas|indicaciones|prompt)\b"),

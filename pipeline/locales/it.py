@@ -72,6 +72,8 @@ LEXICON = Lexicon(
     ),
     deictics=("questo", "questa", "quello", "quella", "ciò", "esso", "essa", "lo", "la", "li", "le"),
     determiners=words("il lo la gli le un uno una mio mia miei mie tuo tua questo questa quello quella"),
+    object_pronouns=words("lo la li le ne gli l"),
+    attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|endo)(?:lo|la|li|le)",
     capability=(
         ("code", r"\b(scrivi|scrivimi)\b.{0,15}\b(programma|script|codice|funzione)\b"),
         ("code", r"\b(genera|generami)\b.{0,15}\b(script|codice)\b"),

@@ -61,6 +61,49 @@ async def test_follow_up_becomes_a_question_about_the_topic(
 
 
 @pytest.mark.parametrize(
+    ("language", "earlier", "question"),
+    [
+        # an object pronoun between the question word and the verb: "how do I turn *them* off?"
+        ("es", "¿Cómo activo los subtítulos?", "¿cómo los desactivo?"),
+        ("es", "¿Cómo instalo una aplicación?", "¿y cómo la elimino?"),
+        ("pt", "Como pareio o controle remoto?", "Como o desligo?"),
+        ("it", "Come attivo i sottotitoli?", "Come li disattivo?"),
+        ("it", "Come attivo i sottotitoli?", "come l'attivo?"),
+        ("fr", "Comment régler la minuterie ?", "comment l'activer ?"),
+        ("fr", "Comment créer une liste de favoris ?", "et comment la renommer ?"),
+        # the pronoun written onto the verb
+        ("es", "¿Cómo activo los subtítulos?", "¿cómo desactivarlos?"),
+        ("it", "Come attivo i sottotitoli?", "come disattivarli?"),
+        ("pt", "Como ativo as legendas?", "como desativá-las?"),
+    ],
+)
+async def test_a_pronoun_before_or_on_the_verb_asks_on_from_the_last_question(
+    language: str, earlier: str, question: str
+) -> None:
+    """Spanish, Portuguese, Italian and French put an object pronoun before the verb or write it onto an
+    infinitive: the pronoun stands for what the last question was about, so the two are asked together (the same
+    word before a noun is an article, below)."""
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
+    assert result.payload.canonical_question == f"{earlier} {question}"
+    assert result.payload.context_type is ContextType.FOLLOW_UP
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "question"),
+    [
+        ("pt", "Como ativo as legendas?", "como a tela fica escura?"),
+        ("fr", "Comment activer les sous-titres ?", "Comment les chaînes sont triées ?"),
+        ("es", "¿Cómo activo los subtítulos?", "¿Cómo la tele se apaga sola?"),
+        ("it", "Come attivo i sottotitoli?", "Come parla il televisore?"),
+    ],
+)
+async def test_an_article_before_its_noun_does_not_point_back(language: str, earlier: str, question: str) -> None:
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
+    assert result.payload.canonical_question == question
+    assert result.payload.context_type is ContextType.NEW_TOPIC
+
+
+@pytest.mark.parametrize(
     "question",
     ["How do I change the picture mode?", "What is that HDMI port for?", "Wie ändere ich das Bildformat?"],
 )
