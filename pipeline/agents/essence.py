@@ -213,19 +213,19 @@ def topic_of(text: str) -> str | None:
 
 def _points_at_its_object(question: str, language: str | None) -> bool:
     """Whether the question's verb takes the last question's subject as a pronoun: written before the verb right
-    after the question word ("¿cómo los desactivo?", "comment l'activer ?"; before a noun the same word is an
-    article, and the question has a word of its own besides the verb: "¿cómo la tele se apaga?") or written onto
-    it ("¿cómo desactivarlos?", "como desativá-las?")."""
+    after the question word ("¿cómo los desactivo?", "¿cómo se desactivan?", "comment l'activer ?"; before a noun
+    the same word is an article, and the question has a word of its own besides the verb: "¿cómo la tele se
+    apaga?") or written onto it ("¿cómo desactivarlos?", "como desativá-las?")."""
     lex = lexicon(language)
     if lex.attached_pronoun and re.search(rf"\b{lex.attached_pronoun}\b", question, re.IGNORECASE):
         return True
-    if not lex.object_pronouns or len(content_words(question)) != 1:
+    if not lex.verb_pronouns or len(content_words(question)) != 1:
         return False
     words = [m.group(0).lower().replace("’", "'") for m in _WORD.finditer(question)]
     for i, word in enumerate(words[1:], start=1):
         pronoun, elided, _ = word.partition("'")  # "l'activer": the pronoun and its verb in one word
         verb_follows = bool(elided) or i + 1 < len(words)
-        if pronoun in lex.object_pronouns and words[i - 1] in QUESTION_WORDS and verb_follows:
+        if pronoun in lex.verb_pronouns and words[i - 1] in QUESTION_WORDS and verb_follows:
             return True
     return False
 

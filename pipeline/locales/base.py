@@ -69,9 +69,10 @@ class Lexicon:
     yes_no: str = ""  # regex: a question answered by yes or no ("does it have Wi-Fi?", "есть ли ...?", "...吗？")
     # where words are not spaced, the question words found anywhere in a message ("怎么" in "这个是怎么包装的？")
     question_words: tuple[str, ...] = ()
-    # object pronouns written before the verb ("¿cómo los desactivo?", "comment les désactiver ?"): right after a
-    # question word they point back, where elsewhere the same word is an article ("los subtítulos")
-    object_pronouns: frozenset[str] = frozenset()
+    # pronouns written before the verb, object or reflexive ("¿cómo los desactivo?", "¿cómo se desactivan?",
+    # "comment les désactiver ?"): right after a question word they stand for the last question's subject, where
+    # elsewhere the same word may be an article ("los subtítulos")
+    verb_pronouns: frozenset[str] = frozenset()
     # regex: a verb with an object pronoun written onto it ("desactivarlos", "disattivarli", "desativá-las")
     attached_pronoun: str = ""
 

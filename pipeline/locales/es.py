@@ -70,7 +70,7 @@ LEXICON = Lexicon(
     ),
     deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
     determiners=words("el la los las mi mis tu tus su sus un una"),
-    object_pronouns=words("lo la los las le les"),
+    verb_pronouns=words("lo la los las le les se"),
     attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|ándo|iendo|iéndo)(?:lo|la|los|las|le|les)",
     capability=(
         ("code", r"\b(escribe|escríbeme|escribeme|escribir)\b.{0,15}\b(programa|script|código|función)\b"),

@@ -71,7 +71,7 @@ LEXICON = Lexicon(
     ),
     deictics=("ça", "cela", "ceci", "il", "elle", "le", "la", "les"),
     determiners=words("le la les l mon ma mes ton ta tes un une"),
-    object_pronouns=words("le la les l"),
+    verb_pronouns=words("le la les l se"),
     capability=(
         ("code", r"\b(écris|écrivez|écrire)\b.{0,15}\b(programme|script|code|fonction)\b"),
         ("injection", r"\b(ignore|ignorez|oublie|oubliez)\b.{0,40}\b(instructions|consignes|règles|prompt)\b"),

@@ -72,7 +72,7 @@ LEXICON = Lexicon(
     ),
     deictics=("questo", "questa", "quello", "quella", "ciò", "esso", "essa", "lo", "la", "li", "le"),
     determiners=words("il lo la gli le un uno una mio mia miei mie tuo tua questo questa quello quella"),
-    object_pronouns=words("lo la li le ne gli l"),
+    verb_pronouns=words("lo la li le ne gli l si"),
     attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|endo)(?:lo|la|li|le)",
     capability=(
         ("code", r"\b(scrivi|scrivimi)\b.{0,15}\b(programma|script|codice|funzione)\b"),

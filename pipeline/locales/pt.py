@@ -73,7 +73,7 @@ LEXICON = Lexicon(
     ),
     deictics=("isso", "isto", "aquilo", "ele", "ela", "eles", "elas", "esse", "essa", "este", "esta", "lo", "la"),
     determiners=words("o a os um uma meu minha meus minhas seu sua seus suas esse essa este esta"),
-    object_pronouns=words("o a os as lo la los las"),
+    verb_pronouns=words("o a os as lo la los las se"),
     attached_pronoun=r"\w{2,}-(?:lo|la|los|las|o|a|os|as)",
     capability=(
         ("code", r"\b(escreva|escreve)\b.{0,15}\b(programa|script|código|função)\b"),

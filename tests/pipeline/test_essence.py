@@ -71,6 +71,9 @@ async def test_follow_up_becomes_a_question_about_the_topic(
         ("it", "Come attivo i sottotitoli?", "come l'attivo?"),
         ("fr", "Comment régler la minuterie ?", "comment l'activer ?"),
         ("fr", "Comment créer une liste de favoris ?", "et comment la renommer ?"),
+        # a reflexive verb whose subject is the last question's: "how are they turned off?"
+        ("es", "¿Cómo activo los subtítulos?", "¿Cómo se desactivan?"),
+        ("it", "Come installo un'app?", "come si elimina?"),
         # the pronoun written onto the verb
         ("es", "¿Cómo activo los subtítulos?", "¿cómo desactivarlos?"),
         ("it", "Come attivo i sottotitoli?", "come disattivarli?"),
