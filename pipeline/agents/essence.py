@@ -38,7 +38,8 @@ from pipeline.text import CODE, QUESTION_WORDS, identifiers, looks_like_question
 from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
 # a word (a Korean one apart from the Latin letters glued to it: "TV를") or a mark
-_WORD_OR_MARK = re.compile(r"[\uac00-\ud7a3]+|[^\W_\uac00-\ud7a3]+(?:['’][^\W_\uac00-\ud7a3]+)*|[^\w\s]")
+# a hyphenated word is one ("Wi-Fi", "sous-titres", "HDMI-CEC"): cut at the hyphen, its last part became the topic
+_WORD_OR_MARK = re.compile(r"[\uac00-\ud7a3]+|[^\W_\uac00-\ud7a3]+(?:['’-][^\W_\uac00-\ud7a3]+)*|[^\w\s]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+\-]*[A-Za-z0-9+]|[A-Za-z]")
 _TAIL = re.compile(r"^(.*?)([\s?!.。？！…]*)$", re.S)
@@ -182,7 +183,7 @@ def topic_of(text: str) -> str | None:
     start, before, previous = 0, "", ""
     tokens = _WORD_OR_MARK.findall(text)
     for position, token in enumerate(tokens):
-        if topic_form(token.lower().replace("’", "'")) in content:
+        if any(topic_form(part) in content for part in token.lower().replace("’", "'").split("-")):
             if not current:
                 start, before = position, previous
             current.append(topic_form(token))  # a Korean word without its particle: "헤드폰을" -> "헤드폰"

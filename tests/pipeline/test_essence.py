@@ -169,6 +169,16 @@ def test_topic_of_prefers_names(text: str, topic: str) -> None:
     assert topic_of(text) == topic
 
 
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [("How do I connect to Wi-Fi?", "Wi-Fi"), ("Comment activer les sous-titres ?", "les sous-titres"),
+     ("Wie richte ich das WLAN-Netzwerk ein?", "WLAN-Netzwerk"), ("How do I turn on HDMI-CEC?", "HDMI-CEC")],
+)
+def test_a_hyphenated_word_is_a_topic_whole(text: str, topic: str) -> None:
+    """Cut at its hyphen, "Wi-Fi" left "Fi" as the thread's topic, and "what if it drops?" was asked about "Fi"."""
+    assert topic_of(text) == topic
+
+
 def test_a_question_naming_the_topic_is_kept_as_is() -> None:
     resolution = resolve("Can Bixby read my messages?", "Bixby", "en")
     assert resolution.canonical == "Can Bixby read my messages?"
