@@ -54,13 +54,14 @@ _DETERMINERS = frozenset().union(*(lex.determiners for lex in all_lexicons().val
 
 
 # Openers of an elliptical follow-up, per language: what follows is the new name for the previous question.
+# Each optional word ends at a word's end: "und Internet?" is not "und in" + "ternet", "а выключить?" not "а в" + ...
 _ELLIPSIS = re.compile(
-    r"^\s*(?:and|or|but|also)?\s*(?:what|how)\s+about\s+|^\s*(?:and|or)\s+(?:for|in|on|with|the|if|what\s+about)?\s*"
+    r"^\s*(?:and|or|but|also)?\s*(?:what|how)\s+about\s+|^\s*(?:and|or)\s+(?:for|in|on|with|the|if|what\s+about)?\b\s*"
     r"|^\s*[¿]?\s*(?:y|e)\s+(?:para|en|con|el|la|los|las|qué\s+tal|qué\s+hay\s+de|per|nel|nella|in|il|lo|gli|le"
     r"|su|sul|sulla|no|na|nos|nas|em|com|o|a|os|as|sobre|quanto\s+a)?\b\s*"
-    r"|^\s*(?:und|oder)\s+(?:für|bei|in|mit|was\s+ist\s+mit|der|die|das)?\s*|^\s*was\s+ist\s+mit\s+"
-    r"|^\s*et\s+(?:pour|dans|avec|le|la|les|sur)?\s*|^\s*(?:qu'en\s+est-il\s+de|quid\s+de)\s+"
-    r"|^\s*а\s+(?:для|в|с|как\s+насч[её]т)?\s*|^\s*как\s+насч[её]т\s+"
+    r"|^\s*(?:und|oder)\s+(?:für|bei|in|mit|was\s+ist\s+mit|der|die|das)?\b\s*|^\s*was\s+ist\s+mit\s+"
+    r"|^\s*et\s+(?:pour|dans|avec|le|la|les|sur)?\b\s*|^\s*(?:qu'en\s+est-il\s+de|quid\s+de)\s+"
+    r"|^\s*а\s+(?:для|в|с|как\s+насч[её]т)?\b\s*|^\s*как\s+насч[её]т\s+"
     r"|^\s*en\s+(?:voor|met|in|op|bij|de|het)?\b\s*|^\s*wat\s+dacht\s+je\s+van\s+"
     r"|^\s*a\s+(?:dla|w|we|na|co\s+z|jak\s+z)\s+|^\s*(?:co|jak)\s+z\s+"
     r"|^\s*(?:那|那么|那麼)\s*",
@@ -75,12 +76,15 @@ _CONTINUES = re.compile(
 )
 
 
-def elliptical_phrase(text: str) -> str | None:
+def elliptical_phrase(text: str, language: str | None = None) -> str | None:
     """The new name of an elliptical follow-up ("and for Discord?" -> "Discord"), or None for other messages."""
     match = _ELLIPSIS.match(text)
     if match is None or match.end() == 0:
         return None
     rest = text[match.end() :].strip().rstrip("?!.。？！ ").strip()
+    infinitive = lexicon(language).infinitive
+    if infinitive and re.match(rf"(?:{infinitive})\b", rest, re.IGNORECASE):
+        return None  # "¿y para desactivarlos?", "а выключить?": another action on the same thing, not a new name
     words = {w.lower() for w in _WORD.findall(rest)}
     pointing = set().union(*(lex.deictics for lex in all_lexicons().values()))
     if not rest or len(rest.split()) > MAX_ELLIPSIS_WORDS or words & pointing or words & QUESTION_WORDS:
@@ -163,9 +167,10 @@ def _code_topic(text: str, content: set[str]) -> str | None:
     return match.group(0)
 
 
-def topic_of(text: str) -> str | None:
+def topic_of(text: str, language: str | None = None) -> str | None:
     """The phrase a message is about: a product or error code when there is one, else the best run of
-    consecutive content words (names first, then longer)."""
+    consecutive content words (names first, then longer), without the verb that opens it in a language whose
+    infinitive follows the question word ("Как включить субтитры?": "субтитры")."""
     content = set(content_words(text))
     code = _code_topic(text, content)
     if code is not None:
@@ -208,6 +213,9 @@ def topic_of(text: str) -> str | None:
         return (named, min(len(words), MAX_TOPIC_WORDS), position)
 
     _, words, before = max(runs, key=rank)
+    infinitive = lexicon(language).infinitive
+    while len(words) > 1 and infinitive and re.fullmatch(infinitive, words[0], re.IGNORECASE):
+        words, before = words[1:], ""
     phrase = " ".join(words[:MAX_TOPIC_WORDS])
     return f"{before.lower()} {phrase}" if before.lower() in _DETERMINERS else phrase
 
@@ -247,6 +255,8 @@ def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] |
         base = word.replace("’", "'").split("'", 1)[0]
         if base != word and base in lex.deictics:
             return match.start(), match.start() + len(base), base
+        if word in lex.possessives:
+            return match.start(), match.end(), word  # "their size": the topic's size
         if word not in lex.deictics and topic_form(word) not in lex.deictics:  # "그것을": "그것" with its particle
             continue
         following = words[i + 1].group(0) if i + 1 < len(words) else ""
@@ -282,7 +292,7 @@ def _add_topic(question: str, topic: str, language: str | None) -> str:
 def resolve(question: str, topic: str | None, language: str | None, previous: str | None = None) -> Resolution:
     """Make `question` self-contained given the thread's current topic and previous question."""
     content = content_words(question)
-    phrase = elliptical_phrase(question) if previous else None
+    phrase = elliptical_phrase(question, language) if previous else None
     if phrase is not None and previous is not None:
         return Resolution(substitute(previous, phrase), ContextType.FOLLOW_UP)
     if topic is None:
@@ -329,7 +339,7 @@ def thread_state(
         previous = resolution.canonical
         if resolution.context_type is ContextType.FOLLOW_UP:
             continue
-        topic = topic_of(text) or topic
+        topic = topic_of(text, language) or topic
     return topic, previous
 
 

@@ -63,6 +63,9 @@ class Lexicon:
     deictics: tuple[str, ...]  # words that point back at the previous topic ("it", "that")
     capability: tuple[tuple[str, str], ...]  # (kind, regex) requests beyond a documentation assistant
     determiners: frozenset[str] = frozenset()  # words that open a noun phrase ("the", "my")
+    # possessives that point back at the previous topic ("can I change their size?", "¿puedo cambiar su tamaño?"):
+    # before their noun they still point back, where a demonstrative before a noun does not ("that port")
+    possessives: frozenset[str] = frozenset()
     topic_position: Literal["start", "end"] = "end"  # where a topic goes when no word points back
     stop_phrases: tuple[str, ...] = field(default=())  # for scripts without spaces (Chinese)
     troubleshooting: str = ""  # what docs in this language call their problem-solving sections, for a search
@@ -75,6 +78,9 @@ class Lexicon:
     verb_pronouns: frozenset[str] = frozenset()
     # regex: a verb with an object pronoun written onto it ("desactivarlos", "disattivarli", "desativá-las")
     attached_pronoun: str = ""
+    # regex: a verb's infinitive, a pronoun written onto it or not ("desactivar", "désactiver", "выключить"): after
+    # "and ...?" it asks for another action on the same thing, where a noun names a new thing
+    infinitive: str = ""
 
 
 def words(text: str) -> frozenset[str]:

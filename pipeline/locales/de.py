@@ -71,6 +71,7 @@ LEXICON = Lexicon(
         auch schon noch mal ding klappt"""
     ),
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
+    possessives=words("seine seinen seinem seiner ihre ihren ihrem ihrer dessen deren"),
     determiners=words("der die das den dem mein meine meinen dein deine ein eine einen"),
     capability=(
         ("code", r"\b(schreib|schreibe|schreiben)\b.{0,15}\b(programm|skript|script|code|funktion)\b"),

@@ -65,6 +65,7 @@ LEXICON = Lexicon(
         lol ppl tho btw fyi imo idk"""
     ),
     deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
+    possessives=words("their"),
     determiners=words("the my your our their a an this that"),
     capability=(
         ("code", r"\bwrite (me )?(a |an |some |the )?(program|script|code|function|class|regex)\b"),

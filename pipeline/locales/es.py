@@ -69,7 +69,9 @@ LEXICON = Lexicon(
         problema problemas algo nada muy más también ya cosa sirve anda"""
     ),
     deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
+    possessives=words("su sus"),
     determiners=words("el la los las mi mis tu tus su sus un una"),
+    infinitive=r"\w{2,}(?:ar|er|ir)(?:se|lo|la|los|las|le|les)?",
     verb_pronouns=words("lo la los las le les se"),
     attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|ándo|iendo|iéndo)(?:lo|la|los|las|le|les)",
     capability=(

@@ -70,7 +70,9 @@ LEXICON = Lexicon(
         très plus aussi"""
     ),
     deictics=("ça", "cela", "ceci", "il", "elle", "le", "la", "les"),
+    possessives=words("sa ses leur leurs"),
     determiners=words("le la les l mon ma mes ton ta tes un une"),
+    infinitive=r"\w{2,}(?:er|ir)|\w*(?:eindre|ettre|endre)",
     verb_pronouns=words("le la les l se"),
     capability=(
         ("code", r"\b(écris|écrivez|écrire)\b.{0,15}\b(programme|script|code|fonction)\b"),

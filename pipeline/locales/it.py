@@ -71,7 +71,9 @@ LEXICON = Lexicon(
         anche già ancora modo c'è com'è cos'è dov'è qual'è serve va"""
     ),
     deictics=("questo", "questa", "quello", "quella", "ciò", "esso", "essa", "lo", "la", "li", "le"),
+    possessives=words("suo sua suoi sue loro"),
     determiners=words("il lo la gli le un uno una mio mia miei mie tuo tua questo questa quello quella"),
+    infinitive=r"\w{2,}(?:are|ere|ire|arsi|ersi|irsi)|\w{2,}(?:ar|er|ir)(?:lo|la|li|le|ne)",
     verb_pronouns=words("lo la li le ne gli l si"),
     attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|endo)(?:lo|la|li|le)",
     capability=(

@@ -71,6 +71,7 @@ LEXICON = Lexicon(
         ook al nog wel even zo nu ding dingen manier"""
     ),
     deictics=("het", "dat", "dit", "die", "deze", "ze", "hem", "ervan", "daarmee"),
+    possessives=words("zijn hun"),
     determiners=words("de het een mijn je jouw uw ons onze dit dat deze die"),
     capability=(
         ("code", r"\bschrijf\b.{0,15}\b(programma|script|code|functie)\b"),

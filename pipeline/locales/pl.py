@@ -70,6 +70,8 @@ LEXICON = Lexicon(
         także już jeszcze rzecz sposób zrobić robić"""
     ),
     deictics=("to", "tego", "tym", "go", "ją", "je", "nim", "niej", "ten", "ta", "te", "tej"),
+    possessives=words("jego jej ich"),
+    infinitive=r"(?!(?:sieć|pamięć|część|treść)\b)\w{2,}ć(?:\s+się)?",
     determiners=words("ten ta te to mój moja moje twój twoja"),
     capability=(
         ("code", r"\b(napisz|napiszesz)\b.{0,15}(program|skrypt|kod|funkcj)"),

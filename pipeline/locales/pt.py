@@ -72,7 +72,9 @@ LEXICON = Lexicon(
         gostaria saber"""
     ),
     deictics=("isso", "isto", "aquilo", "ele", "ela", "eles", "elas", "esse", "essa", "este", "esta", "lo", "la"),
+    possessives=words("dele dela deles delas"),
     determiners=words("o a os um uma meu minha meus minhas seu sua seus suas esse essa este esta"),
+    infinitive=r"\w{2,}(?:ar|er|ir)(?:-(?:lo|la|los|las|o|a|os|as|se))?",
     verb_pronouns=words("o a os as lo la los las se"),
     attached_pronoun=r"\w{2,}-(?:lo|la|los|las|o|a|os|as)",
     capability=(

@@ -259,11 +259,56 @@ async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
 
 
 @pytest.mark.parametrize(
-    ("follow_up", "phrase"), [("y las pilas?", "pilas"), ("e per Slack?", "Slack"), ("e come si elimina?", None)]
+    ("follow_up", "phrase"),
+    [("y las pilas?", "pilas"), ("e per Slack?", "Slack"), ("e come si elimina?", None), ("und Internet?", "Internet"),
+     ("and inputs?", "inputs"), ("а в Discord?", "Discord")],
 )
 def test_an_elliptical_opener_is_matched_whole(follow_up: str, phrase: str | None) -> None:
     """"y las" is not "y la" + "s"; "e come si elimina?" asks a question of its own, it names nothing new."""
     assert elliptical_phrase(follow_up) == phrase
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "follow_up"),
+    [
+        ("es", "¿Cómo activo los subtítulos?", "¿y para desactivarlos?"),
+        ("pt", "Como ativo as legendas?", "e para desativar?"),
+        ("it", "Come attivo i sottotitoli?", "e per disattivarli?"),
+        ("fr", "Comment activer les sous-titres ?", "Et les désactiver ?"),
+        ("ru", "Как включить субтитры?", "а выключить?"),
+    ],
+)
+async def test_and_then_a_verb_asks_another_action_on_the_same_thing(
+    language: str, earlier: str, follow_up: str
+) -> None:
+    """An infinitive after "and" is not a new name to put in the last question's place ("¿Cómo activo los
+    desactivarlos?", "Как включить ыключить?"): the two questions are asked together."""
+    assert elliptical_phrase(follow_up, language) is None
+    result = await EssenceAgent().run(Payload(text=follow_up, language=language), Context(history=history(earlier)))
+    assert result.payload.canonical_question == f"{earlier} {follow_up}"
+    assert result.payload.context_type is ContextType.FOLLOW_UP
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "question", "expected"),
+    [
+        ("en", "How do I turn on subtitles?", "can I change their size?", "can I change subtitles size?"),
+        ("de", "Wie schalte ich die Untertitel ein?", "kann ich ihre Größe ändern?",
+         "kann ich die Untertitel Größe ändern?"),
+        ("fr", "Comment activer les sous-titres ?", "comment changer leur taille ?",
+         "comment changer les sous-titres taille ?"),
+        ("es", "¿Cómo activo los subtítulos?", "¿puedo cambiar su tamaño?", "¿puedo cambiar los subtítulos tamaño?"),
+        ("pt", "Como ativo as legendas?", "posso mudar o tamanho delas?", "posso mudar o tamanho legendas?"),
+        ("ru", "Как включить субтитры?", "можно изменить их размер?", "можно изменить субтитры размер?"),
+        ("pl", "Jak włączyć napisy?", "czy mogę zmienić ich rozmiar?", "czy mogę zmienić napisy rozmiar?"),
+    ],
+)
+async def test_a_possessive_points_back_at_the_topic(language: str, earlier: str, question: str, expected: str) -> None:
+    """ "their size" is the topic's size: a possessive before its noun points back, where "that port" names a
+    port. In Russian and Polish the verb that opens the first question is not part of its topic."""
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
+    assert result.payload.canonical_question == expected
+    assert result.payload.context_type is ContextType.FOLLOW_UP
 
 
 def test_a_japanese_phrase_holding_a_pointing_word_does_not_point_back() -> None:
