@@ -25,6 +25,7 @@ from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import (
     CJK_CONTENT_RUN,
     all_lexicons,
+    asks_in_words_without_spaces,
     content_words,
     is_korean,
     lexicon,
@@ -87,7 +88,8 @@ def elliptical_phrase(text: str, language: str | None = None) -> str | None:
         return None  # "¿y para desactivarlos?", "а выключить?": another action on the same thing, not a new name
     words = {w.lower() for w in _WORD.findall(rest)}
     pointing = set().union(*(lex.deictics for lex in all_lexicons().values()))
-    if not rest or len(rest.split()) > MAX_ELLIPSIS_WORDS or words & pointing or words & QUESTION_WORDS:
+    asks = words & QUESTION_WORDS or asks_in_words_without_spaces(rest)  # "那怎么关？": "then how to turn it off?"
+    if not rest or len(rest.split()) > MAX_ELLIPSIS_WORDS or words & pointing or asks:
         return None  # "¿y eso para qué sirve?": a question of its own that points back, not a new name
     if reports_failure(rest):
         return None  # "¿y si no funciona?", "а если не получается?": the answer did not work, not a new name

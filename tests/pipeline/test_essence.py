@@ -261,7 +261,7 @@ async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
 @pytest.mark.parametrize(
     ("follow_up", "phrase"),
     [("y las pilas?", "pilas"), ("e per Slack?", "Slack"), ("e come si elimina?", None), ("und Internet?", "Internet"),
-     ("and inputs?", "inputs"), ("а в Discord?", "Discord")],
+     ("and inputs?", "inputs"), ("а в Discord?", "Discord"), ("那怎么关？", None)],
 )
 def test_an_elliptical_opener_is_matched_whole(follow_up: str, phrase: str | None) -> None:
     """"y las" is not "y la" + "s"; "e come si elimina?" asks a question of its own, it names nothing new."""
