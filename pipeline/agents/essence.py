@@ -135,11 +135,13 @@ def _trailing_phrase(previous: str, size: int) -> str | None:
     return previous[run[0].start() : run[-1].end()] if run else None
 
 
-def substitute(previous: str, phrase: str) -> str:
+def substitute(previous: str, phrase: str, language: str | None = None) -> str:
     """`previous` asked again about `phrase`: the name it replaces swapped for it (same kind of name, or the
-    words ending like it, or the trailing noun phrase), else `phrase` added."""
+    words ending like it, or the trailing noun phrase), else `phrase` added. German writes every noun with a
+    capital, so there a capital does not make a name."""
     phrase_words = _WORD.findall(phrase)
-    is_name = bool(identifiers(phrase)) or any(w[:1].isupper() for w in phrase_words)
+    capitalised = (language or "").split("-")[0] != "de" and any(w[:1].isupper() for w in phrase_words)
+    is_name = bool(identifiers(phrase)) or capitalised
     target = _span_ending_with(previous, phrase_words[-1], len(phrase_words)) if len(phrase_words) > 1 else None
     if target is None and is_name:
         same_kind = [n for n in _names(previous) if bool(identifiers(n)) == bool(identifiers(phrase))]
@@ -149,7 +151,11 @@ def substitute(previous: str, phrase: str) -> str:
     if target is None or target.lower() == phrase.lower():
         return _add_topic(previous, phrase, "en")
     start = previous.lower().index(target.lower())
-    return previous[:start] + phrase + previous[start + len(target) :]
+    end = start + len(target)
+    before = list(_WORD.finditer(previous[:start]))
+    if phrase_words[0].lower() in _DETERMINERS and before and before[-1].group(0).lower() in _DETERMINERS:
+        start = before[-1].start()  # "and a mouse?": its own article, not "How do I connect a a mouse?"
+    return previous[:start] + phrase + previous[end:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +302,7 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     content = content_words(question)
     phrase = elliptical_phrase(question, language) if previous else None
     if phrase is not None and previous is not None:
-        return Resolution(substitute(previous, phrase), ContextType.FOLLOW_UP)
+        return Resolution(substitute(previous, phrase, language), ContextType.FOLLOW_UP)
     if topic is None:
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():

@@ -252,6 +252,22 @@ async def test_an_elliptical_follow_up_repeats_the_previous_question_about_the_n
     assert not result.payload.needs_clarification
 
 
+@pytest.mark.parametrize(
+    ("language", "earlier", "follow_up", "expected"),
+    [
+        ("en", "How do I connect a Bluetooth keyboard?", "and a mouse?", "How do I connect a mouse?"),
+        ("es", "¿Cómo conecto un teclado Bluetooth?", "¿y un ratón?", "¿Cómo conecto un ratón?"),
+        ("fr", "Comment connecter un clavier Bluetooth ?", "et une souris ?", "Comment connecter une souris ?"),
+        # German writes nouns with a capital: "Maus" is not a name to put in place of the name "Bluetooth"
+        ("de", "Wie verbinde ich eine Bluetooth-Tastatur?", "und eine Maus?", "Wie verbinde ich eine Maus?"),
+    ],
+)
+async def test_the_new_thing_brings_its_own_article(language: str, earlier: str, follow_up: str, expected: str) -> None:
+    """ "and a mouse?" after "How do I connect a Bluetooth keyboard?" was "How do I connect a a mouse?"."""
+    result = await EssenceAgent().run(Payload(text=follow_up, language=language), Context(history=history(earlier)))
+    assert result.payload.canonical_question == expected
+
+
 async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
     thread = history("How do I create the Slack app?", "and for Discord?")
     result = await EssenceAgent().run(Payload(text="what about Pinecone?", language="en"), Context(history=thread))
