@@ -147,8 +147,11 @@ class SearchAgent:
         if not first:
             return found
         ids = {h.chunk_id for h in first}
-        hits = (*first, *(h for h in found.hits if h.chunk_id not in ids))
-        return dataclasses.replace(found, hits=hits[: request.top_k])
+        # the two searches score on their own scales: the topic's sections are kept below the troubleshooting ones,
+        # so the sources, numbered best score first, keep this order
+        floor = min(h.score for h in first)
+        rest = (dataclasses.replace(h, score=min(h.score, floor)) for h in found.hits if h.chunk_id not in ids)
+        return dataclasses.replace(found, hits=(*first, *rest)[: request.top_k])
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         query = payload.canonical_question or payload.text

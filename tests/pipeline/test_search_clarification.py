@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from pipeline.agents.augmentation import number_sources
 from pipeline.agents.clarification import ClarificationAgent
 from pipeline.agents.search import MAX_LABEL_CHARS, SearchAgent, section_actions, section_key
 from pipeline.envelope import Context, Payload
@@ -276,6 +277,9 @@ async def test_a_follow_up_saying_it_failed_leads_with_the_topics_troubleshootin
     titles = [h.title for h in result.payload.search_results]
     assert titles == ["The remote won't pair", "Pairing the remote", "Remote buttons"]
     assert "troubleshooting" not in retriever.requests[0].text and "troubleshooting" in retriever.requests[1].text
+    # the topic's own search scored its sections higher, on its own scale: the sources keep the order all the same
+    sources = number_sources(result.payload.search_results, limit=5, min_share=0.5)
+    assert [s.title for s in sources] == titles
 
     # a topic with no troubleshooting section of its own keeps its sections, not the manual's general ones
     alone = TroubleshootingRetriever(pairing, SearchResponse(hits=(general,), quality=SearchQuality.GOOD))
