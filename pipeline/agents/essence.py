@@ -137,10 +137,10 @@ def _trailing_phrase(previous: str, size: int) -> str | None:
 
 def substitute(previous: str, phrase: str, language: str | None = None) -> str:
     """`previous` asked again about `phrase`: the name it replaces swapped for it (same kind of name, or the
-    words ending like it, or the trailing noun phrase), else `phrase` added. German writes every noun with a
-    capital, so there a capital does not make a name."""
+    words ending like it, or the trailing noun phrase), else `phrase` added. Where every noun has a capital
+    (German), a capital does not make a name."""
     phrase_words = _WORD.findall(phrase)
-    capitalised = (language or "").split("-")[0] != "de" and any(w[:1].isupper() for w in phrase_words)
+    capitalised = not lexicon(language).capitalised_nouns and any(w[:1].isupper() for w in phrase_words)
     is_name = bool(identifiers(phrase)) or capitalised
     target = _span_ending_with(previous, phrase_words[-1], len(phrase_words)) if len(phrase_words) > 1 else None
     if target is None and is_name:

@@ -81,6 +81,7 @@ class Lexicon:
     # regex: a verb's infinitive, a pronoun written onto it or not ("desactivar", "désactiver", "выключить"): after
     # "and ...?" it asks for another action on the same thing, where a noun names a new thing
     infinitive: str = ""
+    capitalised_nouns: bool = False  # every noun written with a capital (German): a capital does not make a name
 
 
 def words(text: str) -> frozenset[str]:

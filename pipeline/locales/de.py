@@ -72,6 +72,7 @@ LEXICON = Lexicon(
     ),
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
     possessives=words("seine seinen seinem seiner ihre ihren ihrem ihrer dessen deren"),
+    capitalised_nouns=True,
     determiners=words("der die das den dem mein meine meinen dein deine ein eine einen"),
     capability=(
         ("code", r"\b(schreib|schreibe|schreiben)\b.{0,15}\b(programm|skript|script|code|funktion)\b"),
