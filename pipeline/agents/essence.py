@@ -150,8 +150,11 @@ def substitute(previous: str, phrase: str, language: str | None = None) -> str:
         target = _trailing_phrase(previous, max(len(phrase_words), 1))
     if target is None or target.lower() == phrase.lower():
         return _add_topic(previous, phrase, "en")
-    start = previous.lower().index(target.lower())
-    end = start + len(target)
+    # the target as whole words, its last place: "télé" of "sur la télé", not the start of "téléphone"
+    found = list(re.finditer(rf"(?<!\w){re.escape(target)}(?!\w)", previous, re.IGNORECASE))
+    if not found:
+        return _add_topic(previous, phrase, "en")
+    start, end = found[-1].span()
     before = list(_WORD.finditer(previous[:start]))
     if phrase_words[0].lower() in _DETERMINERS and before and before[-1].group(0).lower() in _DETERMINERS:
         start = before[-1].start()  # "and a mouse?": its own article, not "How do I connect a a mouse?"
@@ -257,7 +260,12 @@ def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] |
         return start, start + len(word), word
     lex = lexicon("ko") if is_korean(question) else lexicon(language)
     words = list(_WORD.finditer(question))
+    folded = question.lower()
+    # "gibt es ...?", "y a-t-il ...?": the pronoun of such a phrase stands for nothing
+    idle = [(at, at + len(p)) for p in lex.impersonal for at in (m.start() for m in re.finditer(re.escape(p), folded))]
     for i, match in enumerate(words):
+        if any(start <= match.start() < end for start, end in idle):
+            continue
         word = match.group(0).lower()
         # "it's not working": the pointing word before a contraction's apostrophe (the rest stays: "Anynet's")
         base = word.replace("’", "'").split("'", 1)[0]

@@ -72,8 +72,11 @@ LEXICON = Lexicon(
     ),
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
     possessives=words("seine seinen seinem seiner ihre ihren ihrem ihrer dessen deren"),
+    impersonal=("gibt es", "es gibt", "geht es"),
     capitalised_nouns=True,
-    determiners=words("der die das den dem mein meine meinen dein deine ein eine einen"),
+    determiners=words(
+        "der die das den dem des mein meine meinen meinem meiner dein deine ein eine einen einem einer eines"
+    ),
     capability=(
         ("code", r"\b(schreib|schreibe|schreiben)\b.{0,15}\b(programm|skript|script|code|funktion)\b"),
         ("injection", r"\b(ignoriere|vergiss|missachte)\b.{0,40}\b(anweisungen|instruktionen|regeln|prompt)\b"),

@@ -72,6 +72,7 @@ LEXICON = Lexicon(
     ),
     deictics=("het", "dat", "dit", "die", "deze", "ze", "hem", "ervan", "daarmee"),
     possessives=words("zijn hun"),
+    impersonal=("is het mogelijk", "het is mogelijk"),
     determiners=words("de het een mijn je jouw uw ons onze dit dat deze die"),
     capability=(
         ("code", r"\bschrijf\b.{0,15}\b(programma|script|code|functie)\b"),

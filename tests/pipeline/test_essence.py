@@ -260,12 +260,30 @@ async def test_an_elliptical_follow_up_repeats_the_previous_question_about_the_n
         ("fr", "Comment connecter un clavier Bluetooth ?", "et une souris ?", "Comment connecter une souris ?"),
         # German writes nouns with a capital: "Maus" is not a name to put in place of the name "Bluetooth"
         ("de", "Wie verbinde ich eine Bluetooth-Tastatur?", "und eine Maus?", "Wie verbinde ich eine Maus?"),
+        ("de", "Wie spiegele ich mein Handy auf den Fernseher?", "und mit einem iPad?",
+         "Wie spiegele ich mein Handy auf einem iPad?"),
+        # the last phrase as whole words: "télé" of "sur la télé", not the start of "téléphone"
+        ("fr", "Comment dupliquer l'écran de mon téléphone sur la télé ?", "et avec un iPad ?",
+         "Comment dupliquer l'écran de mon téléphone sur un iPad ?"),
     ],
 )
 async def test_the_new_thing_brings_its_own_article(language: str, earlier: str, follow_up: str, expected: str) -> None:
     """ "and a mouse?" after "How do I connect a Bluetooth keyboard?" was "How do I connect a a mouse?"."""
     result = await EssenceAgent().run(Payload(text=follow_up, language=language), Context(history=history(earlier)))
     assert result.payload.canonical_question == expected
+
+
+@pytest.mark.parametrize(
+    ("language", "question"),
+    [("de", "gibt es eine Kindersicherung?"), ("fr", "y a-t-il un mode nuit ?"),
+     ("fr", "faut-il l'appli SmartThings ?")],
+)
+async def test_the_pronoun_of_an_impersonal_phrase_points_nowhere(language: str, question: str) -> None:
+    """ "gibt es ...?" is "is there ...?": its "es" is not the thread's topic ("gibt die Untertitel eine ...")."""
+    result = await EssenceAgent().run(
+        Payload(text=question, language=language), Context(history=history("Wie schalte ich die Untertitel ein?"))
+    )
+    assert result.payload.canonical_question == question
 
 
 async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
