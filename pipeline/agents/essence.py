@@ -64,11 +64,18 @@ _ELLIPSIS = re.compile(
     r"|^\s*et\s+(?:pour|dans|avec|le|la|les|sur)?\b\s*|^\s*(?:qu'en\s+est-il\s+de|quid\s+de)\s+"
     r"|^\s*а\s+(?:для|в|с|как\s+насч[её]т)?\b\s*|^\s*как\s+насч[её]т\s+"
     r"|^\s*en\s+(?:voor|met|in|op|bij|de|het)?\b\s*|^\s*wat\s+dacht\s+je\s+van\s+"
-    r"|^\s*a\s+(?:dla|w|we|na|co\s+z|jak\s+z)\s+|^\s*(?:co|jak)\s+z\s+"
+    r"|^\s*a\s+(?:dla|w|we|na|z|ze|do|co\s+z|jak\s+z)\s+|^\s*(?:co|jak)\s+z\s+"
     r"|^\s*(?:那|那么|那麼)\s*",
     re.IGNORECASE,
 )
 MAX_ELLIPSIS_WORDS = 4
+# "iPad呢？", "iPadでは？", "아이패드는요?": Chinese, Japanese and Korean say "what about X?" with a particle after X;
+# Japanese "は" and "には" also end questions of their own ("止めるには？"), so there X must be a name
+_ELLIPSIS_TAIL = re.compile(
+    r"^\s*(?:那|那么|那麼)?\s*(?P<zh>[^?？]{1,30}?)\s*呢\s*[?？]?\s*$"
+    r"|^\s*(?P<ja>[A-Za-z0-9][A-Za-z0-9+\- ]{0,29}|[\u30a0-\u30ff]{2,20})\s*(?:では|の場合は|は)\s*[?？]\s*$"
+    r"|^\s*(?P<ko>[^?？\s][^?？]{0,29}?)(?:는요|은요)\s*[?？]?\s*$"
+)
 # a message that goes on from the previous question: "and ...", "also ...", "y ...", "und ...", "et ...", "а ..."
 _CONTINUES = re.compile(
     r"^\s*[¿]?\s*(?:and|also|but|then|y|e|además|und|auch|et|aussi|puis|а|и|ещё|еще|também|anche|poi|en|ook|"
@@ -80,9 +87,15 @@ _CONTINUES = re.compile(
 def elliptical_phrase(text: str, language: str | None = None) -> str | None:
     """The new name of an elliptical follow-up ("and for Discord?" -> "Discord"), or None for other messages."""
     match = _ELLIPSIS.match(text)
-    if match is None or match.end() == 0:
+    tail = _ELLIPSIS_TAIL.match(text)
+    if (match is None or match.end() == 0) and tail is None:
         return None
-    rest = text[match.end() :].strip().rstrip("?!.。？！ ").strip()
+    if tail is not None:  # the particle closes it, whatever opens it ("那iPad呢？")
+        name = next(key for key, group in tail.groupdict().items() if group is not None)
+        rest, opener = tail.group(name).strip(), len(text[: tail.start(name)].strip())
+    else:
+        assert match is not None
+        rest, opener = text[match.end() :].strip().rstrip("?!.。？！ ").strip(), len(match.group(0).strip())
     infinitive = lexicon(language).infinitive
     if infinitive and re.match(rf"(?:{infinitive})\b", rest, re.IGNORECASE):
         return None  # "¿y para desactivarlos?", "а выключить?": another action on the same thing, not a new name
@@ -93,7 +106,7 @@ def elliptical_phrase(text: str, language: str | None = None) -> str | None:
         return None  # "¿y eso para qué sirve?": a question of its own that points back, not a new name
     if reports_failure(rest):
         return None  # "¿y si no funciona?", "а если не получается?": the answer did not work, not a new name
-    if written_without_spaces(text) and _opens_pointing_back(text.lstrip(), len(match.group(0).strip())):
+    if written_without_spaces(text) and _opens_pointing_back(text.lstrip(), opener):
         return None  # "那个怎么关掉？", "那個怎麼關掉？": "that one" points back; not the opener "那" ("what about")
     return rest
 

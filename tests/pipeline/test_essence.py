@@ -295,7 +295,10 @@ async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
 @pytest.mark.parametrize(
     ("follow_up", "phrase"),
     [("y las pilas?", "pilas"), ("e per Slack?", "Slack"), ("e come si elimina?", None), ("und Internet?", "Internet"),
-     ("and inputs?", "inputs"), ("а в Discord?", "Discord"), ("那怎么关？", None)],
+     ("and inputs?", "inputs"), ("а в Discord?", "Discord"), ("那怎么关？", None), ("a z iPada?", "iPada"),
+     # Chinese, Japanese and Korean close "what about X?" with a particle
+     ("iPad呢？", "iPad"), ("那iPad呢？", "iPad"), ("那个呢？", None), ("iPadでは？", "iPad"), ("スマホは？", "スマホ"),
+     ("止めるには？", None), ("아이패드는요?", "아이패드"), ("끄려면요?", None)],
 )
 def test_an_elliptical_opener_is_matched_whole(follow_up: str, phrase: str | None) -> None:
     """"y las" is not "y la" + "s"; "e come si elimina?" asks a question of its own, it names nothing new."""
