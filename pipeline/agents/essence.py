@@ -321,7 +321,10 @@ def _add_topic(question: str, topic: str, language: str | None) -> str:
 def resolve(question: str, topic: str | None, language: str | None, previous: str | None = None) -> Resolution:
     """Make `question` self-contained given the thread's current topic and previous question."""
     content = content_words(question)
-    phrase = elliptical_phrase(question, language) if previous else None
+    # a new name is put in the place of the old one in a question; after a statement ("it keeps unpairing"), "and the
+    # batteries?" goes on from it instead
+    asked = previous is not None and looks_like_question(previous)
+    phrase = elliptical_phrase(question, language) if asked else None
     if phrase is not None and previous is not None:
         return Resolution(substitute(previous, phrase, language), ContextType.FOLLOW_UP)
     if topic is None:

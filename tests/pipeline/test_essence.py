@@ -286,6 +286,15 @@ async def test_the_pronoun_of_an_impersonal_phrase_points_nowhere(language: str,
     assert result.payload.canonical_question == question
 
 
+async def test_and_a_new_name_after_a_statement_goes_on_from_the_statement() -> None:
+    """ "et les piles ?" after "elle se déconnecte toute seule" has no question to put "piles" into: it was
+    "la télécommande se déconnecte toute piles"."""
+    thread = history("Comment jumeler la télécommande ?", "elle se déconnecte toute seule")
+    result = await EssenceAgent().run(Payload(text="et les piles ?", language="fr"), Context(history=thread))
+    assert result.payload.canonical_question == "la télécommande se déconnecte toute seule et les piles ?"
+    assert result.payload.context_type is ContextType.FOLLOW_UP
+
+
 async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
     thread = history("How do I create the Slack app?", "and for Discord?")
     result = await EssenceAgent().run(Payload(text="what about Pinecone?", language="en"), Context(history=thread))
