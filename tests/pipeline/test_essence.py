@@ -15,6 +15,12 @@ from tests.pipeline.fakes import history
 pytestmark = pytest.mark.unit
 
 
+async def asked_after(question: str, language: str, *earlier: str) -> Payload:
+    """What the essence role makes of `question` in a thread of the `earlier` messages."""
+    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(*earlier)))
+    return result.payload
+
+
 @pytest.mark.parametrize(
     ("language", "earlier", "question", "expected"),
     [
@@ -86,9 +92,9 @@ async def test_a_pronoun_before_or_on_the_verb_asks_on_from_the_last_question(
     """Spanish, Portuguese, Italian and French put an object pronoun before the verb or write it onto an
     infinitive: the pronoun stands for what the last question was about, so the two are asked together (the same
     word before a noun is an article, below)."""
-    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
-    assert result.payload.canonical_question == f"{earlier} {question}"
-    assert result.payload.context_type is ContextType.FOLLOW_UP
+    payload = await asked_after(question, language, earlier)
+    assert payload.canonical_question == f"{earlier} {question}"
+    assert payload.context_type is ContextType.FOLLOW_UP
 
 
 @pytest.mark.parametrize(
@@ -101,9 +107,9 @@ async def test_a_pronoun_before_or_on_the_verb_asks_on_from_the_last_question(
     ],
 )
 async def test_an_article_before_its_noun_does_not_point_back(language: str, earlier: str, question: str) -> None:
-    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
-    assert result.payload.canonical_question == question
-    assert result.payload.context_type is ContextType.NEW_TOPIC
+    payload = await asked_after(question, language, earlier)
+    assert payload.canonical_question == question
+    assert payload.context_type is ContextType.NEW_TOPIC
 
 
 @pytest.mark.parametrize(
@@ -269,8 +275,8 @@ async def test_an_elliptical_follow_up_repeats_the_previous_question_about_the_n
 )
 async def test_the_new_thing_brings_its_own_article(language: str, earlier: str, follow_up: str, expected: str) -> None:
     """ "and a mouse?" after "How do I connect a Bluetooth keyboard?" was "How do I connect a a mouse?"."""
-    result = await EssenceAgent().run(Payload(text=follow_up, language=language), Context(history=history(earlier)))
-    assert result.payload.canonical_question == expected
+    payload = await asked_after(follow_up, language, earlier)
+    assert payload.canonical_question == expected
 
 
 @pytest.mark.parametrize(
@@ -280,19 +286,17 @@ async def test_the_new_thing_brings_its_own_article(language: str, earlier: str,
 )
 async def test_the_pronoun_of_an_impersonal_phrase_points_nowhere(language: str, question: str) -> None:
     """ "gibt es ...?" is "is there ...?": its "es" is not the thread's topic ("gibt die Untertitel eine ...")."""
-    result = await EssenceAgent().run(
-        Payload(text=question, language=language), Context(history=history("Wie schalte ich die Untertitel ein?"))
-    )
-    assert result.payload.canonical_question == question
+    payload = await asked_after(question, language, "Wie schalte ich die Untertitel ein?")
+    assert payload.canonical_question == question
 
 
 async def test_and_a_new_name_after_a_statement_goes_on_from_the_statement() -> None:
     """ "et les piles ?" after "elle se déconnecte toute seule" has no question to put "piles" into: it was
     "la télécommande se déconnecte toute piles"."""
-    thread = history("Comment jumeler la télécommande ?", "elle se déconnecte toute seule")
-    result = await EssenceAgent().run(Payload(text="et les piles ?", language="fr"), Context(history=thread))
-    assert result.payload.canonical_question == "la télécommande se déconnecte toute seule et les piles ?"
-    assert result.payload.context_type is ContextType.FOLLOW_UP
+    payload = await asked_after("et les piles ?", "fr", "Comment jumeler la télécommande ?",
+                                "elle se déconnecte toute seule")  # fmt: skip
+    assert payload.canonical_question == "la télécommande se déconnecte toute seule et les piles ?"
+    assert payload.context_type is ContextType.FOLLOW_UP
 
 
 async def test_an_elliptical_follow_up_chains_through_the_thread() -> None:
@@ -330,9 +334,9 @@ async def test_and_then_a_verb_asks_another_action_on_the_same_thing(
     """An infinitive after "and" is not a new name to put in the last question's place ("¿Cómo activo los
     desactivarlos?", "Как включить ыключить?"): the two questions are asked together."""
     assert elliptical_phrase(follow_up, language) is None
-    result = await EssenceAgent().run(Payload(text=follow_up, language=language), Context(history=history(earlier)))
-    assert result.payload.canonical_question == f"{earlier} {follow_up}"
-    assert result.payload.context_type is ContextType.FOLLOW_UP
+    payload = await asked_after(follow_up, language, earlier)
+    assert payload.canonical_question == f"{earlier} {follow_up}"
+    assert payload.context_type is ContextType.FOLLOW_UP
 
 
 @pytest.mark.parametrize(
@@ -352,9 +356,9 @@ async def test_and_then_a_verb_asks_another_action_on_the_same_thing(
 async def test_a_possessive_points_back_at_the_topic(language: str, earlier: str, question: str, expected: str) -> None:
     """ "their size" is the topic's size: a possessive before its noun points back, where "that port" names a
     port. In Russian and Polish the verb that opens the first question is not part of its topic."""
-    result = await EssenceAgent().run(Payload(text=question, language=language), Context(history=history(earlier)))
-    assert result.payload.canonical_question == expected
-    assert result.payload.context_type is ContextType.FOLLOW_UP
+    payload = await asked_after(question, language, earlier)
+    assert payload.canonical_question == expected
+    assert payload.context_type is ContextType.FOLLOW_UP
 
 
 def test_a_japanese_phrase_holding_a_pointing_word_does_not_point_back() -> None:
