@@ -112,6 +112,7 @@ def test_japanese_and_korean_question_words_count_anywhere(question: str) -> Non
     [
         ("리모컨을", "리모컨"), ("메뉴를", "메뉴"), ("헤드폰은", "헤드폰"), ("소리가", "소리"), ("파일로", "파일"),
         ("설정에서", "설정"), ("연결하나요", "연결"), ("삭제해요", "삭제"), ("앱을", "앱"), ("그것을", "그것"),
+        ("아이패드는요", "아이패드"), ("리모컨은요", "리모컨"),  # "what about X?"
         # a word whose end only looks like a particle stays whole
         ("와이파이", "와이파이"), ("마을", "마을"), ("추가", "추가"), ("해상도", "해상도"), ("프로", "프로"),
     ],
