@@ -263,6 +263,28 @@ def _points_at_its_object(question: str, language: str | None) -> bool:
     return False
 
 
+# "how do I cancel?", "can we undo?": after a subject pronoun comes a verb, and with nothing after it, its object is
+# the thread's topic
+_VERB_WITHOUT_OBJECT = re.compile(
+    r"^\W*(?:how|where|when|why|can|could|should|do|does)\b[\w\s']*?\b(?:i|we|you)\s+([a-z]+)\W*$", re.IGNORECASE
+)
+
+
+def _acts_on_it(question: str, language: str | None) -> bool:
+    """Whether the question's one content word is a verb with no object after a question word: "how do I cancel?",
+    "comment annuler ?", "¿cómo cancelar?", "как отменить?" ask to do it to the thread's subject."""
+    content = content_words(question)
+    if len(content) != 1:
+        return False
+    english = _VERB_WITHOUT_OBJECT.match(question)
+    if english is not None:
+        return english.group(1).lower() == content[0]
+    infinitive = lexicon(language).infinitive
+    words = [m.group(0).lower() for m in _WORD.finditer(question)]
+    asks = bool(words) and words[0].lstrip("¿¡") in QUESTION_WORDS
+    return asks and bool(infinitive) and re.fullmatch(infinitive, content[0], re.IGNORECASE) is not None
+
+
 def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] | None:
     """Where the first word pointing back at the previous topic is, if any."""
     if written_without_spaces(question):
@@ -331,7 +353,8 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():
         return Resolution(question, ContextType.FOLLOW_UP)
-    if previous is not None and len(content) <= MAX_POINTING_WORDS and _points_at_its_object(question, language):
+    carried = _points_at_its_object(question, language) or _acts_on_it(question, language)
+    if previous is not None and len(content) <= MAX_POINTING_WORDS and carried:
         # "¿y cómo la elimino?" after "¿cómo instalo una aplicación?": asked together with the last question, as
         # its pronoun stands for what that question was about
         return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)

@@ -80,6 +80,11 @@ async def test_follow_up_becomes_a_question_about_the_topic(
         # a reflexive verb whose subject is the last question's: "how are they turned off?"
         ("es", "¿Cómo activo los subtítulos?", "¿Cómo se desactivan?"),
         ("it", "Come installo un'app?", "come si elimina?"),
+        # a verb and no object: the object is the last question's subject
+        ("en", "How do I set the sleep timer?", "how do I cancel?"),
+        ("en", "How do I set the sleep timer?", "can I undo?"),
+        ("fr", "Comment régler la minuterie ?", "comment annuler ?"),
+        ("ru", "Как установить таймер сна?", "как отменить?"),
         # the pronoun written onto the verb
         ("es", "¿Cómo activo los subtítulos?", "¿cómo desactivarlos?"),
         ("it", "Come attivo i sottotitoli?", "come disattivarli?"),
@@ -104,6 +109,9 @@ async def test_a_pronoun_before_or_on_the_verb_asks_on_from_the_last_question(
         ("fr", "Comment activer les sous-titres ?", "Comment les chaînes sont triées ?"),
         ("es", "¿Cómo activo los subtítulos?", "¿Cómo la tele se apaga sola?"),
         ("it", "Come attivo i sottotitoli?", "Come parla il televisore?"),
+        # a question about a new thing, however short, is its own
+        ("en", "How do I set the sleep timer?", "what is HDMI?"),
+        ("es", "¿Cómo programo el temporizador?", "¿cómo Netflix?"),
     ],
 )
 async def test_an_article_before_its_noun_does_not_point_back(language: str, earlier: str, question: str) -> None:
