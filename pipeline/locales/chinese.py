@@ -69,11 +69,6 @@ def script(text: str) -> str | None:
     return TRADITIONAL_CHINESE if traditional > simplified else SIMPLIFIED_CHINESE
 
 
-def is_traditional(text: str) -> bool:
-    """Whether `text` is Chinese written in Traditional characters (see `script`)."""
-    return script(text) == TRADITIONAL_CHINESE
-
-
 def _subtags(code: str) -> list[str]:
     return code.replace("_", "-").lower().split("-")
 
