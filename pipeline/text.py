@@ -346,6 +346,11 @@ _ANY_LETTER = re.compile(r"[^\W\d_]")
 _NAME_SHAPED = re.compile(r"[A-Za-z]*[0-9]+[A-Za-z][A-Za-z0-9]*|[A-Za-z]+[0-9]+|[A-Za-z]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}")
 
 
+def capitalises_every_noun(language: str | None) -> bool:
+    """Whether `language` writes every noun with a capital (German), so that a capital does not make a name."""
+    return (language or "en") == "de"
+
+
 def written_in_latin_script(text: str) -> bool:
     """Whether most of `text`'s letters are Latin ones and it has no Chinese, Japanese or Korean characters."""
     letters = _ANY_LETTER.findall(text)
@@ -378,7 +383,7 @@ def names(text: str, language: str | None, function_words: frozenset[str] = froz
                 continue
             inner_capital = any(c.isupper() for c in word[1:])
             digits = any(c.isdigit() for c in word)
-            capitalised = word[:1].isupper() and position > 0 and (language or "en") != "de"
+            capitalised = word[:1].isupper() and position > 0 and not capitalises_every_noun(language)
             if not latin_script or inner_capital or digits or capitalised:
                 found.append(word)
     return list(dict.fromkeys(found))

@@ -153,7 +153,7 @@ def substitute(previous: str, phrase: str, language: str | None = None) -> str:
     words ending like it, or the trailing noun phrase), else `phrase` added. Where every noun has a capital
     (German), a capital does not make a name."""
     phrase_words = _WORD.findall(phrase)
-    capitalised = not lexicon(language).capitalised_nouns and any(w[:1].isupper() for w in phrase_words)
+    capitalised = not textutil.capitalises_every_noun(language) and any(w[:1].isupper() for w in phrase_words)
     is_name = bool(identifiers(phrase)) or capitalised
     target = _span_ending_with(previous, phrase_words[-1], len(phrase_words)) if len(phrase_words) > 1 else None
     if target is None and is_name:

@@ -81,7 +81,6 @@ class Lexicon:
     # regex: a verb's infinitive, a pronoun written onto it or not ("desactivar", "désactiver", "выключить"): after
     # "and ...?" it asks for another action on the same thing, where a noun names a new thing
     infinitive: str = ""
-    capitalised_nouns: bool = False  # every noun written with a capital (German): a capital does not make a name
     # phrases whose pronoun stands for nothing ("gibt es ...?", "y a-t-il ...?", "faut-il ...?"): not pointing back
     impersonal: tuple[str, ...] = ()
 

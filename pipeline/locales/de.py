@@ -73,7 +73,6 @@ LEXICON = Lexicon(
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
     possessives=words("seine seinen seinem seiner ihre ihren ihrem ihrer dessen deren"),
     impersonal=("gibt es", "es gibt", "geht es"),
-    capitalised_nouns=True,
     determiners=words(
         "der die das den dem des mein meine meinen meinem meiner dein deine ein eine einen einem einer eines"
     ),
