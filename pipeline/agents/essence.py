@@ -96,8 +96,7 @@ def elliptical_phrase(text: str, language: str | None = None) -> str | None:
     else:
         assert match is not None
         rest, opener = text[match.end() :].strip().rstrip("?!.。？！ ").strip(), len(match.group(0).strip())
-    infinitive = lexicon(language).infinitive
-    if infinitive and re.match(rf"(?:{infinitive})\b", rest, re.IGNORECASE):
+    if rest and _is_infinitive(rest.split()[0].strip(",;:"), language):
         return None  # "¿y para desactivarlos?", "а выключить?": another action on the same thing, not a new name
     words = {w.lower() for w in _WORD.findall(rest)}
     pointing = set().union(*(lex.deictics for lex in all_lexicons().values()))
@@ -237,14 +236,19 @@ def topic_of(text: str, language: str | None = None) -> str | None:
         return (named, min(len(words), MAX_TOPIC_WORDS), position)
 
     _, words, before = max(runs, key=rank)
-    infinitive = lexicon(language).infinitive
-    while len(words) > 1 and infinitive and re.fullmatch(infinitive, words[0], re.IGNORECASE):
+    while len(words) > 1 and _is_infinitive(words[0], language):
         words, before = words[1:], ""
     phrase = " ".join(words[:MAX_TOPIC_WORDS])
     return f"{before.lower()} {phrase}" if before.lower() in _DETERMINERS else phrase
 
 
-def _points_at_its_object(question: str, language: str | None) -> bool:
+def _is_infinitive(word: str, language: str | None) -> bool:
+    """Whether `word` is a verb's infinitive in `language` (`Lexicon.infinitive`; none known: False)."""
+    infinitive = lexicon(language).infinitive
+    return bool(infinitive) and re.fullmatch(infinitive, word, re.IGNORECASE) is not None
+
+
+def _points_at_its_object(question: str, content: list[str], language: str | None) -> bool:
     """Whether the question's verb takes the last question's subject as a pronoun: written before the verb right
     after the question word ("¿cómo los desactivo?", "¿cómo se desactivan?", "comment l'activer ?"; before a noun
     the same word is an article, and the question has a word of its own besides the verb: "¿cómo la tele se
@@ -252,7 +256,7 @@ def _points_at_its_object(question: str, language: str | None) -> bool:
     lex = lexicon(language)
     if lex.attached_pronoun and re.search(rf"\b{lex.attached_pronoun}\b", question, re.IGNORECASE):
         return True
-    if not lex.verb_pronouns or len(content_words(question)) != 1:
+    if not lex.verb_pronouns or len(content) != 1:
         return False
     words = [m.group(0).lower().replace("’", "'") for m in _WORD.finditer(question)]
     for i, word in enumerate(words[1:], start=1):
@@ -270,19 +274,17 @@ _VERB_WITHOUT_OBJECT = re.compile(
 )
 
 
-def _acts_on_it(question: str, language: str | None) -> bool:
+def _acts_on_it(question: str, content: list[str], language: str | None) -> bool:
     """Whether the question's one content word is a verb with no object after a question word: "how do I cancel?",
     "comment annuler ?", "¿cómo cancelar?", "как отменить?" ask to do it to the thread's subject."""
-    content = content_words(question)
     if len(content) != 1:
         return False
     english = _VERB_WITHOUT_OBJECT.match(question)
     if english is not None:
         return english.group(1).lower() == content[0]
-    infinitive = lexicon(language).infinitive
     words = [m.group(0).lower() for m in _WORD.finditer(question)]
     asks = bool(words) and words[0].lstrip("¿¡") in QUESTION_WORDS
-    return asks and bool(infinitive) and re.fullmatch(infinitive, content[0], re.IGNORECASE) is not None
+    return asks and _is_infinitive(content[0], language)
 
 
 def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] | None:
@@ -353,8 +355,10 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():
         return Resolution(question, ContextType.FOLLOW_UP)
-    carried = _points_at_its_object(question, language) or _acts_on_it(question, language)
-    if previous is not None and len(content) <= MAX_POINTING_WORDS and carried:
+    carried = previous is not None and len(content) <= MAX_POINTING_WORDS and (
+        _points_at_its_object(question, content, language) or _acts_on_it(question, content, language)
+    )
+    if previous is not None and carried:
         # "¿y cómo la elimino?" after "¿cómo instalo una aplicación?": asked together with the last question, as
         # its pronoun stands for what that question was about
         return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
