@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -58,6 +59,18 @@ def _defines(passage: Passage, name: str) -> bool:
     return False
 
 
+def _bullets_kept(passage: Passage, keep: Callable[[list[list[str]]], list[list[str]]]) -> Passage:
+    """A bullet list cut to its intro and the items `keep` chooses (each item its source lines); whole when it
+    chooses none or all of them, and numbered steps always whole."""
+    if passage.kind is not PassageKind.LIST or passage.ordered:
+        return passage
+    intro, items = textutil.list_item_lines(passage.text)
+    kept = keep(items)
+    if not kept or len(kept) == len(items):
+        return passage
+    return dataclasses.replace(passage, text="\n".join([*intro, *(line for item in kept for line in item)]))
+
+
 def items_naming(passage: Passage, names: set[str]) -> Passage:
     """A bullet list cut to its intro and the items that mention one of `names` ("what does ZX-42 mean?" quotes the
     ZX-42 item, not ZX-17 before it); a table to its header and the rows naming it. Numbered steps stay whole."""
@@ -67,13 +80,9 @@ def items_naming(passage: Passage, names: set[str]) -> Passage:
         if not header or not named or len(named) == len(rows):
             return passage
         return dataclasses.replace(passage, text="\n".join([*lead, *header, *named]))
-    if passage.kind is not PassageKind.LIST or passage.ordered:
-        return passage
-    intro, items = textutil.list_item_lines(passage.text)
-    kept = [item for item in items if any(textutil.mentions_identifier("\n".join(item), n) for n in names)]
-    if not kept or len(kept) == len(items):
-        return passage
-    return dataclasses.replace(passage, text="\n".join([*intro, *(line for item in kept for line in item)]))
+    return _bullets_kept(passage, lambda items: [
+        item for item in items if any(textutil.mentions_identifier("\n".join(item), n) for n in names)
+    ])  # fmt: skip
 
 
 def answering_items(passage: Passage, wanted: set[str], stop: frozenset[str], language: str) -> Passage:
@@ -81,15 +90,13 @@ def answering_items(passage: Passage, wanted: set[str], stop: frozenset[str], la
     ollama?" quotes the Ollama item of a list of providers, not the five before and after it. A word several items
     share ("can it read PDFs?" over a list of formats, each read its own way) makes the list the answer, and it stays
     whole; so do numbered steps."""
-    if passage.kind is not PassageKind.LIST or passage.ordered:
-        return passage
-    intro, items = textutil.list_item_lines(passage.text)
-    found = [wanted & textutil.features("\n".join(item), stop, language) for item in items]
-    spread = Counter(word for words in found for word in words)
-    kept = [item for item, words in zip(items, found, strict=True) if any(spread[word] == 1 for word in words)]
-    if not kept or len(kept) == len(items):
-        return passage
-    return dataclasses.replace(passage, text="\n".join([*intro, *(line for item in kept for line in item)]))
+
+    def alone(items: list[list[str]]) -> list[list[str]]:
+        found = [wanted & textutil.features("\n".join(item), stop, language) for item in items]
+        spread = Counter(word for words in found for word in words)
+        return [item for item, words in zip(items, found, strict=True) if any(spread[word] == 1 for word in words)]
+
+    return _bullets_kept(passage, alone)
 
 
 def matching_rows(rows: list[str], wanted: set[str], stop: frozenset[str], language: str) -> list[str]:
