@@ -124,6 +124,7 @@ def test_traditional_chinese_locales_get_the_chinese_wording_in_traditional_char
             assert simplified_only(own) == [], f"{field.name} keeps Simplified characters: {own!r}"
     assert traditional != simplified
 
+
 async def test_discord_shows_taiwans_people_the_commands_in_traditional_characters() -> None:
     """Discord has one locale for Traditional Chinese, zh-TW (`discord.Locale.taiwan_chinese`), beside zh-CN."""
     translator = WordingTranslator()
