@@ -79,7 +79,8 @@ def test_quick_json_run_on_tiny_sizes(tmp_path: Path) -> None:
     assert set(figures["recall_at_1"]["fixture"]) == set(SYSTEMS)
     assert figures["throughput_lost"] == 0
     assert figures["throughput_busy_at_default_queue"] == 0  # 12 conversations fit the default queue
-    assert figures["overhead_per_role_p50_ms"].keys() >= {"lang", "guardrails", "guardrails#2", "quality", "finish"}
+    roles = set(figures["overhead_per_role_p50_ms"])  # which roles are reported, not how long they took
+    assert roles.issuperset({"lang", "guardrails", "guardrails#2", "quality", "finish"})
     assert figures["eval"]["questions"] == 4 and figures["eval"]["unanswerable"] == 2
     assert figures["search_p95_ms_500"] is not None and figures["search_p95_ms_100k"] is None  # size not run
     assert figures["search_p95_ms_500_blas1"] is not None

@@ -27,6 +27,7 @@ def test_each_pdf_is_read_by_docbot_and_by_the_baseline_and_an_absent_one_is_ski
     result = main([str(_manual(tmp_path / "hub.pdf")), str(missing), "--out", str(tmp_path / "r.json")])
     (row,) = result["rows"]
     assert (row["pages"], row["sections"]) == (2, 2)  # the outline's two entries
-    assert {"read_pdf_s", "pdfminer_extract_text_s", "read_pdf_per_page_ms", "ratio_to_extract_text"} <= row.keys()
+    reported = {"read_pdf_s", "pdfminer_extract_text_s", "read_pdf_per_page_ms", "ratio_to_extract_text"}
+    assert set(row).issuperset(reported)  # which figures a row reports, not their size
     assert result["skipped"] == [f"skipped: no PDF at {missing}"]
     assert (tmp_path / "r.json").is_file()

@@ -100,7 +100,8 @@ async def test_hits_are_one_per_section_with_level_scores_and_timings(e5_corpus:
     assert [h.score for h in response.hits] == sorted((h.score for h in response.hits), reverse=True)
     assert all(0.0 <= h.score <= 1.0 and set(h.level_scores) == {"dense", "keywords", "crumbs", "summary"}
                for h in response.hits)
-    assert {"embed", "dense", "keywords", "crumbs", "summary", "fusion", "total"} <= set(response.timings_ms)
+    # the timings are reported per level, never bounded: which levels are named is what is checked
+    assert set(response.timings_ms).issuperset({"embed", "dense", "keywords", "crumbs", "summary", "fusion", "total"})
 
 
 @pytest.mark.integration
