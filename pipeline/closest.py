@@ -51,7 +51,7 @@ def topic_words(question: str, language: str | None, docs_language: str) -> froz
     words of both languages left out."""
     lex, docs_lex = lexicon(language), lexicon(docs_language)
     stop = lex.stopwords | docs_lex.stopwords | frozenset(lex.deictics) | frozenset(docs_lex.deictics)
-    return frozenset(textutil.features(question, stop, docs_language))
+    return frozenset(textutil.features(question, stop, docs_language, asked=True))
 
 
 def close_sections(

@@ -194,7 +194,7 @@ class Reader:
             # the question names a code the docs have: sources about other codes are not the answer
             sources = tuple(s for s in sources if codes & textutil.codes(s.text))
         stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
-        wanted = textutil.features(question, stop, docs_language)
+        wanted = textutil.features(question, stop, docs_language, asked=True)
         passages = [p for s in sources for p in passages_of(s, wanted, stop, docs_language)]
         names = textutil.identifiers(question)
         named = [p for p in passages if any(textutil.mentions_identifier(p.text, n) for n in names)]

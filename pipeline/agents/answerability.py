@@ -258,7 +258,8 @@ def _capitalised_after_start(block: str) -> list[tuple[int, str]]:
 
 def term_coverage(question: str, quoted: str, language: str = "en") -> float:
     stop = lexicon(language).stopwords
-    return textutil.overlap(textutil.features(question, stop, language), textutil.features(quoted, stop, language))
+    asked = textutil.features(question, stop, language, asked=True)
+    return textutil.overlap(asked, textutil.features(quoted, stop, language))
 
 
 def typo_tolerant_overlap(wanted: set[str], said: set[str]) -> float:
@@ -280,7 +281,7 @@ def best_passage(question: str, quoted: str, language: str = "en", *, heading: s
     words, and that share; a passage is up to `PASSAGE_SENTENCES` consecutive sentences of one block, never two,
     read under `heading` (the sources' crumbs: "Creating a profile for each person" over "Open the profile ...")."""
     stop = lexicon(language).stopwords
-    wanted = textutil.features(question, stop, language)
+    wanted = textutil.features(question, stop, language, asked=True)
     above = textutil.features(heading, stop, language)
     best, best_share = "", -1.0
     for block in quoted.split("\n\n"):

@@ -201,7 +201,7 @@ class ResponseAgent:
             return []
         by_number = {s.number: s for s in sources}
         stop = lexicon(language).stopwords | lexicon(docs_language).stopwords
-        wanted = textutil.features(question, stop, docs_language)
+        wanted = textutil.features(question, stop, docs_language, asked=True)
         floor = ranked[0].score * self._min_relative
         picked: list[Passage] = []
         quoted: list[str] = []

@@ -207,6 +207,20 @@ def test_the_best_passage_is_a_few_sentences_of_one_block_never_two() -> None:
 
 
 @pytest.mark.unit
+def test_a_word_typed_whole_is_found_where_the_docs_hyphenate_it() -> None:
+    """"Is it WiFi?" over the docs' "Wi-Fi" found none of its words in the quote, so the quote counted as about
+    something else and the question was refused, while "Is it Wi-Fi?" was answered from the same quote."""
+    quoted = "Connect the TV to a Wi-Fi network. Select your network from the list."
+    scores = []
+    for question in ("Is it WiFi?", "Is it Wi-Fi?", "does it have wifi"):
+        evidence = ans.Evidence(question, (quoted,), quoted, (), True, meaning=0.85)
+        signals = ans.measure(evidence)
+        assert signals.term_coverage == 1.0 and not ans.off_topic(signals), question
+        scores.append(ans.score(signals))
+    assert scores[0] == scores[1] > 0.5
+
+
+@pytest.mark.unit
 def test_no_threshold_measures_without_refusing_and_the_model_decides_on_its_own() -> None:
     weak = AnswerabilitySignals(missing_terms=2)
     assert ans.decide(weak, None).answerable and ans.decide(weak, None).score == 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.locales import all_lexicons
-from pipeline.text import names, sentences, tokens
+from pipeline.text import features, names, sentences, tokens
 
 pytestmark = pytest.mark.unit
 FUNCTION_WORDS = frozenset().union(*(lex.stopwords for lex in all_lexicons().values()))
@@ -63,3 +63,25 @@ def test_words_keep_their_combining_marks(text: str, words: list[str]) -> None:
 )
 def test_chinese_and_japanese_sentences_end_at_their_own_stops_not_in_a_quote(text: str, expected: list[str]) -> None:
     assert sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("asked", "passage"),
+    [
+        ("Is it WiFi?", "Connect the TV to a Wi-Fi network."),  # typed whole, written with a hyphen
+        ("does it have wi-fi", "Connect the TV to a Wi-Fi network."),
+        ("Is there an onscreen keyboard?", "An on-screen keyboard appears."),
+        ("my set top box", "Connect the set-top box."),  # typed in parts: the passage keeps its parts too
+        ("my set-top box", "Connect the set-top box."),
+        ("Is it WiFi?", "Connect the TV to a WiFi network."),
+    ],
+)
+def test_a_hyphenated_word_is_found_however_the_question_writes_it(asked: str, passage: str) -> None:
+    assert features(asked, {"is", "it", "does", "have", "there", "an", "my"}, asked=True) <= features(passage)
+
+
+def test_a_question_keeps_its_words_as_typed_and_a_passage_adds_its_hyphenated_words_whole() -> None:
+    """A whole word added to the question ("docsteam" of "#docs-team") would be a word no passage has, lowering
+    every passage's share alike."""
+    assert features("post it in #docs-team", asked=True) == {"post", "it", "in", "doc", "team"}
+    assert features("built-in Wi-Fi") == {"built", "in", "builtin", "wi", "fi", "wifi"}
