@@ -48,6 +48,7 @@ MAX_TOPIC_WORDS = 4
 # a message pointing back with this many words of its own or fewer is about the thread's topic ("how far away does
 # it work from the TV?"); with more it says enough to be a question of its own (tune threads of the follow-up set)
 MAX_POINTING_WORDS = 3
+MAX_BARE_VERB_CHARS = 2  # "关掉", "删除", "オフ": a verb without its object, in a script without spaces
 # determiners said with a topic ("the remote", "il telecomando"); demonstratives are not ("that port": "port")
 _DEMONSTRATIVES = {"this", "that", "das", "dit", "dat", "deze", "questo", "questa", "quello", "quella", "esse", "essa",
                    "este", "esta", "ten", "ta", "te", "to", "그", "이", "저"}  # fmt: skip
@@ -267,18 +268,26 @@ def _points_at_its_object(question: str, content: list[str], language: str | Non
     return False
 
 
-# "how do I cancel?", "can we undo?": after a subject pronoun comes a verb, and with nothing after it, its object is
-# the thread's topic
+# "how do I cancel?", "can we undo?", "how do I turn off?": after a subject pronoun comes a verb (with its particle),
+# and with nothing after it, its object is the thread's topic
 _VERB_WITHOUT_OBJECT = re.compile(
-    r"^\W*(?:how|where|when|why|can|could|should|do|does)\b[\w\s']*?\b(?:i|we|you)\s+([a-z]+)\W*$", re.IGNORECASE
+    r"^\W*(?:how|where|when|why|can|could|should|do|does)\b[\w\s']*?\b(?:i|we|you)\s+([a-z]+)"
+    r"(?:\s+(?:on|off|up|down|out|in|back|over|away))?\W*$",
+    re.IGNORECASE,
 )
 
 
 def _acts_on_it(question: str, content: list[str], language: str | None) -> bool:
     """Whether the question's one content word is a verb with no object after a question word: "how do I cancel?",
-    "comment annuler ?", "¿cómo cancelar?", "как отменить?" ask to do it to the thread's subject."""
+    "comment annuler ?", "¿cómo cancelar?", "как отменить?" ask to do it to the thread's subject; so does a "how"
+    and one word where the object goes unsaid ("怎么关掉？", "どうやってオフにしますか？", "어떻게 꺼요?")."""
     if len(content) != 1:
         return False
+    dropped = lexicon(language).object_dropped_after
+    if dropped and any(word in question for word in dropped) and _deictic_span(question, language) is None:
+        # a pointing word, where there is one, is put in the topic's place instead; unspaced, a verb and its object
+        # are one run of characters ("连接蓝牙耳机"): a verb alone is short
+        return not written_without_spaces(question) or len(content[0]) <= MAX_BARE_VERB_CHARS
     english = _VERB_WITHOUT_OBJECT.match(question)
     if english is not None:
         return english.group(1).lower() == content[0]

@@ -83,6 +83,9 @@ class Lexicon:
     infinitive: str = ""
     # phrases whose pronoun stands for nothing ("gibt es ...?", "y a-t-il ...?", "faut-il ...?"): not pointing back
     impersonal: tuple[str, ...] = ()
+    # where a verb's object goes unsaid when it is the subject of the talk (Chinese, Japanese, Korean): the "how"
+    # words after which a lone verb asks to do it to the thread's subject ("怎么关掉？", "어떻게 꺼요?")
+    object_dropped_after: tuple[str, ...] = ()
 
 
 def words(text: str) -> frozenset[str]:

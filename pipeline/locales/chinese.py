@@ -145,6 +145,7 @@ def lexicon_in_both_scripts(lexicon: Lexicon) -> Lexicon:
         deictics=in_both_scripts(lexicon.deictics),
         stop_phrases=in_both_scripts(lexicon.stop_phrases),
         question_words=in_both_scripts(lexicon.question_words),
+        object_dropped_after=in_both_scripts(lexicon.object_dropped_after),
         troubleshooting=" ".join(in_both_scripts(tuple(lexicon.troubleshooting.split()))),
         yes_no=pattern_in_both_scripts(lexicon.yes_no),
         capability=tuple((kind, pattern_in_both_scripts(pattern)) for kind, pattern in lexicon.capability),

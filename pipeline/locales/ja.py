@@ -66,6 +66,7 @@ LEXICON = Lexicon(
     # a sentence ending in か (ますか, ですか, できますか) without a question word
     yes_no=rf"^(?!.*(?:{_ASKS_WHAT})).*[ぁ-ん]か\s*[？?]?\s*$",
     question_words=("何", "どう", "どこ", "なぜ", "いつ", "どれ", "どの", "いくつ", "いくら", "誰", "ですか", "ますか"),
+    object_dropped_after=("どうやって", "どう"),
     stopwords=frozenset(),
     deictics=("それら", "これら", "それ", "これ", "あれ"),
     topic_position="start",

@@ -69,6 +69,7 @@ LEXICON = Lexicon(
     yes_no=rf"^(?=.*[\uac00-\ud7af])(?!.*(?:{_ASKS_WHAT})).*(?:[?？]|나요|까요|니까)\s*$",
     # the question word is where the sentence needs it, not first: it counts anywhere, as in Chinese
     question_words=("어떻게", "무엇", "뭐", "왜", "언제", "어디", "누가", "누구", "몇", "얼마", "어느", "무슨"),
+    object_dropped_after=("어떻게",),
     stopwords=words(
         """어떻게 어떤 무엇 뭐 뭔가 뭐가 무슨 왜 언제 어디 어디서 누가 누구 몇 얼마 얼마나 어느 이 그 저 제
         저는 제가 나 내 내가 우리 좀 더 잘 안 못 수 것 거 건가요 인가요 있나요 있어요 있습니까 있는 있을까요

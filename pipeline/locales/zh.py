@@ -56,6 +56,7 @@ LEXICON = Lexicon(
     troubleshooting="故障排除 问题 无法使用",
     yes_no=r"吗\s*[？?]?\s*$|是否|能不能|有没有|可不可以|支不支持|会不会",
     question_words=("为什么", "怎么", "如何", "什么", "哪", "多少", "几", "谁"),
+    object_dropped_after=("怎么", "如何", "怎样"),
     stopwords=frozenset(),
     deictics=("它们", "它", "这个", "那个", "这些", "那些", "这", "那"),
     topic_position="start",

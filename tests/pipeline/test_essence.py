@@ -85,6 +85,12 @@ async def test_follow_up_becomes_a_question_about_the_topic(
         ("en", "How do I set the sleep timer?", "can I undo?"),
         ("fr", "Comment régler la minuterie ?", "comment annuler ?"),
         ("ru", "Как установить таймер сна?", "как отменить?"),
+        ("en", "How do I turn on subtitles?", "how do I turn off?"),  # a verb with its particle
+        # where the object goes unsaid: "how" and a verb alone
+        ("zh", "如何打开字幕？", "怎么关掉？"),
+        ("zh-Hant", "如何開啟字幕？", "怎麼關掉？"),
+        ("ja", "字幕をオンにするには？", "どうやってオフにしますか？"),
+        ("ko", "앱은 어떻게 설치해요?", "삭제는 어떻게 해요?"),
         # the pronoun written onto the verb
         ("es", "¿Cómo activo los subtítulos?", "¿cómo desactivarlos?"),
         ("it", "Come attivo i sottotitoli?", "come disattivarli?"),
@@ -112,6 +118,8 @@ async def test_a_pronoun_before_or_on_the_verb_asks_on_from_the_last_question(
         # a question about a new thing, however short, is its own
         ("en", "How do I set the sleep timer?", "what is HDMI?"),
         ("es", "¿Cómo programo el temporizador?", "¿cómo Netflix?"),
+        ("zh", "如何打开字幕？", "怎么连接蓝牙耳机？"),  # a verb with an object of its own, unspaced
+        ("ja", "字幕をオンにするには？", "どうやってスリープタイマーを設定しますか？"),
     ],
 )
 async def test_an_article_before_its_noun_does_not_point_back(language: str, earlier: str, question: str) -> None:
