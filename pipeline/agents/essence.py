@@ -35,6 +35,7 @@ from pipeline.locales import (
     topic_form,
     written_without_spaces,
 )
+from pipeline.locales.ko import particle_after
 from pipeline.text import CODE, QUESTION_WORDS, identifiers, looks_like_question, one_line, strip_mentions
 from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
@@ -148,6 +149,32 @@ def _trailing_phrase(previous: str, size: int) -> str | None:
     return previous[run[0].start() : run[-1].end()] if run else None
 
 
+# Japanese and Korean mark a noun with the particle after it ("キーボードを接続するには？", "키보드는 어떻게
+# 연결해요?"): in a follow-up "マウスは？" or "마우스는요?" the new noun takes the marked one's place
+_JAPANESE_MARKED = re.compile(
+    r"(?:[A-Za-z0-9][A-Za-z0-9+\-]*|[\u30a0-\u30ff]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]{2,})(?=[をはがにでの])"
+)
+_KOREAN_PARTICLES = ("은", "는", "이", "가", "을", "를", "에", "으로", "로")
+
+
+def _with_marked_noun_replaced(previous: str, phrase: str) -> str | None:
+    """`previous` (a Japanese or Korean question) with `phrase` in place of its first noun marked by a particle (the
+    Korean particle in the form the new noun takes), or None when it has none."""
+    if written_without_spaces(previous):
+        found = _JAPANESE_MARKED.search(previous)
+        if found is None or found.group(0).lower() not in {w.lower() for w in content_words(previous)}:
+            return None
+        return previous[: found.start()] + phrase + previous[found.end() :]
+    if not is_korean(previous):
+        return None
+    for word in re.finditer(r"[\uac00-\ud7a3]+", previous):
+        noun = topic_form(word.group(0))
+        particle = word.group(0)[len(noun) :]
+        if noun != word.group(0) and particle in _KOREAN_PARTICLES:
+            return previous[: word.start()] + phrase + particle_after(phrase, particle) + previous[word.end() :]
+    return None
+
+
 def substitute(previous: str, phrase: str, language: str | None = None) -> str:
     """`previous` asked again about `phrase`: the name it replaces swapped for it (same kind of name, or the
     words ending like it, or the trailing noun phrase), else `phrase` added. Where every noun has a capital
@@ -159,6 +186,9 @@ def substitute(previous: str, phrase: str, language: str | None = None) -> str:
     if target is None and is_name:
         same_kind = [n for n in _names(previous) if bool(identifiers(n)) == bool(identifiers(phrase))]
         target = same_kind[0] if same_kind else None
+    replaced = _with_marked_noun_replaced(previous, phrase) if target is None else None
+    if replaced is not None:
+        return replaced
     if target is None:
         target = _trailing_phrase(previous, max(len(phrase_words), 1))
     if target is None or target.lower() == phrase.lower():

@@ -117,6 +117,24 @@ def _follows(sound: str, syllable: str) -> bool:
     )
 
 
+# a particle's two forms: after a consonant, after a vowel ("리모컨을", "마우스를")
+_PARTICLE_FORMS = (("은", "는"), ("이", "가"), ("을", "를"), ("과", "와"), ("으로", "로"), ("이랑", "랑"))
+
+
+def particle_after(noun: str, particle: str) -> str:
+    """`particle` in the form that follows `noun`'s last sound ("은" after "마우스" is "는"); as it is after a word
+    that does not end in Hangul ("iPad는")."""
+    last = noun[-1:]
+    if not ("\uac00" <= last <= "\ud7a3"):
+        return particle
+    final = (ord(last) - 0xAC00) % 28
+    for after_consonant, after_vowel in _PARTICLE_FORMS:
+        if particle in (after_consonant, after_vowel):
+            vowel = final == 0 or (after_vowel == "로" and final == _RIEUL)  # "로" follows ㄹ too
+            return after_vowel if vowel else after_consonant
+    return particle
+
+
 def stem(word: str) -> str:
     """`word` without the particle or 하다/되다 ending attached to it ("리모컨을" -> "리모컨", "연결하나요" -> "연결"),
     or as it is when none fits ("와이파이", "추가")."""

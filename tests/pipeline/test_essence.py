@@ -55,6 +55,13 @@ async def asked_after(question: str, language: str, *earlier: str) -> Payload:
         ("nl", "Wat is Bixby?", "Hoe werkt het?", "Hoe werkt Bixby?"),
         ("nl", "Hoe koppel ik de afstandsbediening?", "En hoe reset ik die?", "En hoe reset ik de afstandsbediening?"),
         ("pl", "Co to jest Bixby?", "Jak to działa?", "Jak Bixby działa?"),
+        # "what about X?": X in the place of the noun its particle marks (the Korean particle in X's form)
+        ("ja", "キーボードを接続するには？", "マウスは？", "マウスを接続するには？"),
+        ("ja", "iPhoneを接続するには？", "iPadでは？", "iPadを接続するには？"),
+        ("ja", "スリープタイマーの設定方法は？", "オフタイマーは？", "オフタイマーの設定方法は？"),
+        ("ko", "키보드는 어떻게 연결해요?", "마우스는요?", "마우스는 어떻게 연결해요?"),
+        ("ko", "블루투스 헤드폰을 어떻게 연결하나요?", "스피커는요?", "블루투스 스피커를 어떻게 연결하나요?"),
+        ("ko", "리모컨은 어떻게 페어링해요?", "키보드는요?", "키보드는 어떻게 페어링해요?"),
     ],
 )
 async def test_follow_up_becomes_a_question_about_the_topic(
