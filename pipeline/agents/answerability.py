@@ -20,11 +20,13 @@ in docs/benchmarks.md):
   equalizer's "Voice" preset in one section and a profile's "watch history" in another (a document removed), or a
   SQuAD v2 question built from words of several sentences of its paragraph;
 - a number asked for: a question that wants a size, weight, count or rate (pipeline/intent.py, read for meaning in
-  any language) needs a number in the quoted block;
+  any language) needs a number in a sentence holding the question's words ("how many HDMI ports?" is not answered
+  by a sentence on HDMI ports beside one on a cable of "10 feet (3 m)");
 - a shop's question: price, shipping, warranty, what comes in the box (pipeline/intent.py) is rarely in the docs;
 - negation: a question asking what is *not* / *never* so, or the opposite of what the passage says ("last" where
-  it says "first"), needs a passage that says so too (a passage's "without" says so; a question's "without" is a
-  condition of what it asks, "how do I add workspaces without three setups?", not a negation);
+  it says "first", "turn on" where it says "turn off"), needs a passage that says so too (a passage's "without"
+  says so; a question's "without" is a condition of what it asks, "how do I add workspaces without three
+  setups?", not a negation);
 - unknown words: words of the message that no document uses at all, not even spelt a letter apart ("How much
   does a subscription cost per month?", "voice during a Slack huddle"): one lowers the score, two or more and the
   question is about something the docs never mention (the words the person typed, in the docs' language only: a
@@ -223,7 +225,33 @@ def unmatched_negation(question: str, passage: str) -> bool:
     if not symptom and _NEGATION.search(asked_sentence) is not None and not negates:
         return True
     asked, said = set(textutil.tokens(asked_sentence)), set(textutil.tokens(passage))
+    asked |= switched(asked_sentence)
+    said |= switched(passage)
     return any(a in asked and a not in said and b in said for pair in OPPOSITES for a, b in (pair, pair[::-1]))
+
+
+_SWITCH_VERBS = frozenset({"turn", "power", "switch"})
+SWITCH_REACH = 3  # "turn the TV on": the particle a few words after its verb
+_HYPHENATED = re.compile(r"\b([^\W_]+)-([^\W_]+)\b")
+
+
+def switched(text: str) -> set[str]:
+    """What `text` turns on or off, as "<verb> on" / "<verb> off" ("turn on" for "turns the TV on", "power on" for
+    "power-on"); the "off" of a hyphenated word is no particle ("the TV turns soft-off" names a state)."""
+
+    def parts(match: re.Match[str]) -> str:
+        verb = textutil.stem(match.group(1).lower()) in _SWITCH_VERBS
+        return f"{match.group(1)} {match.group(2)}" if verb else f"{match.group(1)}{match.group(2)}"
+
+    words = textutil.tokens(_HYPHENATED.sub(parts, text))
+    found = set()
+    for i, word in enumerate(words):
+        verb = textutil.stem(word)
+        if verb in _SWITCH_VERBS:
+            particle = next((w for w in words[i + 1 : i + 1 + SWITCH_REACH] if w in ("on", "off")), None)
+            if particle is not None:
+                found.add(f"{verb} {particle}")
+    return found
 
 
 # English opposites a SQuAD v2 question swaps to make itself unanswerable (tune split: 3% of the unanswerable
@@ -233,6 +261,8 @@ OPPOSITES = (
     ("highest", "lowest"), ("increase", "decrease"), ("minimum", "maximum"), ("more", "less"), ("partial", "whole"),
     ("won", "lost"), ("win", "lose"), ("start", "end"), ("north", "south"), ("east", "west"), ("major", "minor"),
     ("oldest", "newest"), ("early", "late"), ("public", "private"), ("positive", "negative"),
+    # a device's switches: asked how to turn it on, a passage on turning it off answers something else
+    ("turn on", "turn off"), ("power on", "power off"), ("switch on", "switch off"),
 )  # fmt: skip
 
 
@@ -294,6 +324,19 @@ def best_passage(question: str, quoted: str, language: str = "en", *, heading: s
     return best, max(best_share, 0.0)
 
 
+def states_a_number(question: str, quoted: str, language: str = "en", *, same_language: bool = True) -> bool:
+    """Whether `quoted` gives a number where it speaks of what is asked: in a sentence holding one of the question's
+    content words (a question in another language shares none: any number of the quote counts)."""
+    if not same_language:
+        return _DIGIT.search(quoted) is not None
+    stop = lexicon(language).stopwords
+    wanted = textutil.features(question, stop, language, asked=True)
+    return any(
+        _DIGIT.search(sentence) is not None and wanted & textutil.features(sentence, stop, language)
+        for sentence in textutil.sentences(quoted)
+    )
+
+
 def levels_agree(hits: tuple[SearchHit, ...]) -> bool:
     """The best section is also the best by the keyword level and by the embedding level."""
     if not hits:
@@ -340,7 +383,8 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
         meaning=round(evidence.meaning, 4),
         unknown_names=len(evidence.unknown_names),
         unknown_shift=round(evidence.unknown_shift, 4),
-        number_missing=evidence.intent is QuestionIntent.MEASURE and _DIGIT.search(evidence.quoted or block) is None,
+        number_missing=evidence.intent is QuestionIntent.MEASURE
+        and not states_a_number(evidence.question, evidence.quoted or block, language, same_language=same),
         purchase=evidence.intent_margin if evidence.intent is QuestionIntent.PURCHASE else 0.0,
         opinion=evidence.intent_margin if evidence.intent is QuestionIntent.OPINION else 0.0,
         same_language=same,

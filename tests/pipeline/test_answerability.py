@@ -187,6 +187,24 @@ def test_the_opposite_of_what_the_passage_says_counts_as_an_unmatched_negation()
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize(
+    ("question", "passage", "opposite"),
+    [
+        # asked to switch it on, told how it switches off (the issue's "automatic power-on" answered by Auto Power Off)
+        ("Can I set it to turn on at a certain time?", "Sleep Timer: the TV turns off at a specific time.", True),
+        ("Does it have automatic power-on?", "Auto Power Off turns the TV off after 4 hours without input.", True),
+        ("How do I switch the TV off?", "Press the power button to switch the TV on.", True),
+        ("Can I set it to turn off at a certain time?", "Sleep Timer: the TV turns off at a specific time.", False),
+        ("How do I turn the TV on?", "To turn the TV on, press the power button. To turn it off, hold it.", False),
+        ("Can it turn on my soundbar?", "The connected soundbar powers on with the TV.", False),  # another verb
+        ("How can I turn on Ambient Mode?", "In the dark the TV turns soft-off, then back to Ambient Mode.", False),
+    ],
+)
+def test_turning_on_and_turning_off_are_opposites(question: str, passage: str, opposite: bool) -> None:
+    assert ans.unmatched_negation(question, passage) is opposite
+
+
+@pytest.mark.unit
 def test_a_negated_symptom_is_not_a_negated_question() -> None:
     fix = "Check that the cable is firmly connected, then select the right input source."
     assert ans.unmatched_negation("Which input is not supported?", fix)
@@ -486,6 +504,22 @@ def test_a_question_asking_for_a_number_needs_a_number_in_the_quote() -> None:
     assert not ans.measure(stated).number_missing
     how_to = ans.Evidence("How do I attach the stand?", (block,), block, (), True, intent=QuestionIntent.DOCS)
     assert not ans.measure(how_to).number_missing
+
+
+@pytest.mark.unit
+def test_the_number_asked_for_must_be_in_the_passage_about_the_question() -> None:
+    """A digit anywhere in the quote passed: "How many HDMI ports does it have?" was answered with a sentence that
+    HDMI ports are missing on some adaptors, quoted beside one about a cable of "10 feet (3 m)"."""
+    quoted = (
+        "Use a LAN cable shorter than 10 feet (3 m). Keep the cable straight. Use the supplied adapter. "
+        "Some graphics adaptors have no HDMI ports, only DVI ports."
+    )
+    asks = ans.Evidence("How many HDMI ports does it have?", (quoted,), quoted, (), True, intent=QuestionIntent.MEASURE)
+    assert ans.measure(asks).number_missing
+    stated = quoted + " The TV has 4 HDMI ports."
+    counted = ans.Evidence("How many HDMI ports does it have?", (stated,), stated, (), True,
+                           intent=QuestionIntent.MEASURE)  # fmt: skip
+    assert not ans.measure(counted).number_missing
 
 
 @pytest.mark.unit
