@@ -30,6 +30,7 @@ _TOKEN = re.compile(rf"[{_CJK}]|{_LETTER}+(?:['’]{_LETTER}+)?")
 # a word written with hyphens between its letters ("Wi-Fi", "pop-up", "set-top"), which people also write whole
 _COMPOUND = re.compile(rf"{_LETTER}+(?:[-‐‑]{_LETTER}+)+")
 _HYPHENS = re.compile(r"[-‐‑]")
+_RATIO = re.compile(r"\d+(?::\d+)+")  # "4:4:4", "16:9": typed without the colons too ("444")
 # Latin sentences end at ".", "!" or "?" before a space; Chinese and Japanese ones at "。", "！" or "？" (no space
 # follows), taking a closing quote or bracket with them ("你好。”") and not ending inside an English sentence that
 # quotes one ("(這個電視有藍牙嗎？ , as people write)").
@@ -105,16 +106,24 @@ def stem(word: str) -> str:
     return str(stemmer.stemWord(word))
 
 
+def written_whole(text: str) -> list[str]:
+    """What `text` writes in parts that people also type whole: its hyphenated words without their hyphens ("Wi-Fi":
+    "WiFi") and its numbers without the colons between their digits ("4:4:4": "444")."""
+    hyphenated = [_HYPHENS.sub("", m.group()) for m in _COMPOUND.finditer(text)]
+    return hyphenated + [m.group().replace(":", "") for m in _RATIO.finditer(text)]
+
+
 def features(text: str, stopwords: Iterable[str] = (), language: str | None = "en", *, asked: bool = False) -> set[str]:
     """Content features for overlap: words minus stopwords, stemmed for `language`, plus CJK character bigrams.
 
     A hyphenated word of what is read is its parts and also the word whole ("Wi-Fi": "wi", "fi", "wifi"), so a
-    question typing it whole ("WiFi") finds it. What is `asked` (the side whose share is counted) keeps its words as
-    typed: a word whole no passage writes would count against every passage alike.
+    question typing it whole ("WiFi") finds it; so is a number with colons between its digits (`written_whole`).
+    What is `asked` (the side whose share is counted) keeps its words as typed: a word whole no passage writes would
+    count against every passage alike.
     Compare two texts with the same `language` (usually the docs' language) so their stems line up.
     """
     stop = set(stopwords)
-    whole = [] if asked else [_HYPHENS.sub("", m.group()) for m in _COMPOUND.finditer(text)]
+    whole = [] if asked else written_whole(text)
     toks = tokens(text) + [w.lower() for w in whole]
     words = [t for t in toks if not _CJK_CHAR.fullmatch(t) and t not in stop and len(t) >= 2]
     stemmer = _stemmer(language) if language else None

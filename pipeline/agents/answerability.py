@@ -189,18 +189,19 @@ def distinguishing_terms(question: str, *, same_language: bool, language: str = 
 def missing_terms(terms: set[str], block: str) -> set[str]:
     """The terms `block` does not contain: numbers and codes anywhere in it, measurements with their unit, names as
     whole words written the same way ("Teams" is not "teams"; a case-insensitive or stemmed match lets common words
-    stand in for names), or hyphenated as the docs write them ("WiFi" for "Wi-Fi")."""
+    stand in for names), or hyphenated as the docs write them ("WiFi" for "Wi-Fi"); a number typed without the colons
+    the docs write between its digits is there ("444" for "4:4:4")."""
     folded = block.lower()
     words = {_bare(w) for w in _WORD.findall(block)}
-    joined = {w.replace("-", "").lower() for w in words if "-" in w}  # "Wi-Fi" is how the docs write "WiFi"
+    whole = {w.lower() for w in textutil.written_whole(block)}  # "Wi-Fi" is how the docs write "WiFi"
     measured = measurements(block)
 
     def absent(term: str) -> bool:
         if " " in term and term[:1].isdigit():  # a measurement: that number with that unit
             return term not in measured
         if any(ch.isdigit() for ch in term):
-            return term.lower() not in folded
-        return term not in words and term.replace("-", "").lower() not in joined
+            return term.lower() not in folded and term.lower() not in whole
+        return term not in words and term.replace("-", "").lower() not in whole
 
     return {t for t in terms if absent(t)}
 
@@ -332,7 +333,8 @@ def states_a_number(question: str, quoted: str, language: str = "en", *, same_la
     stop = lexicon(language).stopwords
     wanted = textutil.features(question, stop, language, asked=True)
     return any(
-        _DIGIT.search(sentence) is not None and wanted & textutil.features(sentence, stop, language)
+        _DIGIT.search(sentence) is not None
+        and typo_tolerant_overlap(wanted, textutil.features(sentence, stop, language)) > 0
         for sentence in textutil.sentences(quoted)
     )
 

@@ -507,6 +507,18 @@ def test_a_question_asking_for_a_number_needs_a_number_in_the_quote() -> None:
 
 
 @pytest.mark.unit
+def test_a_number_typed_without_its_colons_is_the_docs_number() -> None:
+    """"Does this t.v have croma of 444" over the docs' "RGB 4:4:4 YCbCr 4:4:4" was refused: 444 was missing, no
+    word of the question in the table row, and the number asked for not beside any of its words."""
+    quoted = "Color Depth 10 bit RGB 4:4:4 YCbCr 4:4:4 YCbCr 4:2:2 Chroma Sampling"
+    evidence = ans.Evidence("Does this t.v have croma of 444", (quoted,), quoted, (), True, meaning=0.86,
+                            intent=QuestionIntent.MEASURE)  # fmt: skip
+    signals = ans.measure(evidence)
+    assert (signals.missing_terms, signals.term_coverage, signals.number_missing) == (0, 1.0, False)
+    assert ans.missing_terms({"422"}, quoted) == set() and ans.missing_terms({"4444"}, quoted) == {"4444"}
+
+
+@pytest.mark.unit
 def test_the_number_asked_for_must_be_in_the_passage_about_the_question() -> None:
     """A digit anywhere in the quote passed: "How many HDMI ports does it have?" was answered with a sentence that
     HDMI ports are missing on some adaptors, quoted beside one about a cable of "10 feet (3 m)"."""

@@ -74,6 +74,7 @@ def test_chinese_and_japanese_sentences_end_at_their_own_stops_not_in_a_quote(te
         ("my set top box", "Connect the set-top box."),  # typed in parts: the passage keeps its parts too
         ("my set-top box", "Connect the set-top box."),
         ("Is it WiFi?", "Connect the TV to a WiFi network."),
+        ("chroma 444", "YCbCr 4:4:4 chroma sampling"),  # a number typed without the colons between its digits
     ],
 )
 def test_a_hyphenated_word_is_found_however_the_question_writes_it(asked: str, passage: str) -> None:
