@@ -138,9 +138,13 @@ def _span_ending_with(previous: str, last_word: str, size: int) -> str | None:
 
 
 def _trailing_phrase(previous: str, size: int) -> str | None:
-    """The last run of up to `size` content words of `previous` (its noun phrase, in most questions)."""
+    """The last run of up to `size` content words of `previous` (its noun phrase, in most questions), past the
+    function words that may close the question: a verb's particle ("Hoe sluit ik een toetsenbord aan?", "Wie
+    schalte ich die Untertitel ein?"), "again", "to it"."""
     words = list(_WORD.finditer(previous))
     content = set(content_words(previous))
+    while words and words[-1].group(0).lower() not in content:
+        words.pop()
     run: list[re.Match[str]] = []
     for word in reversed(words):
         if word.group(0).lower() not in content or len(run) == size:

@@ -62,6 +62,12 @@ async def asked_after(question: str, language: str, *earlier: str) -> Payload:
         ("ko", "키보드는 어떻게 연결해요?", "마우스는요?", "마우스는 어떻게 연결해요?"),
         ("ko", "블루투스 헤드폰을 어떻게 연결하나요?", "스피커는요?", "블루투스 스피커를 어떻게 연결하나요?"),
         ("ko", "리모컨은 어떻게 페어링해요?", "키보드는요?", "키보드는 어떻게 페어링해요?"),
+        # the noun before the words that may close a question: a verb's particle, "again", "to it"
+        ("nl", "Hoe sluit ik een toetsenbord aan?", "en een muis?", "Hoe sluit ik een muis aan?"),
+        ("de", "Wie schalte ich die Untertitel ein?", "und die Audiodeskription?",
+         "Wie schalte ich die Audiodeskription ein?"),
+        ("en", "How do I pair the remote again?", "and the keyboard?", "How do I pair the keyboard again?"),
+        ("en", "How do I connect a keyboard to it?", "and a mouse?", "How do I connect a mouse to it?"),
     ],
 )
 async def test_follow_up_becomes_a_question_about_the_topic(
