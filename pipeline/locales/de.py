@@ -73,6 +73,8 @@ LEXICON = Lexicon(
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
     possessives=words("seine seinen seinem seiner ihre ihren ihrem ihrer dessen deren"),
     impersonal=("gibt es", "es gibt", "geht es"),
+    # written small, as a noun never is ("und ausschalten?"): case-sensitive inside the case-blind match
+    infinitive=r"(?-i:[a-zäöüß]{3,}(?:en|ern|eln))",
     determiners=words(
         "der die das den dem des mein meine meinen meinem meiner dein deine ein eine einen einem einer eines"
     ),

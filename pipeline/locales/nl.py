@@ -73,6 +73,8 @@ LEXICON = Lexicon(
     deictics=("het", "dat", "dit", "die", "deze", "ze", "hem", "ervan", "daarmee"),
     possessives=words("zijn hun"),
     impersonal=("is het mogelijk", "het is mogelijk"),
+    # a separable verb's infinitive ("en uitzetten?"); a plural noun also ends in -en, so only these prefixes
+    infinitive=r"(?!instellingen\b)(?:aan|uit|af|in|op|door|terug|weg|om|mee|vast|bij)\w{2,}en",
     determiners=words("de het een mijn je jouw uw ons onze dit dat deze die"),
     capability=(
         ("code", r"\bschrijf\b.{0,15}\b(programma|script|code|functie)\b"),

@@ -64,6 +64,7 @@ async def asked_after(question: str, language: str, *earlier: str) -> Payload:
         ("ko", "리모컨은 어떻게 페어링해요?", "키보드는요?", "키보드는 어떻게 페어링해요?"),
         # the noun before the words that may close a question: a verb's particle, "again", "to it"
         ("nl", "Hoe sluit ik een toetsenbord aan?", "en een muis?", "Hoe sluit ik een muis aan?"),
+        ("nl", "Hoe zet ik ondertitels aan?", "en de instellingen?", "Hoe zet ik instellingen aan?"),  # a noun in -en
         ("de", "Wie schalte ich die Untertitel ein?", "und die Audiodeskription?",
          "Wie schalte ich die Audiodeskription ein?"),
         ("en", "How do I pair the remote again?", "and the keyboard?", "How do I pair the keyboard again?"),
@@ -355,6 +356,9 @@ def test_an_elliptical_opener_is_matched_whole(follow_up: str, phrase: str | Non
         ("it", "Come attivo i sottotitoli?", "e per disattivarli?"),
         ("fr", "Comment activer les sous-titres ?", "Et les désactiver ?"),
         ("ru", "Как включить субтитры?", "а выключить?"),
+        # German writes a verb small, where every noun has a capital; Dutch by its separable verb's prefix
+        ("de", "Wie schalte ich die Untertitel ein?", "und ausschalten?"),
+        ("nl", "Hoe zet ik ondertitels aan?", "en uitzetten?"),
     ],
 )
 async def test_and_then_a_verb_asks_another_action_on_the_same_thing(
