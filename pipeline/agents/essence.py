@@ -227,8 +227,8 @@ def _code_topic(text: str, content: set[str]) -> str | None:
 
 def topic_of(text: str, language: str | None = None) -> str | None:
     """The phrase a message is about: a product or error code when there is one, else the best run of
-    consecutive content words (names first, then longer), without the verb that opens it in a language whose
-    infinitive follows the question word ("Как включить субтитры?": "субтитры")."""
+    consecutive content words (names first, then longer), without the infinitive that opens or closes it ("Как
+    включить субтитры?": "субтитры"; "Wie kann ich die Untertitel einschalten?": "die Untertitel")."""
     content = set(content_words(text))
     code = _code_topic(text, content)
     if code is not None:
@@ -273,6 +273,8 @@ def topic_of(text: str, language: str | None = None) -> str | None:
     _, words, before = max(runs, key=rank)
     while len(words) > 1 and _is_infinitive(words[0], language):
         words, before = words[1:], ""
+    while len(words) > 1 and _is_infinitive(words[-1], language):
+        words = words[:-1]  # German and Dutch put it last: "Wie kann ich die Untertitel einschalten?"
     phrase = " ".join(words[:MAX_TOPIC_WORDS])
     return f"{before.lower()} {phrase}" if before.lower() in _DETERMINERS else phrase
 

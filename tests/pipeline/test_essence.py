@@ -54,6 +54,10 @@ async def asked_after(question: str, language: str, *earlier: str) -> Payload:
         ("ko", "블루투스 헤드폰을 어떻게 연결하나요?", "그것을 어떻게 끊어요?", "블루투스 헤드폰 어떻게 끊어요?"),
         ("nl", "Wat is Bixby?", "Hoe werkt het?", "Hoe werkt Bixby?"),
         ("nl", "Hoe koppel ik de afstandsbediening?", "En hoe reset ik die?", "En hoe reset ik de afstandsbediening?"),
+        # the topic without the infinitive German and Dutch put last
+        ("de", "Wie kann ich die Untertitel einschalten?", "Wie schalte ich sie aus?",
+         "Wie schalte ich die Untertitel aus?"),
+        ("nl", "Hoe kan ik ondertitels aanzetten?", "En hoe zet ik ze uit?", "En hoe zet ik ondertitels uit?"),
         ("pl", "Co to jest Bixby?", "Jak to działa?", "Jak Bixby działa?"),
         # "what about X?": X in the place of the noun its particle marks (the Korean particle in X's form)
         ("ja", "キーボードを接続するには？", "マウスは？", "マウスを接続するには？"),
