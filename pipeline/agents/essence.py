@@ -35,7 +35,7 @@ from pipeline.locales import (
     topic_form,
     written_without_spaces,
 )
-from pipeline.locales.ko import particle_after
+from pipeline.locales.ko import marked_noun, particle_after
 from pipeline.text import CODE, QUESTION_WORDS, identifiers, looks_like_question, one_line, strip_mentions
 from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
@@ -158,7 +158,6 @@ def _trailing_phrase(previous: str, size: int) -> str | None:
 _JAPANESE_MARKED = re.compile(
     r"(?:[A-Za-z0-9][A-Za-z0-9+\-]*|[\u30a0-\u30ff]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]{2,})(?=[をはがにでの])"
 )
-_KOREAN_PARTICLES = ("은", "는", "이", "가", "을", "를", "에", "으로", "로")
 
 
 def _with_marked_noun_replaced(previous: str, phrase: str) -> str | None:
@@ -172,10 +171,9 @@ def _with_marked_noun_replaced(previous: str, phrase: str) -> str | None:
     if not is_korean(previous):
         return None
     for word in re.finditer(r"[\uac00-\ud7a3]+", previous):
-        noun = topic_form(word.group(0))
-        particle = word.group(0)[len(noun) :]
-        if noun != word.group(0) and particle in _KOREAN_PARTICLES:
-            return previous[: word.start()] + phrase + particle_after(phrase, particle) + previous[word.end() :]
+        marked = marked_noun(word.group(0))
+        if marked is not None:
+            return previous[: word.start()] + phrase + particle_after(phrase, marked[1]) + previous[word.end() :]
     return None
 
 

@@ -121,6 +121,17 @@ def _follows(sound: str, syllable: str) -> bool:
 _PARTICLE_FORMS = (("은", "는"), ("이", "가"), ("을", "를"), ("과", "와"), ("으로", "로"), ("이랑", "랑"))
 
 
+# the particles that mark a noun as what a question is about, its subject or its object ("키보드는", "리모컨을")
+_NOUN_PARTICLES = ("은", "는", "이", "가", "을", "를", "에", "으로", "로")
+
+
+def marked_noun(word: str) -> tuple[str, str] | None:
+    """`word` as its noun and the particle that marks it ("키보드는": "키보드", "는"); None for a word without one."""
+    noun = stem(word)
+    particle = word[len(noun) :]
+    return (noun, particle) if noun != word and particle in _NOUN_PARTICLES else None
+
+
 def particle_after(noun: str, particle: str) -> str:
     """`particle` in the form that follows `noun`'s last sound ("은" after "마우스" is "는"); as it is after a word
     that does not end in Hangul ("iPad는")."""
