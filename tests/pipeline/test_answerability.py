@@ -71,6 +71,17 @@ def test_negation_must_be_matched_by_the_block() -> None:
 
 
 @pytest.mark.unit
+def test_a_symptom_stated_rather_than_asked_needs_no_negation_in_the_answer() -> None:
+    """"the bot doesn't answer in my slack channel" reports what happens; the section that fixes it need not say
+    "not" (it was refused as an unmatched negation). A sentence that asks keeps the check, wherever its wh-word is."""
+    fix = "Invite the bot to the channel with /invite @docbot."
+    assert not ans.unmatched_negation("the bot doesn't answer in my slack channel", fix)
+    assert not ans.unmatched_negation("TV won't turn on", "Check that the power cord is connected.")
+    assert ans.unmatched_negation("Does the bot not answer in channels?", fix)
+    assert ans.unmatched_negation("J. A. Hobson didn't want which races to develop the world?", "Hobson wrote on it.")
+
+
+@pytest.mark.unit
 def test_without_is_a_condition_in_a_question_and_an_absence_in_a_passage() -> None:
     setup = "Create one Slack app and install it in each workspace through its install page."
     assert not ans.unmatched_negation("How do I add three workspaces without three separate setups?", setup)
@@ -532,6 +543,31 @@ def test_the_number_asked_for_must_be_in_the_passage_about_the_question() -> Non
     counted = ans.Evidence("How many HDMI ports does it have?", (stated,), stated, (), True,
                            intent=QuestionIntent.MEASURE)  # fmt: skip
     assert not ans.measure(counted).number_missing
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "question",
+    [
+        "¿Cuántos puertos HDMI tiene?",
+        "Combien de ports HDMI a-t-elle ?",
+        "Сколько у него HDMI-портов?",
+        "HDMI端子はいくつありますか？",
+    ],
+)
+def test_a_question_in_another_language_needs_the_number_beside_the_words_both_languages_write(question: str) -> None:
+    """Across languages any digit of the quote counted, so "how many HDMI ports?" in Spanish, French, Russian or
+    Japanese was answered with the cable's "10 feet (3 m)"; "HDMI" is written alike in both, so the number must be
+    beside it. A question sharing no word with the quote still takes any number."""
+    quoted = "Use a LAN cable shorter than 10 feet (3 m). Some graphics adaptors have no HDMI ports, only DVI ports."
+    asks = ans.Evidence(question, (quoted,), quoted, (), False, intent=QuestionIntent.MEASURE)
+    assert ans.measure(asks).number_missing
+    stated = quoted + " The TV has 4 HDMI ports."
+    counted = ans.Evidence(question, (stated,), stated, (), False, intent=QuestionIntent.MEASURE)
+    assert not ans.measure(counted).number_missing
+    shares_nothing = ans.Evidence("¿Cuánto pesa?", ("It weighs 9.5 kg.",), "It weighs 9.5 kg.", (), False,
+                                  intent=QuestionIntent.MEASURE)  # fmt: skip
+    assert not ans.measure(shares_nothing).number_missing
 
 
 @pytest.mark.unit
