@@ -153,6 +153,19 @@ def _trailing_phrase(previous: str, size: int) -> str | None:
     return previous[run[0].start() : run[-1].end()] if run else None
 
 
+MAX_NOUN_PHRASE = 3  # content words after an article that name one thing ("the slack app")
+
+def _one_thing(previous: str, phrase: str, language: str | None) -> bool:
+    """Whether the last `phrase` of `previous` names one thing: it comes right after an article or a preposition
+    ("the slack app", "a folder of html files") and opens with no infinitive; not a verb and its bare object ("turn
+    subtitles" of "how do I turn subtitles off?")."""
+    start = previous.lower().rfind(phrase.lower())
+    before = list(_WORD.finditer(previous[: max(start, 0)]))
+    words = lexicon(language or "en")  # its own language's: Polish "to" is a determiner, English "to" opens a verb
+    opened = start > 0 and bool(before) and before[-1].group(0).lower() in words.determiners | words.prepositions
+    return opened and not _is_infinitive(phrase.split()[0], language)
+
+
 # Japanese and Korean mark a noun with the particle after it ("キーボードを接続するには？", "키보드는 어떻게
 # 연결해요?"): in a follow-up "マウスは？" or "마우스는요?" the new noun takes the marked one's place
 _JAPANESE_MARKED = re.compile(
@@ -193,6 +206,9 @@ def substitute(previous: str, phrase: str, language: str | None = None) -> str:
         return replaced
     if target is None:
         target = _trailing_phrase(previous, max(len(phrase_words), 1))
+        whole = _trailing_phrase(previous, MAX_NOUN_PHRASE)
+        if target is not None and whole is not None and whole != target and _one_thing(previous, whole, language):
+            target = whole  # "and for discord?" after "... set up the slack app?": the thing, not its last word
     if target is None or target.lower() == phrase.lower():
         return _add_topic(previous, phrase, "en")
     # the target as whole words, its last place: "télé" of "sur la télé", not the start of "téléphone"

@@ -63,6 +63,7 @@ class Lexicon:
     deictics: tuple[str, ...]  # words that point back at the previous topic ("it", "that")
     capability: tuple[tuple[str, str], ...]  # (kind, regex) requests beyond a documentation assistant
     determiners: frozenset[str] = frozenset()  # words that open a noun phrase ("the", "my")
+    prepositions: frozenset[str] = frozenset()  # words a noun phrase follows ("a folder of html files")
     # possessives that point back at the previous topic ("can I change their size?", "¿puedo cambiar su tamaño?"):
     # before their noun they still point back, where a demonstrative before a noun does not ("that port")
     possessives: frozenset[str] = frozenset()

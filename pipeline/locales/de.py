@@ -75,6 +75,7 @@ LEXICON = Lexicon(
     impersonal=("gibt es", "es gibt", "geht es"),
     # written small, as a noun never is ("und ausschalten?"): case-sensitive inside the case-blind match
     infinitive=r"(?-i:[a-zäöüß]{3,}(?:en|ern|eln))",
+    prepositions=words("von vom mit für auf im in zum zur über aus"),
     determiners=words(
         "der die das den dem des mein meine meinen meinem meiner dein deine ein eine einen einem einer eines"
     ),

@@ -66,6 +66,7 @@ LEXICON = Lexicon(
     ),
     deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
     possessives=words("their"),
+    prepositions=words("of for with from on in about into"),
     determiners=words("the my your our their a an this that"),
     capability=(
         ("code", r"\bwrite (me )?(a |an |some |the )?(program|script|code|function|class|regex)\b"),

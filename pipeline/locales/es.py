@@ -70,6 +70,7 @@ LEXICON = Lexicon(
     ),
     deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
     possessives=words("su sus"),
+    prepositions=words("de del con en sobre desde"),
     determiners=words("el la los las mi mis tu tus su sus un una"),
     infinitive=r"\w{2,}(?:ar|er|ir)(?:se|lo|la|los|las|le|les)?",
     verb_pronouns=words("lo la los las le les se"),

@@ -72,6 +72,7 @@ LEXICON = Lexicon(
     deictics=("ça", "cela", "ceci", "il", "elle", "le", "la", "les"),
     possessives=words("sa ses leur leurs"),
     impersonal=("y a-t-il", "il y a", "faut-il", "il faut", "s'agit-il"),
+    prepositions=words("de du des avec sur dans depuis"),
     determiners=words("le la les l mon ma mes ton ta tes un une"),
     infinitive=r"\w{2,}(?:er|ir)|\w*(?:eindre|ettre|endre)",
     verb_pronouns=words("le la les l se"),

@@ -72,6 +72,7 @@ LEXICON = Lexicon(
     ),
     deictics=("questo", "questa", "quello", "quella", "ciò", "esso", "essa", "lo", "la", "li", "le"),
     possessives=words("suo sua suoi sue loro"),
+    prepositions=words("di del della dei delle con su sul sulla in nel nella da"),
     determiners=words("il lo la gli le un uno una mio mia miei mie tuo tua questo questa quello quella"),
     infinitive=r"\w{2,}(?:are|ere|ire|arsi|ersi|irsi)|\w{2,}(?:ar|er|ir)(?:lo|la|li|le|ne)",
     verb_pronouns=words("lo la li le ne gli l si"),

@@ -75,6 +75,7 @@ LEXICON = Lexicon(
     impersonal=("is het mogelijk", "het is mogelijk"),
     # a separable verb's infinitive ("en uitzetten?"); a plural noun also ends in -en, so only these prefixes
     infinitive=r"(?!instellingen\b)(?:aan|uit|af|in|op|door|terug|weg|om|mee|vast|bij)\w{2,}en",
+    prepositions=words("van met voor op in over uit naar"),
     determiners=words("de het een mijn je jouw uw ons onze dit dat deze die"),
     capability=(
         ("code", r"\bschrijf\b.{0,15}\b(programma|script|code|functie)\b"),

@@ -73,6 +73,7 @@ LEXICON = Lexicon(
     ),
     deictics=("isso", "isto", "aquilo", "ele", "ela", "eles", "elas", "esse", "essa", "este", "esta", "lo", "la"),
     possessives=words("dele dela deles delas"),
+    prepositions=words("de do da dos das com em no na nos nas sobre"),
     determiners=words("o a os um uma meu minha meus minhas seu sua seus suas esse essa este esta"),
     infinitive=r"\w{2,}(?:ar|er|ir)(?:-(?:lo|la|los|las|o|a|os|as|se))?",
     verb_pronouns=words("o a os as lo la los las se"),

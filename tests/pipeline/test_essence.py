@@ -272,6 +272,13 @@ async def test_a_complaint_inside_a_thread_clarifies_within_the_threads_topic() 
     ("earlier", "follow_up", "expected"),
     [
         ("How do I create the Slack app?", "and for Discord?", "How do I create the Discord app?"),
+        # typed in lower case the name is no name: the new one takes the whole thing's place, not only "app"'s
+        ("how do I set up the slack app?", "and for discord?", "how do I set up the discord?"),
+        ("how do I reset the picture settings?", "and sound?", "how do I reset the sound?"),
+        ("how do I ingest a folder of html files?", "and pdfs?", "how do I ingest a folder of pdfs?"),
+        # a verb and its bare object are no one thing: only the object gives way
+        ("how do I turn subtitles off?", "and captions?", "how do I turn captions off?"),
+        ("what do I need to install docbot?", "and discord?", "what do I need to install discord?"),
         ("How do I set up Slack in HTTP mode?", "what about Socket Mode?", "How do I set up Slack in Socket Mode?"),
         ("What is DOCBOT_ROLE_LIMITS?", "and DOCBOT_ROLE_QUEUE_LIMIT?", "What is DOCBOT_ROLE_QUEUE_LIMIT?"),
         ("What is the default HTTP port?", "and the default log level?", "What is the default log level?"),
