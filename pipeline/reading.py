@@ -47,14 +47,16 @@ MEANING_SPAN = 0.15  # a passage this far below the best cosine counts as not ab
 _HOW_TO = ("how ", "steps", "set up", "setup", "install", "configure", "create", "connect", "enable", "add ")
 # weights of the ranking (chosen on the tune halves of the e-manual and the labelled shoppers' questions)
 W_MEANING, W_WORDS, W_RANK = 0.25, 0.4, 1.0
-HOW_TO_BONUS, DEFINES_BONUS = 0.08, 0.15
+HOW_TO_BONUS, DEFINES_BONUS = 0.08, 0.4
 
 
 def _defines(passage: Passage, name: str) -> bool:
-    """Whether `passage` defines `name`: a table row or list item that opens with it (`| `NAME` | ...`)."""
+    """Whether `passage` defines `name`: a table row or list item that opens with it (`| `NAME` | ...`), not with an
+    example of setting it (`| `NAME=search=4` | ...`, a row of the table of wrong values) or a longer name."""
     for line in passage.text.splitlines():
         head = line.strip().lstrip("|-*+0123456789.) ").lstrip("`*").lower()
-        if head.startswith(name.lower()):
+        after = head[len(name) : len(name) + 1]
+        if head.startswith(name.lower()) and not (after == "=" or after.isalnum() or after == "_"):
             return True
     return False
 

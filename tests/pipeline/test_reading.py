@@ -192,3 +192,21 @@ async def test_a_list_ranks_as_the_whole_list_it_is_in_the_source(monkeypatch: p
     whole = await listed()
     assert "vLLM" in whole[0] and "vLLM" not in cut[0]
     assert cut[1:] == whole[1:]
+
+
+async def test_the_row_that_defines_a_setting_leads_over_a_row_that_sets_it_to_a_wrong_value() -> None:
+    """ "what does DOCBOT_ROLE_LIMITS do?" was answered with the table of wrong values ("`DOCBOT_ROLE_LIMITS=search=4`
+    | must be a JSON object"), which the search ranked well above the configuration table defining it: a row opening
+    with the name set to a value, or with a longer name, is no definition."""
+    wrong_values = (
+        "| you set | docbot says |\n|---|---|\n"
+        '| `DOCBOT_ROLE_LIMITS=search=4` | `DOCBOT_ROLE_LIMITS: "search=4" must be a JSON object of role: count` |'
+    )
+    defined = (
+        "| variable | default | meaning |\n|---|---|---|\n"
+        "| `DOCBOT_ROLE_LIMITS_FILE` | none | a file holding the same JSON |\n"
+        "| `DOCBOT_ROLE_LIMITS` | seed defaults | JSON object of per-role instance counts |"
+    )
+    sources = (source(1, "When a setting is wrong", wrong_values, 0.9), source(2, "Pipeline", defined, 0.61))
+    read = await Reader().read("what does DOCBOT_ROLE_LIMITS do?", "en", "en", sources)
+    assert [p.source for p in read.passages] == [2, 1]
