@@ -155,6 +155,23 @@ def _trailing_phrase(previous: str, size: int) -> str | None:
 
 MAX_NOUN_PHRASE = 3  # content words after an article that name one thing ("the slack app")
 
+def _phrase_after(previous: str, determiner: str) -> str | None:
+    """The content words right after the last `determiner` of `previous` ("phone" of "connect my phone to the tv"
+    for "my"), at most `MAX_NOUN_PHRASE` of them; None when it has no such determiner."""
+    words = list(_WORD.finditer(previous))
+    content = {w.lower() for w in content_words(previous)}
+    for index in range(len(words) - 1, -1, -1):
+        if words[index].group(0).lower() != determiner.lower():
+            continue
+        run = []
+        for word in words[index + 1 : index + 1 + MAX_NOUN_PHRASE]:
+            if word.group(0).lower() not in content:
+                break
+            run.append(word)
+        return previous[run[0].start() : run[-1].end()] if run else None
+    return None
+
+
 def _one_thing(previous: str, phrase: str, language: str | None) -> bool:
     """Whether the last `phrase` of `previous` names one thing: it comes right after an article or a preposition
     ("the slack app", "a folder of html files") and opens with no infinitive; not a verb and its bare object ("turn
@@ -201,6 +218,8 @@ def substitute(previous: str, phrase: str, language: str | None = None) -> str:
     if target is None and is_name:
         same_kind = [n for n in _names(previous) if bool(identifiers(n)) == bool(identifiers(phrase))]
         target = same_kind[0] if same_kind else None
+    if target is None and phrase_words[0].lower() in _DETERMINERS:
+        target = _phrase_after(previous, phrase_words[0])  # "and my laptop?": the one "my" opened, not "the tv"
     replaced = _with_marked_noun_replaced(previous, phrase) if target is None else None
     if replaced is not None:
         return replaced

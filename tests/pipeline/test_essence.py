@@ -303,6 +303,10 @@ async def test_an_elliptical_follow_up_repeats_the_previous_question_about_the_n
     ("language", "earlier", "follow_up", "expected"),
     [
         ("en", "How do I connect a Bluetooth keyboard?", "and a mouse?", "How do I connect a mouse?"),
+        # its article says which thing it stands for: "my laptop" for "my phone", not for the last noun "the tv"
+        ("en", "how do I connect my phone to the tv?", "and my laptop?", "how do I connect my laptop to the tv?"),
+        ("en", "how do I connect a keyboard to the tv?", "and a mouse?", "how do I connect a mouse to the tv?"),
+        ("es", "¿cómo conecto mi teléfono a la tele?", "¿y mi portátil?", "¿cómo conecto mi portátil a la tele?"),
         ("es", "¿Cómo conecto un teclado Bluetooth?", "¿y un ratón?", "¿Cómo conecto un ratón?"),
         ("fr", "Comment connecter un clavier Bluetooth ?", "et une souris ?", "Comment connecter une souris ?"),
         # German writes nouns with a capital: "Maus" is not a name to put in place of the name "Bluetooth"
