@@ -78,6 +78,9 @@ _ELLIPSIS_TAIL = re.compile(
     r"|^\s*(?P<ja>[A-Za-z0-9][A-Za-z0-9+\- ]{0,29}|[\u30a0-\u30ff]{2,20})\s*(?:では|の場合は|は)\s*[?？]\s*$"
     r"|^\s*(?P<ko>[^?？\s][^?？]{0,29}?)(?:는요|은요)\s*[?？]?\s*$"
 )
+# words that only stress a bare question word ("how exactly?", "wie genau?", "¿cómo exactamente?")
+_EMPHASIS = frozenset({"exactly", "so", "then", "genau", "denn", "exactamente", "exactement", "donc", "esattamente",
+                       "exatamente", "именно", "же", "precies"})  # fmt: skip
 # a message that goes on from the previous question: "and ...", "also ...", "y ...", "und ...", "et ...", "а ..."
 _CONTINUES = re.compile(
     r"^\s*[¿]?\s*(?:and|also|but|then|y|e|además|und|auch|et|aussi|puis|а|и|ещё|еще|também|anche|poi|en|ook|"
@@ -448,6 +451,11 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         replaced = _with_topic(question, topic, language)
         if replaced is not None:
             return Resolution(replaced, ContextType.FOLLOW_UP)
+    if previous is not None and _only_asks(question):
+        # "how?" after "is there a way to limit which docs a channel can see?": that question, asked with "how"
+        opener = _CONTINUES.match(question)
+        asking = question[opener.end() if opener else 0 :].strip().rstrip("?？").strip()
+        return Resolution(f"{asking} {previous.strip().lstrip('¿¡')}", ContextType.FOLLOW_UP)
     if not content:
         return Resolution(_add_topic(question, topic, language), ContextType.FOLLOW_UP)
     if previous is not None and len(content) == 1 and _CONTINUES.match(question):
@@ -455,6 +463,19 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         # on from the last one is asked together with it, so the search finds the thread's subject and the new verb
         return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     return Resolution(question, ContextType.NEW_TOPIC)
+
+
+MAX_BARE_QUESTION_WORDS = 2  # "how?", "and why?", "¿y cómo?", "wie genau?": a question word and little else
+
+
+def _only_asks(question: str) -> bool:
+    """Whether `question` is a question word or two and nothing else ("how?", "and why?", "¿cómo?"), after the word
+    that goes on from the last question."""
+    opener = _CONTINUES.match(question)
+    words = [w.lower() for w in _WORD.findall(question[opener.end() if opener else 0 :])]
+    return 0 < len(words) <= MAX_BARE_QUESTION_WORDS and words[0] in QUESTION_WORDS and all(
+        w in QUESTION_WORDS or w in _EMPHASIS for w in words
+    )
 
 
 def thread_topic(history: tuple[HistoryMessage, ...], language: str | None, window: int) -> str | None:

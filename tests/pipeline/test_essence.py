@@ -480,3 +480,24 @@ async def test_asking_how_it_works_is_not_saying_it_failed() -> None:
         Payload(text="How does it work?", language="en"), Context(history=history("How do I pair the remote?"))
     )
     assert result.payload.canonical_question == "How does the remote work?"
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "follow_up", "expected"),
+    [
+        ("en", "is there a way to limit which docs a channel can see?", "how?",
+         "how is there a way to limit which docs a channel can see?"),
+        ("en", "can I change the language of the answers?", "and how exactly?",
+         "how exactly can I change the language of the answers?"),
+        ("es", "¿se puede cambiar el idioma?", "¿cómo?", "¿cómo se puede cambiar el idioma?"),
+        ("fr", "peut-on changer la langue ?", "comment ?", "comment peut-on changer la langue ?"),
+    ],
+)  # fmt: skip
+async def test_a_bare_question_word_asks_the_last_question_with_it(
+    language: str, earlier: str, follow_up: str, expected: str
+) -> None:
+    """ "how?" after a yes/no question was asked about a topic word of it ("how see?") and got "which one do you
+    mean?"; it asks the last question again, with its question word."""
+    payload = await asked_after(follow_up, language, earlier)
+    assert payload.canonical_question == expected
+    assert payload.context_type is ContextType.FOLLOW_UP and not payload.needs_clarification
