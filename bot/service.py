@@ -39,6 +39,7 @@ from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner, stop_text
 from pipeline.types import (
     ActionKind,
+    ClarificationReason,
     HistoryMessage,
     QualityDecision,
     Role,
@@ -410,7 +411,9 @@ class ConversationService:
         reply, actions = await self._build_reply(conversation, result, run_id, cached=cached)
         finished = self._now()
         run = NewRun(run_id, message_id, envelope, result.kind, cached, started, finished)
-        pending = envelope_to_json(envelope) if result.kind == "clarification" else None
+        # a clarifying question waits for its reply; thanks acknowledged asks nothing, so nothing waits
+        asks = result.kind == "clarification" and result.reason is not ClarificationReason.THANKED
+        pending = envelope_to_json(envelope) if asks else None
         # the platform stamped the question, our clock stamps the reply: where ours runs behind, the reply would
         # come before its question in the thread's history, so it is stamped no earlier than just after it
         asked = [m.ts for m in thread.messages if m.platform_message_id == message_id]
@@ -455,7 +458,8 @@ class ConversationService:
                 (ActionKind.HELPFUL, t.feedback_helpful, run_id),
                 (ActionKind.NOT_HELPFUL, t.feedback_not_helpful, run_id),
             ]
-        if kind is not ReplyKind.NOTICE and self._support_configured(conversation.platform):
+        thanked = result.reason is ClarificationReason.THANKED
+        if kind is not ReplyKind.NOTICE and not thanked and self._support_configured(conversation.platform):
             wanted.append((ActionKind.HUMAN, t.ask_human, run_id))  # only when someone is there to ask
         now, batch = self._now(), new_action_token()  # one batch: the choices of one question
         actions = tuple(

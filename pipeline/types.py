@@ -68,6 +68,7 @@ class ClarificationReason(StrEnum):
     NO_COVERAGE = "no_coverage"  # the review asked to clarify: did you mean one of these topics?
     REPHRASE = "rephrase"  # the person chose "ask in other words"
     GENERIC = "generic"
+    THANKED = "thanked"  # thanks in a thread: acknowledged, nothing asked back and nothing searched
 
 
 class FailureKind(StrEnum):

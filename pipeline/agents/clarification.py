@@ -73,6 +73,8 @@ class ClarificationAgent:
         self._llm = llm
 
     async def run(self, payload: Payload, context: Context) -> AgentResult:
+        if payload.clarification_reason is ClarificationReason.THANKED:
+            return await self._offline(payload, context)  # a fixed line: nothing for a model to write
         return await run_with_fallback(payload, context, self._offline, self._llm)
 
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
@@ -80,7 +82,7 @@ class ClarificationAgent:
         reason = clarification_reason(payload)
         generic = words.clarify[ClarificationReason.GENERIC]
         message = words.clarify.get(reason) or payload.clarification_message or generic
-        if reason is ClarificationReason.REPHRASE:
+        if reason in (ClarificationReason.REPHRASE, ClarificationReason.THANKED):
             options: tuple[SuggestedAction, ...] = ()
         else:
             proposed = tuple(a for a in payload.suggested_actions if a.kind is ActionKind.SEARCH)

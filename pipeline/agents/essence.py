@@ -29,6 +29,7 @@ from pipeline.locales import (
     content_words,
     is_korean,
     lexicon,
+    only_thanks,
     phrases_pointing_back,
     reports_failure,
     texts,
@@ -491,6 +492,8 @@ def thread_state(
     previous: str | None = None
     for message in [m for m in history if not m.from_bot][-window:]:
         text = one_line(strip_mentions(message.text))
+        if only_thanks(text):
+            continue  # "thanks!" asks nothing: the question before it is still the last one
         resolution = resolve(text, topic, language, previous)
         if resolution.vague:
             continue
@@ -559,6 +562,8 @@ class EssenceAgent:
             # The model's reading is checked against the offline one; where it would cost the person the answer or
             # the right question, the offline reading is taken (the trace says why):
             offline = await offline_result()
+            if offline.payload.clarification_reason is ClarificationReason.THANKED:
+                return "llm reading not taken: the message only thanks"
             drift = _drifted(payload, model.payload.canonical_question or "")
             if drift is not None:
                 # a canonical question that drops what the message asks about ("How do I pair the remote?" -> "The
@@ -583,6 +588,16 @@ class EssenceAgent:
             how = "combined with the clarified question"
         else:
             topic, previous = thread_state(context.history, payload.language, self._window)
+            if (topic or previous) and only_thanks(question):
+                # "thanks!" after an answer: acknowledged in the person's language; nothing to search or ask back
+                result = payload.evolve(
+                    canonical_question=topic or previous,
+                    context_type=ContextType.FOLLOW_UP,
+                    needs_clarification=True,
+                    clarification_reason=ClarificationReason.THANKED,
+                    clarification_message=texts(payload.language).clarify[ClarificationReason.THANKED],
+                )
+                return AgentResult(result, "thanks in the thread: acknowledged")
             resolution = resolve(question, topic, payload.language, previous)
             how = f"topic={topic!r}" if resolution.context_type is ContextType.FOLLOW_UP else "self-contained"
             if topic is not None and _is_vague_complaint(question, payload.language):

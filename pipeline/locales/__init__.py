@@ -133,6 +133,31 @@ def reports_failure(text: str) -> bool:
 
 _YES_NO = {lang: re.compile(lex.yes_no, re.IGNORECASE) for lang, lex in _LEXICONS.items() if lex.yes_no}
 
+# the thanking words of every language, longest first ("thank you" before "thank"); words that may come with them
+# and ask nothing ("great, thanks, that worked!")
+_THANKS = tuple(sorted({t for lex in _LEXICONS.values() for t in lex.thanks}, key=len, reverse=True))
+CLOSING_WORDS = frozenset({
+    "great", "perfect", "awesome", "cool", "nice", "worked", "works", "helped", "helps", "helpful", "much", "lot",
+    "again", "ok", "okay", "super", "bot", "docbot", "genial", "perfecto", "parfait", "perfekt", "toll", "perfetto",
+    "ottimo", "perfeito", "ótimo", "отлично", "супер", "prima", "top", "świetnie", "mille",
+})  # fmt: skip
+MAX_THANKS_WORDS = 8  # "thanks, that worked perfectly, much appreciated": longer messages say more than thanks
+
+
+def only_thanks(text: str) -> bool:
+    """Whether `text` thanks and asks or reports nothing ("thanks!", "great, thank you so much", "muchas gracias",
+    "谢谢！"): a thanking word of any supported language, and besides it only function words and words that close a
+    talk."""
+    folded = text.lower().replace("’", "'")
+    if "?" in folded or "？" in folded or reports_failure(folded) or len(folded.split()) > MAX_THANKS_WORDS:
+        return False
+    found = False
+    for phrase in _THANKS:
+        pattern = re.escape(phrase) if has_cjk(phrase) else rf"(?<!\w){re.escape(phrase)}(?!\w)"
+        folded, count = re.subn(pattern, " ", folded)
+        found = found or count > 0
+    return found and all(word in CLOSING_WORDS for word in content_words(folded))
+
 
 # the question words of languages whose questions do not open with them (Chinese, Japanese, Korean): anywhere counts
 _UNSPACED_QUESTION_WORDS = tuple(dict.fromkeys(w for lex in _LEXICONS.values() for w in lex.question_words))

@@ -21,7 +21,7 @@ class Texts:
     stopped: str  # the person pressed stop while the answer was being made
     timeout: str
     refusal: dict[str, str]  # out_of_scope, capability
-    clarify: dict[str, str]  # vague, ambiguous, unverified, no_coverage, rephrase, generic
+    clarify: dict[str, str]  # vague, ambiguous, unverified, no_coverage, rephrase, generic, thanked
     rephrase_label: str
     # service and adapters
     rate_limited: str
@@ -64,6 +64,8 @@ class Lexicon:
     capability: tuple[tuple[str, str], ...]  # (kind, regex) requests beyond a documentation assistant
     determiners: frozenset[str] = frozenset()  # words that open a noun phrase ("the", "my")
     prepositions: frozenset[str] = frozenset()  # words a noun phrase follows ("a folder of html files")
+    # words and phrases that thank ("thanks", "thank you", "gracias"); where words are not spaced, found anywhere
+    thanks: tuple[str, ...] = ()
     # possessives that point back at the previous topic ("can I change their size?", "¿puedo cambiar su tamaño?"):
     # before their noun they still point back, where a demonstrative before a noun does not ("that port")
     possessives: frozenset[str] = frozenset()

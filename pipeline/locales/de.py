@@ -33,6 +33,7 @@ TEXTS = Texts(
         "no_coverage": "Das habe ich in der Dokumentation nicht gefunden. Meinst du eines dieser Themen?",
         "rephrase": "Gern, stell deine Frage bitte noch einmal mit anderen Worten.",
         "generic": "Kannst du deine Frage genauer stellen?",
+        "thanked": "Freut mich, dass es geholfen hat. Wenn noch etwas ist, frag einfach hier.",
     },
     rephrase_label="Frage umformulieren",
     rate_limited="Du fragst schneller, als ich antworten kann. Bitte warte kurz und versuch es dann noch einmal.",
@@ -70,6 +71,7 @@ LEXICON = Lexicon(
         geht gehen benutzen nutzen verwenden hilfe helfen bitte danke hallo problem probleme etwas nichts sehr mehr
         auch schon noch mal ding klappt"""
     ),
+    thanks=("vielen dank", "dankeschön", "danke", "dank"),
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
     possessives=words("seine seinen seinem seiner ihre ihren ihrem ihrer dessen deren"),
     impersonal=("gibt es", "es gibt", "geht es"),

@@ -27,6 +27,7 @@ TEXTS = Texts(
         "no_coverage": "I couldn't find this in the documentation. Did you mean one of these topics?",
         "rephrase": "Sure, please ask your question again in other words.",
         "generic": "Could you clarify your question?",
+        "thanked": "Glad it helped. If anything else comes up, ask here.",
     },
     rephrase_label="Rephrase my question",
     rate_limited="You're asking faster than I can keep up. Please wait a moment and try again.",
@@ -64,6 +65,7 @@ LEXICON = Lexicon(
         where's i'm there's nothing everything again still quick question bot pls plz urgent asap one ones
         lol ppl tho btw fyi imo idk"""
     ),
+    thanks=("thank you", "thanks", "thank", "thx", "ty", "cheers", "tysm"),
     deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
     possessives=words("their"),
     prepositions=words("of for with from on in about into"),

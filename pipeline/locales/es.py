@@ -32,6 +32,7 @@ TEXTS = Texts(
         "no_coverage": "No encontré esto en la documentación. ¿Te refieres a alguno de estos temas?",
         "rephrase": "Claro, vuelve a hacer tu pregunta con otras palabras.",
         "generic": "¿Puedes aclarar tu pregunta?",
+        "thanked": "Me alegra que te haya servido. Si surge algo más, pregunta aquí.",
     },
     rephrase_label="Reformular mi pregunta",
     rate_limited="Estás preguntando más rápido de lo que puedo responder. Espera un momento e inténtalo de nuevo.",
@@ -68,6 +69,7 @@ LEXICON = Lexicon(
         esta este ese esa aquello ello funciona funcionan funcionar usar uso ayuda ayudar ayúdame favor hola gracias
         problema problemas algo nada muy más también ya cosa sirve anda"""
     ),
+    thanks=("muchas gracias", "gracias"),
     deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
     possessives=words("su sus"),
     prepositions=words("de del con en sobre desde"),

@@ -32,6 +32,7 @@ TEXTS = Texts(
         "no_coverage": "Je n'ai pas trouvé cela dans la documentation. Pensiez-vous à l'un de ces sujets ?",
         "rephrase": "Bien sûr, reposez votre question avec d'autres mots.",
         "generic": "Pouvez-vous préciser votre question ?",
+        "thanked": "Tant mieux si ça a aidé. Si autre chose se présente, posez votre question ici.",
     },
     rephrase_label="Reformuler ma question",
     rate_limited="Vous posez des questions plus vite que je ne peux répondre. Patientez un instant puis réessayez.",
@@ -69,6 +70,7 @@ LEXICON = Lexicon(
         marche marchent utiliser aide aider aidez svp merci bonjour salut problème problèmes chose truc quelque
         très plus aussi"""
     ),
+    thanks=("merci beaucoup", "merci"),
     deictics=("ça", "cela", "ceci", "il", "elle", "le", "la", "les"),
     possessives=words("sa ses leur leurs"),
     impersonal=("y a-t-il", "il y a", "faut-il", "il faut", "s'agit-il"),

@@ -32,6 +32,7 @@ TEXTS = Texts(
         "no_coverage": "Non ho trovato questo nella documentazione. Intendevi uno di questi argomenti?",
         "rephrase": "Certo, fai di nuovo la tua domanda con altre parole.",
         "generic": "Puoi chiarire la tua domanda?",
+        "thanked": "Mi fa piacere che sia servito. Se ti serve altro, chiedi pure qui.",
     },
     rephrase_label="Riformula la domanda",
     rate_limited="Stai facendo domande più in fretta di quanto riesca a rispondere. Aspetta un momento e riprova.",
@@ -70,6 +71,7 @@ LEXICON = Lexicon(
         utilizzare aiuto aiutare aiutami favore ciao salve grazie problema problemi qualcosa niente nulla molto più
         anche già ancora modo c'è com'è cos'è dov'è qual'è serve va"""
     ),
+    thanks=("grazie mille", "grazie"),
     deictics=("questo", "questa", "quello", "quella", "ciò", "esso", "essa", "lo", "la", "li", "le"),
     possessives=words("suo sua suoi sue loro"),
     prepositions=words("di del della dei delle con su sul sulla in nel nella da"),

@@ -33,6 +33,7 @@ TEXTS = Texts(
         "no_coverage": "ドキュメントに該当する内容が見つかりませんでした。次のトピックのいずれかのことですか？",
         "rephrase": "承知しました。別の言葉でもう一度質問してください。",
         "generic": "質問をもう少し具体的にしていただけますか？",
+        "thanked": "お役に立ててよかったです。ほかにも何かあれば、ここで聞いてください。",
     },
     rephrase_label="質問を言い換える",
     rate_limited="質問のペースが速く、回答が追いつきません。少し待ってからもう一度お試しください。",
@@ -68,6 +69,7 @@ LEXICON = Lexicon(
     question_words=("何", "どう", "どこ", "なぜ", "いつ", "どれ", "どの", "いくつ", "いくら", "誰", "ですか", "ますか"),
     object_dropped_after=("どうやって", "どう"),
     stopwords=frozenset(),
+    thanks=("ありがとうございます", "ありがとう", "どうも"),
     deictics=("それら", "これら", "それ", "これ", "あれ"),
     topic_position="start",
     # kanji and katakana words that are no topic; kana phrases that hold a pointing word but do not point back

@@ -33,6 +33,7 @@ TEXTS = Texts(
         "no_coverage": "Ik heb dit niet in de documentatie gevonden. Bedoel je een van deze onderwerpen?",
         "rephrase": "Natuurlijk, stel je vraag opnieuw in andere woorden.",
         "generic": "Kun je je vraag verduidelijken?",
+        "thanked": "Fijn dat het geholpen heeft. Als er nog iets is, vraag het hier.",
     },
     rephrase_label="Mijn vraag anders stellen",
     rate_limited="Je stelt sneller vragen dan ik kan beantwoorden. Wacht even en probeer het dan opnieuw.",
@@ -70,6 +71,7 @@ LEXICON = Lexicon(
         helpen hulp alsjeblieft alstublieft aub bedankt dank hallo hoi probleem problemen iets niets heel erg meer
         ook al nog wel even zo nu ding dingen manier"""
     ),
+    thanks=("dank je wel", "dank u wel", "dankjewel", "dankuwel", "bedankt", "dank"),
     deictics=("het", "dat", "dit", "die", "deze", "ze", "hem", "ervan", "daarmee"),
     possessives=words("zijn hun"),
     impersonal=("is het mogelijk", "het is mogelijk"),

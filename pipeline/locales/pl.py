@@ -32,6 +32,7 @@ TEXTS = Texts(
         "no_coverage": "Nie udało się znaleźć tego w dokumentacji. Czy chodzi o któryś z tych tematów?",
         "rephrase": "Jasne, zadaj pytanie jeszcze raz innymi słowami.",
         "generic": "Czy możesz doprecyzować pytanie?",
+        "thanked": "Cieszę się, że pomogło. Jeśli pojawi się coś jeszcze, pytaj tutaj.",
     },
     rephrase_label="Zadaj pytanie inaczej",
     rate_limited="Pytasz szybciej, niż nadążam odpowiadać. Poczekaj chwilę i spróbuj ponownie.",
@@ -69,6 +70,7 @@ LEXICON = Lexicon(
         korzystać pomoc pomóc pomocy proszę dziękuję dzięki cześć witam problem problemy coś bardzo więcej też
         także już jeszcze rzecz sposób zrobić robić"""
     ),
+    thanks=("bardzo dziękuję", "dziękuję", "dzięki", "dziekuje", "dzieki"),
     deictics=("to", "tego", "tym", "go", "ją", "je", "nim", "niej", "ten", "ta", "te", "tej"),
     possessives=words("jego jej ich"),
     infinitive=r"(?!(?:sieć|pamięć|część|treść)\b)\w{2,}ć(?:\s+się)?",

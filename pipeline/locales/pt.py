@@ -33,6 +33,7 @@ TEXTS = Texts(
         "no_coverage": "Não encontrei isso na documentação. Você quis dizer um destes temas?",
         "rephrase": "Claro, faça sua pergunta de novo com outras palavras.",
         "generic": "Pode esclarecer sua pergunta?",
+        "thanked": "Que bom que ajudou. Se precisar de mais alguma coisa, pergunte aqui.",
     },
     rephrase_label="Reformular minha pergunta",
     rate_limited="Você está perguntando mais rápido do que consigo responder. Espere um momento e tente novamente.",
@@ -71,6 +72,7 @@ LEXICON = Lexicon(
         problema problemas algo nada muito mais também já coisa serve dá pra vai consigo consegue quero queria
         gostaria saber"""
     ),
+    thanks=("muito obrigado", "muito obrigada", "obrigado", "obrigada", "valeu"),
     deictics=("isso", "isto", "aquilo", "ele", "ela", "eles", "elas", "esse", "essa", "este", "esta", "lo", "la"),
     possessives=words("dele dela deles delas"),
     prepositions=words("de do da dos das com em no na nos nas sobre"),

@@ -30,6 +30,7 @@ TEXTS = Texts(
         "no_coverage": "我在文档中没有找到这个内容。你是指下面的某个主题吗？",
         "rephrase": "好的，请换一种说法重新提问。",
         "generic": "能说明一下你的问题吗？",
+        "thanked": "很高兴能帮上忙。如果还有其他问题，随时在这里问。",
     },
     rephrase_label="换个说法提问",
     rate_limited="你提问的速度太快了，请稍等片刻再试。",
@@ -58,6 +59,7 @@ LEXICON = Lexicon(
     question_words=("为什么", "怎么", "如何", "什么", "哪", "多少", "几", "谁"),
     object_dropped_after=("怎么", "如何", "怎样"),
     stopwords=frozenset(),
+    thanks=("谢谢", "多谢", "谢了", "感谢", "謝謝", "多謝", "感謝"),
     deictics=("它们", "它", "这个", "那个", "这些", "那些", "这", "那"),
     topic_position="start",
     stop_phrases=(

@@ -392,3 +392,26 @@ async def test_every_choice_of_a_clarification_is_answered_from_the_chosen_secti
         assert answer is not None and answer.kind is ReplyKind.ANSWER, (choice.label, answer)
         section = choice.label.rsplit(" › ", 1)[-1]
         assert answer.citations and answer.citations[0].title == section, (choice.label, answer.citations)
+
+
+@pytest.mark.parametrize(
+    ("asked", "thanks", "said"),
+    [
+        ("What does error E-2041 mean?", "thanks, that worked!", "Glad it helped"),
+        ("¿Qué significa el error E-2041?", "¡muchas gracias!", "Me alegra que te haya servido"),
+    ],
+)
+async def test_thanks_in_a_thread_is_acknowledged_and_the_thread_goes_on(
+    app: App, asked: str, thanks: str, said: str
+) -> None:
+    """ "thanks!" after an answer got "Could you tell me a bit more?" with the topic's sections as choices: it is
+    acknowledged in the person's language with nothing to press, and the next follow-up still reads the thread."""
+    first = inbound(asked)
+    answered = await app.service.handle_message(first)
+    assert answered is not None and answered.kind is ReplyKind.ANSWER
+    thanked = await app.service.handle_message(inbound(thanks, thread=first.message_id, mentioned=False))
+    assert thanked is not None and thanked.text.startswith(said) and thanked.reason == "thanked"
+    assert not thanked.actions and not thanked.citations
+    reply = await app.service.handle_message(inbound("and E-3307?", thread=first.message_id, mentioned=False))
+    assert reply is not None and reply.kind is ReplyKind.ANSWER
+    assert "errors.md#e-3307" in reply.citations[0].url

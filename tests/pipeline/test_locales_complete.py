@@ -17,6 +17,7 @@ from pipeline.locales import (
     content_words,
     is_supported,
     lexicon,
+    only_thanks,
     texts,
     with_unsupported_line,
 )
@@ -141,3 +142,24 @@ def test_content_words_in_the_new_languages(text: str, words: list[str]) -> None
 def test_every_name_the_package_exports_exists() -> None:
     package = importlib.import_module("pipeline.locales")
     assert [name for name in package.__all__ if not hasattr(package, name)] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "thanks"),
+    [
+        ("thanks!", True), ("Thank you so much!", True), ("great, thanks, that worked", True), ("thx", True),
+        ("¡Muchas gracias!", True), ("vielen Dank", True), ("merci beaucoup !", True), ("grazie mille", True),
+        ("obrigado!", True), ("спасибо!", True), ("谢谢！", True), ("謝謝你", True), ("ありがとうございます", True),
+        ("감사합니다!", True), ("bedankt", True), ("dzięki", True),
+        # a thanks that goes on to ask or to report a failure is a message of its own
+        ("thanks, how do I reset it?", False), ("thanks, but it still does not work", False),
+        ("gracias, pero no funciona", False), ("thanks for the help with the remote pairing steps", False),
+        ("ok", False), ("how do I turn it off", False),
+    ],
+)  # fmt: skip
+def test_a_message_that_only_thanks_is_told_from_one_that_asks(text: str, thanks: bool) -> None:
+    assert only_thanks(text) is thanks
+
+
+def test_every_language_can_be_thanked_in() -> None:
+    assert all(lexicon(code).thanks for code in SUPPORTED)

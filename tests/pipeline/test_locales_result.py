@@ -11,11 +11,11 @@ from pipeline import text as textutil
 from pipeline.locales import SUPPORTED, texts
 from pipeline.locales.base import Texts
 from pipeline.result import cited_sources
-from pipeline.types import SourceReference
+from pipeline.types import ClarificationReason, SourceReference
 
 pytestmark = pytest.mark.unit
 
-CLARIFY_REASONS = {"vague", "ambiguous", "unverified", "no_coverage", "rephrase", "generic"}
+CLARIFY_REASONS = {r.value for r in ClarificationReason}  # every reason has its sentence in every language
 
 
 def fields_of(template: str) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 
 import pytest
 
@@ -38,7 +39,7 @@ from pipeline.llm.strategies import build_strategies
 from pipeline.locales import texts
 from pipeline.result import PipelineResult, ResultKind
 from pipeline.runner import PipelineRunner
-from pipeline.types import Role, StrategyUsed
+from pipeline.types import HistoryMessage, Role, StrategyUsed
 from tests.pipeline.fakes import WordRetriever
 
 pytestmark = pytest.mark.integration
@@ -264,3 +265,31 @@ async def test_a_model_that_calls_a_french_question_english_is_overruled_by_a_su
     server.responder = agreeing  # a model that agrees with the detector is taken as it is
     agreed = await ask(build_runner(chat, fast=False), french)
     assert next(h for h in agreed.envelope.hops if h.role is Role.LANG).strategy == StrategyUsed.LLM
+
+
+async def test_thanks_in_a_thread_is_acknowledged_whatever_the_model_reads_into_it(
+    server: ScriptedOpenAI, chat: OpenAIChat
+) -> None:
+    """ "thanks!" after an answer asks nothing: a model that makes it a question about the thread's topic is
+    overruled, nothing is searched, and the acknowledgement is the language's fixed line, not a model's choices."""
+
+    def eager(request: dict[str, object]) -> Step:
+        if schema_name(request) == "essence_decision":
+            return json_reply({"canonical_question": "How do I pair the remote again?", "context_type": "follow_up",
+                               "needs_clarification": False, "clarification_reason": None})  # fmt: skip
+        return plausible_model(request)
+
+    server.responder = eager
+    history = (
+        HistoryMessage(datetime(2026, 11, 27, tzinfo=UTC), "alice", "How do I pair the remote?"),
+        HistoryMessage(datetime(2026, 11, 27, 0, 1, tzinfo=UTC), "docbot", "Hold the Link key.", from_bot=True),
+    )
+    context = Context(docs_language="en", deadline=time.monotonic() + 60, history=history)
+    result = await build_runner(chat, fast=False).run(
+        conversation_id="c1", message_id="m2", payload=Payload(text="thanks, that worked!"), context=context
+    )
+    assert result.kind is ResultKind.CLARIFICATION and result.reason == "thanked"
+    assert result.text == texts("en").clarify["thanked"] and not result.envelope.payload.suggested_actions
+    essence = next(h for h in result.envelope.hops if h.role is Role.ESSENCE)
+    assert essence.strategy == StrategyUsed.LLM_OVERRULED and "only thanks" in essence.decision
+    assert not any(h.role is Role.SEARCH for h in result.envelope.hops)
