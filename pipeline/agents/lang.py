@@ -70,6 +70,7 @@ THREAD_PRIOR = 2.0
 FUNCTION_SHARE = 0.3  # this share of the words are one language's function words ...
 FUNCTION_LEAD = 3.0  # ... this many times the share of the detected language's ...
 FUNCTION_MIN_WORDS = 2  # ... and at least this many ("roku" alone is a Polish function word)
+TIE_MARGIN = 0.05  # the detector's two best this close are a tie, which their function words break
 INVERTED_MARKS = frozenset("¿¡")  # of the supported languages only Spanish writes them ("¿La tele tiene panel IPS?")
 
 
@@ -110,6 +111,20 @@ def function_word_language(text: str, languages: Sequence[str], detected: str) -
     if best == detected or not clear or ranked[0] < FUNCTION_LEAD * counts.get(detected, 0):
         return None
     return best
+
+
+def function_word_tie_break(text: str, detected: Sequence[tuple[str, float]]) -> str | None:
+    """Of the detector's two best languages, when they are all but tied (`TIE_MARGIN`), the one with more of its
+    function words in `text` ("comment connecter un casque bluetooth ?": English 0.485, French 0.484; "comment" and
+    "un" are French function words, "un" alone English); None when they are not tied or have as many."""
+    if len(detected) < 2 or detected[0][1] - detected[1][1] > TIE_MARGIN or has_cjk(text):
+        return None
+    words = [w.lower() for w in tokens(text) if not w.isdigit()]
+    (first, _), (second, _) = detected[:2]
+    counts = {code: sum(w in function_words(code) for w in words) for code in (first, second)}
+    if counts[first] == counts[second]:
+        return None
+    return first if counts[first] > counts[second] else second
 
 
 def shows_its_function_words(text: str, language: str, other: str) -> bool:
@@ -265,6 +280,7 @@ class LangAgent:
             return AgentResult(result, f"language={language} (only names and code: thread or docs language)")
         likely = tuple(dict.fromkeys(p for p in (thread_language, docs_language) if p))
         values = await asyncio.to_thread(self._values, voting, likely)
+        detected = list(values)  # as the detector ranks them, before the thread's and docs' priors
         source = "text"
         if values and word_count(voting) < SHORT_TEXT_WORDS and values[0][1] < self._sure:
             priors = {docs_language: DOCS_PRIOR}
@@ -286,10 +302,13 @@ class LangAgent:
             language, confidence = values[0]
         unsure = confidence < self._sure
         by_function_words = function_word_language(voting, self._languages, language) if unsure else None
+        tie_broken = function_word_tie_break(voting, detected) if unsure and by_function_words is None else None
         if by_function_words is not None:
             language, source = by_function_words, f"function words; the detector said {language}"
         elif unsure and language != "es" and asks_in_spanish(voting, self._languages):
             language, source = "es", f"¿ or ¡; the detector said {language}"
+        elif tie_broken is not None and tie_broken != language:
+            language, source = tie_broken, f"function words break the detector's tie; it said {language}"
         fallback = thread_language or docs_language
         if word_count(voting) <= GUESS_WORDS and unsure and not self._guessable(voting, language, fallback):
             # "token?" reads as Dutch (0.72): a word or two only guessed to be in a language without templates is

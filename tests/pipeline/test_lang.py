@@ -208,6 +208,11 @@ def test_voting_text_leaves_out_words_written_as_names() -> None:
         ("Tienen conexion wifi?", "es"),  # lingua is sure: the function words are not asked
         ("¿La tele tiene panel IPS?", "es"),  # lingua: Italian; only Spanish opens a question with "¿"
         ("¿this tv has dolby atmos?", "en"),  # ... unless the words are clearly another language's
+        # lingua ties English and French (0.485 / 0.484) and the docs prior chose English: "comment" and "un" are
+        # French function words, "un" alone English
+        ("comment connecter un casque bluetooth ?", "fr"),
+        ("Es compatible con IPhone?", "es"),  # a real shopper's question, read as English before
+        ("tem wifi?", "pt"),
     ],
 )
 async def test_an_unsure_detection_defers_to_clear_function_words_and_spanish_marks(text: str, language: str) -> None:
