@@ -27,7 +27,7 @@ from stop_words import StopWordError, get_stop_words
 
 from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import FUNCTION_WORDS, is_supported, lexicon
+from pipeline.locales import FUNCTION_WORDS, SUPPORTED, base_language, is_supported, lexicon
 from pipeline.locales.chinese import SIMPLIFIED_CHINESE, in_its_script, is_chinese
 from pipeline.text import (
     has_cjk,
@@ -89,11 +89,17 @@ def voting_text(text: str) -> str:
 
 @lru_cache(maxsize=32)
 def function_words(code: str) -> frozenset[str]:
-    """`code`'s function words, or none when the `stop-words` package has no list for it."""
+    """`code`'s function words: the `stop-words` package's list (none when it has no list for `code`) with docbot's
+    own lexicon's words added, less the words another supported language's lexicon lists and `code`'s does not. The
+    package's English list holds 1,300 words, among them country codes and Latin ("de", "es", "it", "et", "al",
+    "come"), which gave English a vote in every Romance question."""
     try:
-        return frozenset(get_stop_words(code))
+        listed = frozenset(get_stop_words(code))
     except StopWordError:
-        return frozenset()
+        listed = frozenset()
+    own = lexicon(code).stopwords if is_supported(code) else frozenset()
+    others = frozenset().union(*(lexicon(m).stopwords for m in SUPPORTED if base_language(m) != code))
+    return (listed - (others - own)) | own
 
 
 def function_word_language(text: str, languages: Sequence[str], detected: str) -> str | None:
@@ -301,7 +307,10 @@ class LangAgent:
         else:
             language, confidence = values[0]
         unsure = confidence < self._sure
-        by_function_words = function_word_language(voting, self._languages, language) if unsure else None
+        # a short text's one loanword sways lingua however sure it says it is ("como conecto los auriculares
+        # bluetooth?": English 0.998): its function words get the same say as when it is unsure
+        short = word_count(voting) < SHORT_TEXT_WORDS
+        by_function_words = function_word_language(voting, self._languages, language) if unsure or short else None
         tie_broken = function_word_tie_break(voting, detected) if unsure and by_function_words is None else None
         if by_function_words is not None:
             language, source = by_function_words, f"function words; the detector said {language}"
