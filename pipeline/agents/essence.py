@@ -262,6 +262,11 @@ def _code_topic(text: str, content: set[str]) -> str | None:
     return match.group(0)
 
 
+# the subject pronouns a verb follows in English and French ("how do I turn subtitles on?", "comment je connecte
+# ...?"); German and Dutch put the verb before them or last ("wie schalte ich ...", "hoe kan ik ... aanzetten")
+SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "they", "je", "nous", "on"})
+
+
 def topic_of(text: str, language: str | None = None) -> str | None:
     """The phrase a message is about: a product or error code when there is one, else the best run of
     consecutive content words (names first, then longer), without the infinitive that opens or closes it ("Как
@@ -308,6 +313,8 @@ def topic_of(text: str, language: str | None = None) -> str | None:
         return (named, min(len(words), MAX_TOPIC_WORDS), position)
 
     _, words, before = max(runs, key=rank)
+    if len(words) > 1 and before.lower() in SUBJECT_PRONOUNS:
+        words, before = words[1:], ""  # "how do I turn subtitles on?": after "I" comes the verb, then the thing
     while len(words) > 1 and _is_infinitive(words[0], language):
         words, before = words[1:], ""
     while len(words) > 1 and _is_infinitive(words[-1], language):
@@ -424,12 +431,47 @@ def _add_topic(question: str, topic: str, language: str | None) -> str:
     return f"{body} {topic}{tail.strip()}"
 
 
+# a switch's two positions ("turn on" / "turn off", "einschalten" / "ausschalten", "aanzetten" / "uitzetten"): a
+# follow-up that names only the other one asks the last question with the switch turned
+SWITCH_PARTICLES = (("on", "off"), ("ein", "aus"), ("an", "aus"), ("aan", "uit"))
+SWITCH_VERBS = ("turn", "switch", "power", "schalt", "mach", "zet", "doe")  # the verbs, or their stems, they follow
+_AGAIN = frozenset({"again", "back", "wieder", "weer", "it", "them", "sie", "es", "ze", "het"})
+SWITCH_REACH = 3  # "turn the subtitles on": the particle a few words after its verb
+
+
+def _with_switch_turned(question: str, previous: str) -> str | None:
+    """`previous` with its switch in the other position, when `question` names only that position ("and off?",
+    "und wie wieder aus?", "en weer uit?"); None otherwise. The particle turned is the one after a switching verb
+    (English: "turn on subtitles") or the one that closes the question (German, Dutch: "die Untertitel ein?")."""
+    opener = _CONTINUES.match(question)
+    words = [w.lower() for w in _WORD.findall(question[opener.end() if opener else 0 :])]
+    words = [w for w in words if w not in QUESTION_WORDS and w not in _AGAIN]
+    if len(words) != 1:
+        return None
+    asked = list(_WORD.finditer(previous))
+    for a, b in SWITCH_PARTICLES:
+        for old, new in ((a, b), (b, a)):
+            if words[0] != new:
+                continue
+            for index, word in enumerate(asked):
+                if word.group(0).lower() != old:
+                    continue
+                before = asked[max(0, index - SWITCH_REACH) : index]
+                after_verb = any(w.group(0).lower().startswith(SWITCH_VERBS) for w in before)
+                if after_verb or index == len(asked) - 1:
+                    return previous[: word.start()] + new + previous[word.end() :]
+    return None
+
+
 def resolve(question: str, topic: str | None, language: str | None, previous: str | None = None) -> Resolution:
     """Make `question` self-contained given the thread's current topic and previous question."""
     content = content_words(question)
     # a new name is put in the place of the old one in a question; after a statement ("it keeps unpairing"), "and the
     # batteries?" goes on from it instead
     asked = previous is not None and looks_like_question(previous)
+    switched = _with_switch_turned(question, previous) if asked and previous is not None else None
+    if switched is not None:
+        return Resolution(switched, ContextType.FOLLOW_UP)
     phrase = elliptical_phrase(question, language) if asked else None
     if phrase is not None and previous is not None:
         return Resolution(substitute(previous, phrase, language), ContextType.FOLLOW_UP)

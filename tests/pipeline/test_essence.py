@@ -501,3 +501,24 @@ async def test_a_bare_question_word_asks_the_last_question_with_it(
     payload = await asked_after(follow_up, language, earlier)
     assert payload.canonical_question == expected
     assert payload.context_type is ContextType.FOLLOW_UP and not payload.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("language", "earlier", "follow_up", "expected"),
+    [
+        ("en", "how do I turn on subtitles?", "and off?", "how do I turn off subtitles?"),
+        ("en", "how do I turn subtitles on?", "and off again?", "how do I turn subtitles off?"),
+        ("de", "wie schalte ich die untertitel ein?", "und wie wieder aus?", "wie schalte ich die untertitel aus?"),
+        ("nl", "hoe zet ik de ondertiteling aan?", "en weer uit?", "hoe zet ik de ondertiteling uit?"),
+        # the thing, not the verb before it: "them" was "turn subtitles" ("how do I turn turn subtitles off?")
+        ("en", "how do I turn subtitles on?", "and how do I turn them off again?",
+         "and how do I turn subtitles off again?"),
+    ],
+)
+async def test_the_other_position_of_a_switch_asks_the_last_question_with_it_turned(
+    language: str, earlier: str, follow_up: str, expected: str
+) -> None:
+    """ "and off?" after "how do I turn on subtitles?" was "how do I turn on off?", and "und aus?" after "wie
+    schalte ich die Untertitel ein?" put "aus" in the subtitles' place."""
+    payload = await asked_after(follow_up, language, earlier)
+    assert payload.canonical_question == expected
