@@ -302,15 +302,16 @@ def topic_of(text: str, language: str | None = None) -> str | None:
     if not runs:
         return None
 
-    def rank(run: tuple[int, list[str], str]) -> tuple[int, int, int]:
-        position, words, _ = run
+    def rank(run: tuple[int, list[str], str]) -> tuple[int, int, int, int]:
+        position, words, before = run
         named = 0
         for offset, word in enumerate(words):
             if any(c.isupper() for c in word[1:]) or (word[:1].isupper() and position + offset > 0):
                 named = 2
             elif word[:1].isupper():
                 named = max(named, 1)  # a capital at the start of the message: a name or just the first word
-        return (named, min(len(words), MAX_TOPIC_WORDS), position)
+        # a run after an article is a thing ("the answers"); one after "are" describes it ("too long")
+        return (named, int(before.lower() in _DETERMINERS), min(len(words), MAX_TOPIC_WORDS), position)
 
     _, words, before = max(runs, key=rank)
     if len(words) > 1 and before.lower() in SUBJECT_PRONOUNS:

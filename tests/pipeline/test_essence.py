@@ -522,3 +522,10 @@ async def test_the_other_position_of_a_switch_asks_the_last_question_with_it_tur
     schalte ich die Untertitel ein?" put "aus" in the subtitles' place."""
     payload = await asked_after(follow_up, language, earlier)
     assert payload.canonical_question == expected
+
+
+async def test_a_threads_topic_is_the_thing_an_article_opens_not_what_is_said_of_it() -> None:
+    """ "the answers are too long", then "can I make them shorter?": "them" was "too long" (the longer run of
+    content words), so the question became "can I make too long shorter?"."""
+    payload = await asked_after("can I make them shorter?", "en", "the answers are too long")
+    assert payload.canonical_question == "can I make the answers shorter?"
