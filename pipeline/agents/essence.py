@@ -159,6 +159,7 @@ def _trailing_phrase(previous: str, size: int) -> str | None:
 
 MAX_NOUN_PHRASE = 3  # content words after an article that name one thing ("the slack app")
 
+
 def _phrase_after(previous: str, determiner: str) -> str | None:
     """The content words right after the last `determiner` of `previous` ("phone" of "connect my phone to the tv"
     for "my"), at most `MAX_NOUN_PHRASE` of them; None when it has no such determiner."""
