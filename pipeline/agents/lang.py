@@ -9,9 +9,11 @@ a Chinese text written in Traditional characters is reported as `zh-Hant` (`pipe
 its replies are in Traditional characters too.
 
 lingua reads letter n-grams, so a short question of a few borrowed-looking words can sway it ("Is it vesa
-compatible?": Spanish at 0.55). When it is unsure, the text's function words (the `stop-words` package's lists) get a
-second say: a text whose words are clearly one language's function words is in that language, and one that opens
-a question or an exclamation with "¿" or "¡" is Spanish.
+compatible?": Spanish at 0.55; "como conecto los auriculares bluetooth?": English at 0.998). When it is unsure, and
+whenever the text is short, the text's function words (the `stop-words` package's lists with docbot's own lexicons,
+`function_words`) get a second say: a text whose words are clearly one language's function words is in that
+language, one that opens a question or an exclamation with "¿" or "¡" is Spanish, and of two languages lingua all
+but ties, the one with more function words wins.
 """
 
 from __future__ import annotations
