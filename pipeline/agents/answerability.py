@@ -335,11 +335,9 @@ def states_a_number(question: str, quoted: str, language: str = "en", *, same_la
     content words. A question in another language shares only the words both languages write alike ("HDMI", "USB"
     in "¿Cuántos puertos HDMI tiene?"): the number must be beside one of those, or anywhere when it shares none."""
     stop = lexicon(language).stopwords
-    said = textutil.features(quoted, stop, language)
-    if same_language:
-        wanted = textutil.features(question, stop, language, asked=True)
-    else:
-        wanted = textutil.features(question, stop, language, asked=True) & said
+    wanted = textutil.features(question, stop, language, asked=True)
+    if not same_language:
+        wanted &= textutil.features(quoted, stop, language)
         if not wanted:
             return _DIGIT.search(quoted) is not None
     return any(
