@@ -90,6 +90,12 @@ _CONTINUES = re.compile(
 )
 
 
+def _past_opener(question: str) -> str:
+    """`question` without the word that goes on from the last question ("and off?": "off?")."""
+    opener = _CONTINUES.match(question)
+    return question[opener.end() :] if opener else question
+
+
 def elliptical_phrase(text: str, language: str | None = None) -> str | None:
     """The new name of an elliptical follow-up ("and for Discord?" -> "Discord"), or None for other messages."""
     match = _ELLIPSIS.match(text)
@@ -164,7 +170,7 @@ def _phrase_after(previous: str, determiner: str) -> str | None:
     """The content words right after the last `determiner` of `previous` ("phone" of "connect my phone to the tv"
     for "my"), at most `MAX_NOUN_PHRASE` of them; None when it has no such determiner."""
     words = list(_WORD.finditer(previous))
-    content = {w.lower() for w in content_words(previous)}
+    content = set(content_words(previous))
     for index in range(len(words) - 1, -1, -1):
         if words[index].group(0).lower() != determiner.lower():
             continue
@@ -445,8 +451,7 @@ def _with_switch_turned(question: str, previous: str) -> str | None:
     """`previous` with its switch in the other position, when `question` names only that position ("and off?",
     "und wie wieder aus?", "en weer uit?"); None otherwise. The particle turned is the one after a switching verb
     (English: "turn on subtitles") or the one that closes the question (German, Dutch: "die Untertitel ein?")."""
-    opener = _CONTINUES.match(question)
-    words = [w.lower() for w in _WORD.findall(question[opener.end() if opener else 0 :])]
+    words = [w.lower() for w in _WORD.findall(_past_opener(question))]
     words = [w for w in words if w not in QUESTION_WORDS and w not in _AGAIN]
     if len(words) != 1:
         return None
@@ -498,8 +503,7 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
             return Resolution(replaced, ContextType.FOLLOW_UP)
     if previous is not None and _only_asks(question):
         # "how?" after "is there a way to limit which docs a channel can see?": that question, asked with "how"
-        opener = _CONTINUES.match(question)
-        asking = question[opener.end() if opener else 0 :].strip().rstrip("?？").strip()
+        asking = _past_opener(question).strip().rstrip("?？").strip()
         return Resolution(f"{asking} {previous.strip().lstrip('¿¡')}", ContextType.FOLLOW_UP)
     if not content:
         return Resolution(_add_topic(question, topic, language), ContextType.FOLLOW_UP)
@@ -516,8 +520,7 @@ MAX_BARE_QUESTION_WORDS = 2  # "how?", "and why?", "¿y cómo?", "wie genau?": a
 def _only_asks(question: str) -> bool:
     """Whether `question` is a question word or two and nothing else ("how?", "and why?", "¿cómo?"), after the word
     that goes on from the last question."""
-    opener = _CONTINUES.match(question)
-    words = [w.lower() for w in _WORD.findall(question[opener.end() if opener else 0 :])]
+    words = [w.lower() for w in _WORD.findall(_past_opener(question))]
     return 0 < len(words) <= MAX_BARE_QUESTION_WORDS and words[0] in QUESTION_WORDS and all(
         w in QUESTION_WORDS or w in _EMPHASIS for w in words
     )
