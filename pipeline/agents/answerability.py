@@ -64,7 +64,7 @@ from rapidfuzz.distance import OSA
 from pipeline import text as textutil
 from pipeline.closest import section_label
 from pipeline.envelope import Payload
-from pipeline.locales import FUNCTION_WORDS, lexicon, texts
+from pipeline.locales import FUNCTION_WORDS, SWITCH_REACH, lexicon, texts
 from pipeline.types import (
     Answerability,
     AnswerabilityReason,
@@ -236,8 +236,7 @@ def unmatched_negation(question: str, passage: str) -> bool:
     return any(a in asked and a not in said and b in said for pair in OPPOSITES for a, b in (pair, pair[::-1]))
 
 
-_SWITCH_VERBS = frozenset({"turn", "power", "switch"})
-SWITCH_REACH = 3  # "turn the TV on": the particle a few words after its verb
+_SWITCH_VERBS = frozenset({"turn", "power", "switch"})  # English stems: the docs' side (`SWITCH_VERBS` has others')
 _HYPHENATED = re.compile(r"\b([^\W_]+)-([^\W_]+)\b")
 
 

@@ -24,6 +24,9 @@ from pipeline.agents.base import OfflineResult, Strategy, keep_or_overrule
 from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import (
     CJK_CONTENT_RUN,
+    SWITCH_PARTICLES,
+    SWITCH_REACH,
+    SWITCH_VERBS,
     all_lexicons,
     asks_in_words_without_spaces,
     content_words,
@@ -439,12 +442,8 @@ def _add_topic(question: str, topic: str, language: str | None) -> str:
     return f"{body} {topic}{tail.strip()}"
 
 
-# a switch's two positions ("turn on" / "turn off", "einschalten" / "ausschalten", "aanzetten" / "uitzetten"): a
-# follow-up that names only the other one asks the last question with the switch turned
-SWITCH_PARTICLES = (("on", "off"), ("ein", "aus"), ("an", "aus"), ("aan", "uit"))
-SWITCH_VERBS = ("turn", "switch", "power", "schalt", "mach", "zet", "doe")  # the verbs, or their stems, they follow
+# words a follow-up naming the other position of a switch may carry besides it ("and off again?", "en weer uit?")
 _AGAIN = frozenset({"again", "back", "wieder", "weer", "it", "them", "sie", "es", "ze", "het"})
-SWITCH_REACH = 3  # "turn the subtitles on": the particle a few words after its verb
 
 
 def _with_switch_turned(question: str, previous: str) -> str | None:

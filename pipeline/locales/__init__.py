@@ -131,6 +131,12 @@ def reports_failure(text: str) -> bool:
     return negated and any(w in folded for w in WORKING_WORDS)
 
 
+# a switch's two positions ("turn on" / "turn off", "einschalten" / "ausschalten", "aanzetten" / "uitzetten"), the
+# verbs or stems the particle follows, and how far after its verb it may come ("turn the subtitles on")
+SWITCH_PARTICLES = (("on", "off"), ("ein", "aus"), ("an", "aus"), ("aan", "uit"))
+SWITCH_VERBS = ("turn", "switch", "power", "schalt", "mach", "zet", "doe")
+SWITCH_REACH = 3
+
 _YES_NO = {lang: re.compile(lex.yes_no, re.IGNORECASE) for lang, lex in _LEXICONS.items() if lex.yes_no}
 
 # the thanking words of every language, longest first ("thank you" before "thank"); words that may come with them
