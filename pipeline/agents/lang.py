@@ -104,15 +104,24 @@ def function_words(code: str) -> frozenset[str]:
     return (listed - (others - own)) | own
 
 
+def _voting_words(text: str) -> list[str]:
+    return [w.lower() for w in tokens(text) if not w.isdigit()]
+
+
+def _function_word_counts(words: Sequence[str], languages: Sequence[str]) -> dict[str, int]:
+    """How many of `words` each of `languages` counts among its function words."""
+    return {code: sum(w in function_words(code) for w in words) for code in languages}
+
+
 def function_word_language(text: str, languages: Sequence[str], detected: str) -> str | None:
     """The language of `languages` whose function words are most of `text`'s words, when it is not `detected` and
     leads clearly: alone in front, with at least `FUNCTION_SHARE` of the words, `FUNCTION_MIN_WORDS` of them, and
     `FUNCTION_LEAD` times the share of `detected`'s function words. None otherwise, and for texts with Chinese,
     Japanese or Korean characters (the tokens are single characters there, not the lists' words)."""
-    words = [w.lower() for w in tokens(text) if not w.isdigit()]
+    words = _voting_words(text)
     if not words or has_cjk(text):
         return None
-    counts = {code: sum(w in function_words(code) for w in words) for code in languages}
+    counts = _function_word_counts(words, languages)
     ranked = sorted(counts.values(), reverse=True)
     best = max(counts, key=lambda code: counts[code])
     clear = ranked[0] >= max(FUNCTION_MIN_WORDS, FUNCTION_SHARE * len(words)) and ranked[1:2] != ranked[:1]
@@ -127,9 +136,8 @@ def function_word_tie_break(text: str, detected: Sequence[tuple[str, float]]) ->
     "un" are French function words, "un" alone English); None when they are not tied or have as many."""
     if len(detected) < 2 or detected[0][1] - detected[1][1] > TIE_MARGIN or has_cjk(text):
         return None
-    words = [w.lower() for w in tokens(text) if not w.isdigit()]
     (first, _), (second, _) = detected[:2]
-    counts = {code: sum(w in function_words(code) for w in words) for code in (first, second)}
+    counts = _function_word_counts(_voting_words(text), (first, second))
     if counts[first] == counts[second]:
         return None
     return first if counts[first] > counts[second] else second
