@@ -141,7 +141,10 @@ _YES_NO = {lang: re.compile(lex.yes_no, re.IGNORECASE) for lang, lex in _LEXICON
 
 # the thanking words of every language, longest first ("thank you" before "thank"); words that may come with them
 # and ask nothing ("great, thanks, that worked!")
-_THANKS = tuple(sorted({t for lex in _LEXICONS.values() for t in lex.thanks}, key=len, reverse=True))
+_THANKS = re.compile("|".join(
+    re.escape(t) if has_cjk(t) else rf"(?<!\w){re.escape(t)}(?!\w)"
+    for t in sorted({t for lex in _LEXICONS.values() for t in lex.thanks}, key=len, reverse=True)
+))  # fmt: skip
 CLOSING_WORDS = frozenset({
     "great", "perfect", "awesome", "cool", "nice", "worked", "works", "helped", "helps", "helpful", "much", "lot",
     "again", "ok", "okay", "super", "bot", "docbot", "genial", "perfecto", "parfait", "perfekt", "toll", "perfetto",
@@ -157,12 +160,8 @@ def only_thanks(text: str) -> bool:
     folded = text.lower().replace("’", "'")
     if "?" in folded or "？" in folded or reports_failure(folded) or len(folded.split()) > MAX_THANKS_WORDS:
         return False
-    found = False
-    for phrase in _THANKS:
-        pattern = re.escape(phrase) if has_cjk(phrase) else rf"(?<!\w){re.escape(phrase)}(?!\w)"
-        folded, count = re.subn(pattern, " ", folded)
-        found = found or count > 0
-    return found and all(word in CLOSING_WORDS for word in content_words(folded))
+    rest, found = _THANKS.subn(" ", folded)
+    return found > 0 and all(word in CLOSING_WORDS for word in content_words(rest))
 
 
 # the question words of languages whose questions do not open with them (Chinese, Japanese, Korean): anywhere counts
