@@ -111,6 +111,11 @@ def matching_rows(rows: list[str], wanted: set[str], stop: frozenset[str], langu
     return [row for row, count in zip(rows, counts, strict=True) if count >= least]
 
 
+def within_length(text: str) -> str:
+    """`text` cut at a line end to at most `MAX_WHOLE_BLOCK` characters."""
+    return text if len(text) <= MAX_WHOLE_BLOCK else text[:MAX_WHOLE_BLOCK].rsplit("\n", 1)[0]
+
+
 def passages_of(source: SourceReference, wanted: set[str], stop: frozenset[str], language: str) -> list[Passage]:
     """The quotable passages of one source, in order."""
     out: list[Passage] = []
@@ -152,11 +157,18 @@ def passages_of(source: SourceReference, wanted: set[str], stop: frozenset[str],
         elif block.kind in ("list", "code"):
             text = textutil.reflow(block.text) if block.kind == "list" else block.text
             text = "\n".join(line for line in text.splitlines() if line.strip())
-            if len(text) > MAX_WHOLE_BLOCK:
-                text = text[:MAX_WHOLE_BLOCK].rsplit("\n", 1)[0]
+            if block.kind == "code":  # a list is cut to length once its answering items are chosen (`Reader.read`)
+                text = within_length(text)
             kind = PassageKind.LIST if block.kind == "list" else PassageKind.CODE
             out.append(Passage(source.number, base, kind, text, ordered=block.ordered))
     return out
+
+
+def within(passage: Passage) -> Passage:
+    """`passage` cut to `MAX_WHOLE_BLOCK` characters (only a list can be longer: the other kinds are cut when made)."""
+    if len(passage.text) <= MAX_WHOLE_BLOCK:
+        return passage
+    return dataclasses.replace(passage, text=within_length(passage.text))
 
 
 class PassageMemo:
@@ -204,7 +216,8 @@ class Reader:
         if named:
             passages = [items_naming(p, names) for p in named]  # an exact name the docs have: only what has it
         by_number = {s.number: s for s in sources}
-        words = [self._words(p, by_number[p.source], wanted, stop, docs_language) for p in passages]
+        # ranked as the list a reader sees at first: its opening `MAX_WHOLE_BLOCK` characters
+        words = [self._words(within(p), by_number[p.source], wanted, stop, docs_language) for p in passages]
         intent, margin, meaning, failed = QuestionIntent.DOCS, 0.0, [0.0] * len(passages), None
         try:
             # bounded: a remote embedder that hangs costs this reading its meaning, never the answer
@@ -216,8 +229,9 @@ class Reader:
         except Exception as exc:  # any embedder failure (a timeout, an endpoint's error): read by words and rank
             failed = type(exc).__name__
         scored = self._ranked(question, passages, words, meaning, by_number, names)
-        # ranked as whole lists, quoted as the items that answer: cutting a list does not make it rank higher
-        quoted = [answering_items(p, wanted, stop, docs_language) for p in scored]
+        # ranked as whole lists, quoted as the items that answer (from all of a long list's items, so the one that
+        # answers is found wherever it stands): cutting a list does not make it rank higher
+        quoted = [within(answering_items(p, wanted, stop, docs_language)) for p in scored]
         return Reading(tuple(quoted), intent, margin, unread=failed)
 
     async def _question_vector(self, question: str) -> Vector | None:

@@ -177,6 +177,26 @@ async def test_a_bullet_list_is_quoted_as_the_items_that_the_questions_telling_w
     assert (await quoted("can I use ollama?", steps)).count("\n1. ") == 4  # numbered steps stay whole
 
 
+async def test_the_item_that_answers_is_quoted_from_anywhere_in_a_list_longer_than_a_quote() -> None:
+    """A security page's bullet list grew past the length a whole list is quoted to, and the item about pings (its
+    last) was cut off before the answering items were chosen: the reply quoted the two items before it."""
+    filler = [
+        f"- **Topic {n}.** " + "Rate limits and budgets give clear replies to everyone asking. " * 6 for n in range(8)
+    ]
+    pings = "- **No pings from quoted text.** A page holding @here or @channel notifies nobody when docbot quotes it."
+    text = "\n".join(["Security notes:", *filler, pings])
+    assert len(text) > reading.MAX_WHOLE_BLOCK
+    result = await Reader().read(
+        "will the bot ping everyone when it quotes @here?", "en", "en", (source(1, "Security", text),)
+    )
+    quoted = result.passages[0].text
+    assert "No pings from quoted text" in quoted and "Topic 0" not in quoted
+    assert len(quoted) <= reading.MAX_WHOLE_BLOCK
+    # a question no single item answers gets the list as a reader first sees it, cut to length
+    whole = (await Reader().read("what are the notes?", "en", "en", (source(1, "Security", text),))).passages[0].text
+    assert whole.startswith("Security notes:\n- **Topic 0.**") and len(whole) <= reading.MAX_WHOLE_BLOCK
+
+
 async def test_a_list_ranks_as_the_whole_list_it_is_in_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cutting a list to its answering items changes what is quoted, not how the list ranks against the other
     passages: the shorter text would otherwise read as more about the question than the list is."""
