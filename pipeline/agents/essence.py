@@ -29,6 +29,7 @@ from pipeline.locales import (
     SWITCH_VERBS,
     all_lexicons,
     asks_in_words_without_spaces,
+    asks_only_an_amount,
     content_words,
     is_korean,
     lexicon,
@@ -481,6 +482,10 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     phrase = elliptical_phrase(question, language) if asked else None
     if phrase is not None and previous is not None:
         return Resolution(substitute(previous, phrase, language), ContextType.FOLLOW_UP)
+    if previous is not None and asks_only_an_amount(question):
+        # "how long at most?" after "how do I set the sleep timer?": the amount of what the last question was about,
+        # so it is asked together with that question (alone it read as a new question and got a quote on storage)
+        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     if topic is None:
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():

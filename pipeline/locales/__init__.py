@@ -32,9 +32,11 @@ __all__ = [
     "Lexicon",
     "Texts",
     "all_lexicons",
+    "asks_only_an_amount",
     "asks_yes_no",
     "base_language",
     "content_words",
+    "how_many_of",
     "is_supported",
     "language_name",
     "lexicon",
@@ -180,6 +182,43 @@ def asks_yes_no(text: str, lang: str | None = None) -> bool:
     own = _YES_NO.get(base_language(lang))
     patterns = [own] if own is not None and is_supported(lang) and lang is not None else list(_YES_NO.values())
     return any(p.search(text) for p in patterns)
+
+
+_HOW_MANY = tuple(re.compile(lex.how_many, re.IGNORECASE) for lex in _LEXICONS.values() if lex.how_many)
+
+
+def how_many_of(text: str) -> str | None:
+    """What `text` asks the number of, when it asks how many in any supported language: the text after the asking
+    words ("HDMI ports does it have?" of "How many HDMI ports does it have?"); None for other questions."""
+    for pattern in _HOW_MANY:
+        found = pattern.search(text)
+        if found is not None:
+            return text[found.end() :]
+    return None
+
+
+_AMOUNT = tuple(re.compile(lex.amount, re.IGNORECASE) for lex in _LEXICONS.values() if lex.amount)
+# words that only bound an amount asked for ("at most", "wie lange maximal?", "¿cuánto tiempo como máximo?")
+EXTENT_WORDS = frozenset({
+    "max", "maximum", "maximal", "maximale", "maximaal", "máximo", "máxima", "massimo", "massima", "maksymalnie",
+    "максимум", "максимально", "min", "minimum", "minimal", "minimale", "minimaal", "mínimo", "mínima", "minimo",
+    "minima", "минимум", "most", "least", "once", "exactly", "roughly", "approximately", "genau", "ungefähr",
+    "exactamente", "aproximadamente", "exactement", "environ", "esattamente", "circa", "ongeveer", "precies",
+    "dokładnie", "około", "точно", "примерно", "time", "zeit", "tiempo", "temps", "tempo", "tijd", "czasu", "времени",
+    "最长", "最多", "最少", "最大", "最小", "大概", "最長", "최대", "최소", "대략",
+})  # fmt: skip
+
+
+def asks_only_an_amount(text: str) -> bool:
+    """Whether `text` asks an amount and names at most one thing besides ("how long at most?", "how many at once?",
+    "wie lange maximal?", "¿cuánto tiempo como máximo?", "how much space does it need?"), not counting the words that
+    bound the amount: after another question, it asks that amount of what the question was about."""
+    for pattern in _AMOUNT:
+        found = pattern.search(text)
+        if found is not None:
+            rest = f"{text[: found.start()]} {text[found.end() :]}"
+            return len([w for w in content_words(rest) if w.lower() not in EXTENT_WORDS]) <= 1
+    return False
 
 
 # every supported language's function words ("I", "Does", "der", "как"): never a name, never a topic

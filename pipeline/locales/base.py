@@ -73,6 +73,12 @@ class Lexicon:
     stop_phrases: tuple[str, ...] = field(default=())  # for scripts without spaces (Chinese)
     troubleshooting: str = ""  # what docs in this language call their problem-solving sections, for a search
     yes_no: str = ""  # regex: a question answered by yes or no ("does it have Wi-Fi?", "есть ли ...?", "...吗？")
+    # regex: a question asking how many things there are ("how many", "wie viele", "cuántos", "几个"), where the
+    # same words do not also ask how much ("сколько", "hoeveel", "ile" ask both, so those languages have none)
+    how_many: str = ""
+    # regex: a question asking an amount ("how long", "how much", "wie lange", "cuánto", "多久"): after another
+    # question, one that names little else asks it of what that question was about
+    amount: str = ""
     # where words are not spaced, the question words found anywhere in a message ("怎么" in "这个是怎么包装的？")
     question_words: tuple[str, ...] = ()
     # pronouns written before the verb, object or reflexive ("¿cómo los desactivo?", "¿cómo se desactivan?",

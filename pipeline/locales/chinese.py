@@ -148,5 +148,7 @@ def lexicon_in_both_scripts(lexicon: Lexicon) -> Lexicon:
         object_dropped_after=in_both_scripts(lexicon.object_dropped_after),
         troubleshooting=" ".join(in_both_scripts(tuple(lexicon.troubleshooting.split()))),
         yes_no=pattern_in_both_scripts(lexicon.yes_no),
+        how_many=pattern_in_both_scripts(lexicon.how_many),
+        amount=pattern_in_both_scripts(lexicon.amount),
         capability=tuple((kind, pattern_in_both_scripts(pattern)) for kind, pattern in lexicon.capability),
     )

@@ -63,6 +63,8 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="Fehlerbehebung Problem funktioniert nicht",
     yes_no=r"^\s*(?:hat|haben|kann|können|kannst|ist|sind|gibt\s+es|unterstützt|funktioniert|lässt\s+sich|darf|muss|soll|wird)\b",
+    how_many=r"\bwie\s*viele\b",
+    amount=r"\bwie\s*(?:lange?|viele?|oft|weit|groß|gross|alt|hoch|breit|schwer|tief|laut|schnell)\b",
     stopwords=words(
         """der die das den dem des ein eine einen einem einer und oder aber wenn dann nicht kein keine ja nein zu
         von mit bei für auf in im an am aus über unter um was wie wo wann warum wer welche welcher welches ist sind

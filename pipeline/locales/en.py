@@ -54,6 +54,8 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="troubleshooting problem not working",
     yes_no=r"^\s*(?:do|does|did|is|are|was|were|can|could|will|would|has|have|had|should|may|might|must)\b",
+    how_many=r"\bhow\s+many\b",
+    amount=r"\bhow\s+(?:long|much|many|often|far|big|large|old|high|tall|wide|heavy|deep|loud|fast)\b",
     stopwords=words(
         """a an the and or but if then so to of in on at by for with about from into over under up down out off
         is are was were be been being am do does did done doing have has had can could will would shall should may

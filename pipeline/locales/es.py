@@ -62,6 +62,8 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="solución de problemas no funciona",
     yes_no=r"^\s*¿?\s*(?:tiene|tienen|tengo|puede|pueden|puedo|podemos|es|son|está|están|hay|se\s+puede|funciona|admite|soporta|incluye|viene|sirve|existe)\b",
+    how_many=r"\bcu[áa]nt[oa]s\b",
+    amount=r"\bcu[áa]nt[oa]s?\b",
     stopwords=words(
         """el la los las un una unos unas y o pero si no sí de del al a en con por para sobre sin que qué cómo como
         cuál cuáles cuándo dónde por qué quién es son era ser estar está están hay he ha has hace hacer puedo puede

@@ -62,6 +62,8 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="risoluzione dei problemi non funziona",
     yes_no=r"^\s*(?:(?:è|e')\s+possibile|si\s+può|si\s+possono|c'è|c'é|ci\s+sono|ha|hanno|ho|è|sono|può|possono|posso|funziona|supporta|include|esiste|serve|va|riesco)(?=[\s?]|$)",
+    how_many=r"\bquant[ie]\b",
+    amount=r"\bquant[oaie]\b",
     stopwords=words(
         """il lo la i gli le l un uno una e ed o ma se non sì di del dello della dei degli delle da dal dalla dai in
         nel nella nei con su sul sulla per tra fra a al allo alla ai agli alle che cosa come quale quali quando dove

@@ -69,6 +69,8 @@ LEXICON = Lexicon(
     # a question without a question word: "와이파이 되나요?", "블루투스 있어요?"
     yes_no=rf"^(?=.*[\uac00-\ud7af])(?!.*(?:{_ASKS_WHAT})).*(?:[?？]|나요|까요|니까)\s*$",
     # the question word is where the sentence needs it, not first: it counts anywhere, as in Chinese
+    how_many=r"몇\s*개",
+    amount=r"얼마나|몇",
     question_words=("어떻게", "무엇", "뭐", "왜", "언제", "어디", "누가", "누구", "몇", "얼마", "어느", "무슨"),
     object_dropped_after=("어떻게",),
     stopwords=words(

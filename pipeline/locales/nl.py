@@ -63,6 +63,7 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="probleemoplossing probleem werkt niet",
     yes_no=r"^\s*(?:heeft|hebben|heb|hebt|kan|kun|kunt|kunnen|is|zijn|werkt|ondersteunt|bestaat|zit|zitten|moet|mag|wordt|gaat|doet|past|klopt|bevat)\b",
+    amount=r"\bhoeveel\b|\bhoe\s+(?:lang|vaak|ver|groot|oud|hoog|breed|zwaar|diep|snel)\b",
     stopwords=words(
         """de het een en of maar als dan niet geen ja nee te van met bij voor op aan in uit naar om tot over onder
         wat hoe waar wanneer waarom wie welke welk is zijn was waren ben bent wordt worden werd kan kun kunt kunnen

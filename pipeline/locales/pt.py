@@ -63,6 +63,8 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="solução de problemas não funciona",
     yes_no=r"^\s*(?:(?:ela|ele|eles|elas|isso|você|vocês)\s+)?(?:tem|têm|possui|pode|podem|posso|dá\s+pra|dá\s+para|é|são|está|estão|há|existe|funciona|suporta|aceita|inclui|vem|serve|consigo|consegue|será\s+que)\b",
+    how_many=r"\bquant[oa]s\b",
+    amount=r"\bquant[oa]s?\b",
     stopwords=words(
         """o a os um uma uns umas e ou mas se não de do da dos das no na nos nas ao aos à às em com por para pelo
         pela pelos pelas sobre sem que quê como qual quais quando onde porque porquê quem é são era ser estar está

@@ -571,6 +571,61 @@ def test_a_question_in_another_language_needs_the_number_beside_the_words_both_l
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many HDMI ports does it have?",
+        "Wie viele HDMI-Anschlüsse hat er?",
+        "¿Cuántos puertos HDMI tiene?",
+        "Combien de ports HDMI a-t-elle ?",
+        "Quante porte HDMI ha?",
+        "Quantas entradas HDMI ela tem?",
+        "HDMI端子はいくつありますか？",
+        "HDMI 포트가 몇 개인가요?",
+        "有几个HDMI接口？",
+    ],
+)
+def test_a_question_asking_how_many_things_needs_a_count_not_a_measurement(question: str) -> None:
+    """ "How many HDMI ports?" was answered, in six languages, with a sentence on an HDMI cable of "10 feet (3 m)":
+    a number beside the question's words, but one that measures a length. A count is a whole number that measures
+    nothing ("2 HDMI ports"), or a number word of the docs ("two HDMI ports")."""
+    same = question.startswith("How")
+    measured = "Use an HDMI cable of 10 feet (3 m) or shorter; it carries 3840 x 2160 at 60 Hz."
+    asks = ans.Evidence(question, (measured,), measured, (), same, intent=QuestionIntent.MEASURE)
+    assert ans.measure(asks).number_missing
+    for counted in ("The TV has 2 HDMI ports.", "The TV has two HDMI ports."):
+        stated = ans.Evidence(question, (counted,), counted, (), same, intent=QuestionIntent.MEASURE)
+        assert not ans.measure(stated).number_missing, counted
+
+
+@pytest.mark.unit
+def test_a_question_asking_how_many_units_takes_a_measurement() -> None:
+    """ "How many watts does it use?" asks for a measurement in so many words: a number with its unit answers it, as
+    it answers "how much power does it draw?"."""
+    quoted = "The TV draws 95 watts of power in standard mode."
+    for question in ("How many watts does it use?", "How much power does it draw?"):
+        evidence = ans.Evidence(question, (quoted,), quoted, (), True, intent=QuestionIntent.MEASURE)
+        assert not ans.measure(evidence).number_missing, question
+    assert not ans.asks_a_count("How many watts does it use?") and ans.asks_a_count("how many apps can I install?")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("The TV has 2 HDMI ports.", True),
+        ("HDMI 1 and HDMI 2 support ARC.", True),
+        ("Use a cable of 10 feet (3 m).", False),
+        ("The sleep timer goes up to 180 minutes.", False),
+        ('Resolution 3840 x 2160, aspect 16:9, 1080p, 0.66 inches, 55" screens.', False),
+        ("Video codecs of the NU7100 model series.", False),
+    ],
+)
+def test_a_count_is_a_whole_number_that_measures_nothing(text: str, counts: bool) -> None:
+    assert ans.states_a_count(text) is counts
+
+
+@pytest.mark.unit
 async def test_a_section_the_person_picked_answers_whatever_its_score() -> None:
     """After "which one do you mean?", the section the person pressed answers their one-word question; the same
     evidence without the pick is refused."""

@@ -475,6 +475,36 @@ async def test_saying_the_answer_failed_is_asked_together_with_the_question_it_a
     assert result.payload.context_type is ContextType.FOLLOW_UP
 
 
+@pytest.mark.parametrize(
+    ("language", "earlier", "follow_up"),
+    [
+        ("en", "how do I set the sleep timer?", "how long at most?"),
+        ("en", "how do I connect a bluetooth speaker?", "how many at once?"),
+        ("en", "how do I record a program to usb?", "how much space does it need?"),
+        ("de", "Wie stelle ich den Sleep-Timer ein?", "Wie lange maximal?"),
+        ("es", "¿cómo pongo el temporizador de apagado?", "¿cuánto tiempo como máximo?"),
+        ("fr", "comment régler la minuterie de veille ?", "combien de temps au maximum ?"),
+        ("zh", "怎么设置睡眠定时器？", "最长多久？"),
+    ],
+)  # fmt: skip
+async def test_asking_only_an_amount_asks_it_of_the_last_question(language: str, earlier: str, follow_up: str) -> None:
+    """ "Wie lange maximal?" after a question on the sleep timer was a new question of its own, and got a quote on
+    USB recording: how long, how many, how much of what the last question was about, asked together with it."""
+    payload = await asked_after(follow_up, language, earlier)
+    assert payload.canonical_question == f"{earlier} {follow_up}"
+    assert payload.context_type is ContextType.FOLLOW_UP
+
+
+@pytest.mark.parametrize(
+    ("earlier", "question"),
+    [("how do I connect a bluetooth speaker?", "how many HDMI ports does the TV have?"),
+     ("how do I set the sleep timer?", "how much does the subscription cost per month?")],
+)  # fmt: skip
+async def test_an_amount_asked_of_things_it_names_is_a_question_of_its_own(earlier: str, question: str) -> None:
+    payload = await asked_after(question, "en", earlier)
+    assert payload.canonical_question == question
+
+
 async def test_asking_how_it_works_is_not_saying_it_failed() -> None:
     result = await EssenceAgent().run(
         Payload(text="How does it work?", language="en"), Context(history=history("How do I pair the remote?"))
