@@ -84,9 +84,18 @@ def voting_text(text: str) -> str:
     unnamed = without_names(text, FUNCTION_WORDS)
     # a German noun is capitalised too: "Hat der Fernseher WLAN?" would keep only "Hat der"; in another script every
     # Latin word is a name, however few words remain ("Orbit Voice有蓝牙吗？" is Chinese, not English)
-    text = unnamed if word_count(unnamed) >= MIN_VOTING_WORDS or written_in_another_script(unnamed) else text
+    # and a word or two that are all function words say more without the name beside them: lingua read "Tiene
+    # Bluetooth?" and "Tem Bluetooth?" as English (0.99) for the brand; "Tiene?" is Spanish
+    enough = word_count(unnamed) >= MIN_VOTING_WORDS or _only_function_words(unnamed)
+    text = unnamed if enough or written_in_another_script(unnamed) else text
     kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡؟？。،").lower() not in PRODUCT_NAMES]
     return " ".join(kept)
+
+
+def _only_function_words(text: str) -> bool:
+    """Whether `text` has words and every one is a function word of some supported language ("Tiene", "Hat der")."""
+    words = tokens(text)
+    return bool(words) and all(w in FUNCTION_WORDS for w in words)
 
 
 @lru_cache(maxsize=32)
@@ -308,8 +317,11 @@ class LangAgent:
             values = [(weighted[0][0], raw[weighted[0][0]])]
             fallback = thread_language or docs_language
             # a word or two the detector cannot place takes the thread's or docs' language, unless the detector all
-            # but rules that language out ("Ela conecta no sem fio?": pt 0.48, es 0.46, en 0.04)
-            if values[0][1] < self._min_confidence and raw.get(fallback, 0.0) >= PLAUSIBLE:
+            # but rules that language out ("Ela conecta no sem fio?": pt 0.48, es 0.46, en 0.04) or the words are
+            # its guess's own function words ("Tem Bluetooth?": "tem", pt 0.40, en 0.14)
+            guessed = values[0][0]
+            own_words = shows_its_function_words(voting, guessed, fallback) if guessed != fallback else False
+            if values[0][1] < self._min_confidence and raw.get(fallback, 0.0) >= PLAUSIBLE and not own_words:
                 values = [(fallback, values[0][1])]
                 source = "thread history" if thread_language else "default"
         if not values:
