@@ -122,19 +122,22 @@ def _function_word_counts(words: Sequence[str], languages: Sequence[str]) -> dic
     return {code: sum(w in function_words(code) for w in words) for code in languages}
 
 
-def function_word_language(text: str, languages: Sequence[str], detected: str) -> str | None:
+def function_word_language(text: str, languages: Sequence[str], detected: str | None) -> str | None:
     """The language of `languages` whose function words are most of `text`'s words, when it is not `detected` and
     leads clearly: alone in front, with at least `FUNCTION_SHARE` of the words, `FUNCTION_MIN_WORDS` of them, and
-    `FUNCTION_LEAD` times the share of `detected`'s function words. None otherwise, and for texts with Chinese,
-    Japanese or Korean characters (the tokens are single characters there, not the lists' words)."""
+    `FUNCTION_LEAD` times the share of `detected`'s function words. When the detector placed the text in no language
+    (`detected` None: "C'è ?", "Y a-t-il le ?"), being alone in front with one of them is enough. None otherwise, and
+    for texts with Chinese, Japanese or Korean characters (the tokens are single characters there, not the lists'
+    words)."""
     words = _voting_words(text)
     if not words or has_cjk(text):
         return None
     counts = _function_word_counts(words, languages)
     ranked = sorted(counts.values(), reverse=True)
     best = max(counts, key=lambda code: counts[code])
-    clear = ranked[0] >= max(FUNCTION_MIN_WORDS, FUNCTION_SHARE * len(words)) and ranked[1:2] != ranked[:1]
-    if best == detected or not clear or ranked[0] < FUNCTION_LEAD * counts.get(detected, 0):
+    least = max(FUNCTION_MIN_WORDS, FUNCTION_SHARE * len(words)) if detected is not None else 1
+    clear = ranked[0] >= least and ranked[1:2] != ranked[:1]
+    if best == detected or not clear or (detected is not None and ranked[0] < FUNCTION_LEAD * counts.get(detected, 0)):
         return None
     return best
 
@@ -332,7 +335,8 @@ class LangAgent:
         # a short text's one loanword sways lingua however sure it says it is ("como conecto los auriculares
         # bluetooth?": English 0.998): its function words get the same say as when it is unsure
         short = word_count(voting) < SHORT_TEXT_WORDS
-        by_function_words = function_word_language(voting, self._languages, language) if unsure or short else None
+        placed = language if detected else None  # None: the detector placed it nowhere, `language` is a fallback
+        by_function_words = function_word_language(voting, self._languages, placed) if unsure or short else None
         tie_broken = function_word_tie_break(voting, detected) if unsure and by_function_words is None else None
         if by_function_words is not None:
             language, source = by_function_words, f"function words; the detector said {language}"

@@ -67,7 +67,7 @@ LEXICON = Lexicon(
     stopwords=words(
         """le la les l un une des du de d et ou mais si ne pas non oui à au aux en dans sur sous par pour avec sans
         que qu quoi qui quel quelle quels quelles comment où quand pourquoi est sont été être suis es ai as avons
-        avez ont fait faire peut peux pouvez puis dois je j me m moi mon ma mes tu te toi ton ta tes il elle ils
+        avez ont a fait faire peut peux pouvez puis dois je j me m moi mon ma mes tu te toi ton ta tes il elle ils
         elles on nous vous se s son sa ses leur leurs ce c cet cette ces ça cela ceci y fonctionne fonctionnent
         marche marchent utiliser aide aider aidez svp merci bonjour salut problème problèmes chose truc quelque
         très plus aussi"""

@@ -190,6 +190,11 @@ def test_voting_text_drops_urls_code_and_names() -> None:
         ("Hat der Fernseher Bluetooth?", "de"),
         ("Does it have Bluetooth?", "en"),
         ("Is it Bluetooth?", "en"),
+        # what is left the detector places nowhere; its function words say the language ("c'è": Italian only)
+        ("C'è Netflix?", "it"),
+        ("Y a-t-il le Bluetooth ?", "fr"),
+        ("Is er Netflix?", "nl"),
+        ("Elle a Netflix ?", "fr"),
     ],
 )
 async def test_names_do_not_vote_on_the_language(text: str, language: str) -> None:
@@ -246,6 +251,9 @@ def test_function_words_lead_only_when_clearly_one_languages() -> None:
     assert function_word_language("Is it vesa compatible?", languages, "en") is None  # the detector agrees
     assert function_word_language("vesa compatible?", languages, "es") is None  # no function word at all
     assert function_word_language("如何将遥控器与音箱配对？", ("en", "zh"), "en") is None  # no spaces between words
+    # placed nowhere by the detector: one function word alone in front decides, a tie does not
+    assert function_word_language("C'è ?", (*languages, "it"), None) == "it"
+    assert function_word_language("Il a le ?", ("fr", "it"), None) is None
 
 
 async def test_a_sure_question_in_the_docs_language_loads_no_high_accuracy_model() -> None:
