@@ -482,6 +482,10 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     phrase = elliptical_phrase(question, language) if asked else None
     if phrase is not None and previous is not None:
         return Resolution(substitute(previous, phrase, language), ContextType.FOLLOW_UP)
+    if previous is not None and len(content) <= MAX_POINTING_WORDS and _offers_a_choice(question, language):
+        # "¿por HDMI o por óptico?" after "¿cómo conecto una barra de sonido?": which of two ways to do what the last
+        # question asked, so it is asked together with it (alone it got a quote on HDMI UHD Color)
+        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     if previous is not None and asks_only_an_amount(question):
         # "how long at most?" after "how do I set the sleep timer?": the amount of what the last question was about,
         # so it is asked together with that question (alone it read as a new question and got a quote on storage)
@@ -516,6 +520,16 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         # on from the last one is asked together with it, so the search finds the thread's subject and the new verb
         return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     return Resolution(question, ContextType.NEW_TOPIC)
+
+
+def _offers_a_choice(question: str, language: str | None) -> bool:
+    """Whether `question` offers two things to choose from ("HDMI or optical?", "¿por HDMI o por óptico?",
+    "HDMI还是光纤？"): a word of its language that offers a choice, between two others."""
+    choices = lexicon("ko" if is_korean(question) else language).alternatives
+    if written_without_spaces(question):
+        return any(0 < question.find(word) < len(question.rstrip("?？ ")) - len(word) for word in choices)
+    words = [w.lower() for w in _WORD.findall(question)]
+    return any(word in choices for word in words[1:-1])
 
 
 MAX_BARE_QUESTION_WORDS = 2  # "how?", "and why?", "¿y cómo?", "wie genau?": a question word and little else

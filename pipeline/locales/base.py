@@ -66,6 +66,9 @@ class Lexicon:
     prepositions: frozenset[str] = frozenset()  # words a noun phrase follows ("a folder of html files")
     # words and phrases that thank ("thanks", "thank you", "gracias"); where words are not spaced, found anywhere
     thanks: tuple[str, ...] = ()
+    # words that offer a choice ("HDMI or optical?", "¿por HDMI o por óptico?"); where words are not spaced, found
+    # anywhere ("HDMI还是光纤？")
+    alternatives: tuple[str, ...] = ()
     # possessives that point back at the previous topic ("can I change their size?", "¿puedo cambiar su tamaño?"):
     # before their noun they still point back, where a demonstrative before a noun does not ("that port")
     possessives: frozenset[str] = frozenset()

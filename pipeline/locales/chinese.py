@@ -143,6 +143,7 @@ def lexicon_in_both_scripts(lexicon: Lexicon) -> Lexicon:
         lexicon,
         stopwords=frozenset(in_both_scripts(tuple(sorted(lexicon.stopwords)))),
         deictics=in_both_scripts(lexicon.deictics),
+        alternatives=in_both_scripts(lexicon.alternatives),
         stop_phrases=in_both_scripts(lexicon.stop_phrases),
         question_words=in_both_scripts(lexicon.question_words),
         object_dropped_after=in_both_scripts(lexicon.object_dropped_after),

@@ -74,6 +74,7 @@ LEXICON = Lexicon(
         auch schon noch mal ding klappt"""
     ),
     thanks=("vielen dank", "dankeschön", "danke", "dank"),
+    alternatives=("oder",),
     deictics=("es", "das", "dies", "dieses", "diese", "dieser", "sie", "ihn"),
     possessives=words("seine seinen seinem seiner ihre ihren ihrem ihrer dessen deren"),
     impersonal=("gibt es", "es gibt", "geht es"),

@@ -68,6 +68,7 @@ LEXICON = Lexicon(
         lol ppl tho btw fyi imo idk"""
     ),
     thanks=("thank you", "thanks", "thank", "thx", "ty", "cheers", "tysm"),
+    alternatives=("or",),
     deictics=("it", "its", "that", "this", "they", "them", "those", "these"),
     possessives=words("their"),
     prepositions=words("of for with from on in about into"),

@@ -72,6 +72,7 @@ LEXICON = Lexicon(
         problema problemas algo nada muy más también ya cosa sirve anda"""
     ),
     thanks=("muchas gracias", "gracias"),
+    alternatives=("o", "u"),
     deictics=("eso", "esto", "ello", "aquello", "este", "esta", "ese", "esa"),
     possessives=words("su sus"),
     prepositions=words("de del con en sobre desde"),

@@ -73,6 +73,7 @@ LEXICON = Lexicon(
         très plus aussi"""
     ),
     thanks=("merci beaucoup", "merci"),
+    alternatives=("ou",),
     deictics=("ça", "cela", "ceci", "il", "elle", "le", "la", "les"),
     possessives=words("sa ses leur leurs"),
     impersonal=("y a-t-il", "il y a", "faut-il", "il faut", "s'agit-il"),

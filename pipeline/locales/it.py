@@ -74,6 +74,7 @@ LEXICON = Lexicon(
         anche già ancora modo c'è com'è cos'è dov'è qual'è serve va"""
     ),
     thanks=("grazie mille", "grazie"),
+    alternatives=("o", "oppure"),
     deictics=("questo", "questa", "quello", "quella", "ciò", "esso", "essa", "lo", "la", "li", "le"),
     possessives=words("suo sua suoi sue loro"),
     prepositions=words("di del della dei delle con su sul sulla in nel nella da"),

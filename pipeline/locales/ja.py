@@ -72,6 +72,7 @@ LEXICON = Lexicon(
     object_dropped_after=("どうやって", "どう"),
     stopwords=frozenset(),
     thanks=("ありがとうございます", "ありがとう", "どうも"),
+    alternatives=("または", "それとも"),
     deictics=("それら", "これら", "それ", "これ", "あれ"),
     topic_position="start",
     # kanji and katakana words that are no topic; kana phrases that hold a pointing word but do not point back

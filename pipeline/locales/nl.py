@@ -73,6 +73,7 @@ LEXICON = Lexicon(
         ook al nog wel even zo nu ding dingen manier"""
     ),
     thanks=("dank je wel", "dank u wel", "dankjewel", "dankuwel", "bedankt", "dank"),
+    alternatives=("of",),
     deictics=("het", "dat", "dit", "die", "deze", "ze", "hem", "ervan", "daarmee"),
     possessives=words("zijn hun"),
     impersonal=("is het mogelijk", "het is mogelijk"),

@@ -72,6 +72,7 @@ LEXICON = Lexicon(
         także już jeszcze rzecz sposób zrobić robić"""
     ),
     thanks=("bardzo dziękuję", "dziękuję", "dzięki", "dziekuje", "dzieki"),
+    alternatives=("czy", "albo", "lub"),
     deictics=("to", "tego", "tym", "go", "ją", "je", "nim", "niej", "ten", "ta", "te", "tej"),
     possessives=words("jego jej ich"),
     infinitive=r"(?!(?:sieć|pamięć|część|treść)\b)\w{2,}ć(?:\s+się)?",

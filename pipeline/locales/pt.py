@@ -75,6 +75,7 @@ LEXICON = Lexicon(
         gostaria saber"""
     ),
     thanks=("muito obrigado", "muito obrigada", "obrigado", "obrigada", "valeu"),
+    alternatives=("ou",),
     deictics=("isso", "isto", "aquilo", "ele", "ela", "eles", "elas", "esse", "essa", "este", "esta", "lo", "la"),
     possessives=words("dele dela deles delas"),
     prepositions=words("de do da dos das com em no na nos nas sobre"),

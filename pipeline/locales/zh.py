@@ -62,6 +62,7 @@ LEXICON = Lexicon(
     object_dropped_after=("怎么", "如何", "怎样"),
     stopwords=frozenset(),
     thanks=("谢谢", "多谢", "谢了", "感谢", "謝謝", "多謝", "感謝"),
+    alternatives=("还是", "或者"),
     deictics=("它们", "它", "这个", "那个", "这些", "那些", "这", "那"),
     topic_position="start",
     stop_phrases=(

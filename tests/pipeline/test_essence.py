@@ -496,6 +496,31 @@ async def test_asking_only_an_amount_asks_it_of_the_last_question(language: str,
 
 
 @pytest.mark.parametrize(
+    ("language", "earlier", "follow_up"),
+    [
+        ("en", "how do I connect a soundbar?", "hdmi or optical?"),
+        ("es", "¿Cómo conecto una barra de sonido?", "¿por HDMI o por óptico?"),
+        ("de", "Wie verbinde ich eine Soundbar?", "per HDMI oder optisch?"),
+        ("zh", "怎么连接回音壁？", "HDMI还是光纤？"),
+    ],
+)  # fmt: skip
+async def test_a_choice_between_two_ways_asks_it_of_the_last_question(
+    language: str, earlier: str, follow_up: str
+) -> None:
+    """ "¿por HDMI o por óptico?" after a question on connecting a sound bar was a question of its own and got a
+    quote on HDMI UHD Color: which way to do what the last question asked, asked together with it."""
+    payload = await asked_after(follow_up, language, earlier)
+    assert payload.canonical_question == f"{earlier} {follow_up}"
+    assert payload.context_type is ContextType.FOLLOW_UP
+
+
+async def test_a_word_that_offers_a_choice_in_another_language_offers_none_here() -> None:
+    """Dutch "of" is "or"; in an English question it is "of", and the question stays its own."""
+    payload = await asked_after("what is the speed of the mouse?", "en", "can I use a usb keyboard?")
+    assert payload.canonical_question == "what is the speed of the mouse?"
+
+
+@pytest.mark.parametrize(
     ("earlier", "question"),
     [("how do I connect a bluetooth speaker?", "how many HDMI ports does the TV have?"),
      ("how do I set the sleep timer?", "how much does the subscription cost per month?")],
