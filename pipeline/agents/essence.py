@@ -415,7 +415,8 @@ def _deictic_span(question: str, language: str | None) -> tuple[int, int, str] |
             continue
         following = words[i + 1].group(0) if i + 1 < len(words) else ""
         between = question[match.end() : words[i + 1].start()] if i + 1 < len(words) else ""
-        if word in lex.determiners and following and not between.strip() and content_words(following):
+        generic = following.lower() in lex.generic_nouns  # "that setting": the one the talk is about
+        if word in lex.determiners and following and not between.strip() and content_words(following) and not generic:
             continue  # "that port", "das Menü": a determiner, not a pronoun
         return match.start(), match.end(), word
     return None

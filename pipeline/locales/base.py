@@ -63,6 +63,9 @@ class Lexicon:
     deictics: tuple[str, ...]  # words that point back at the previous topic ("it", "that")
     capability: tuple[tuple[str, str], ...]  # (kind, regex) requests beyond a documentation assistant
     determiners: frozenset[str] = frozenset()  # words that open a noun phrase ("the", "my")
+    # nouns that name no thing of their own ("setting", "option"): after a demonstrative they point back ("where is
+    # that setting?" is the setting the last answer spoke of), where "that port" names a port
+    generic_nouns: frozenset[str] = frozenset()
     prepositions: frozenset[str] = frozenset()  # words a noun phrase follows ("a folder of html files")
     # words and phrases that thank ("thanks", "thank you", "gracias"); where words are not spaced, found anywhere
     thanks: tuple[str, ...] = ()

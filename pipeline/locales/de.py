@@ -84,6 +84,10 @@ LEXICON = Lexicon(
     determiners=words(
         "der die das den dem des mein meine meinen meinem meiner dein deine ein eine einen einem einer eines"
     ),
+    generic_nouns=words(
+        "option optionen einstellung einstellungen menü funktion"
+        " funktionen taste tasten knopf schritt schritte"
+    ),
     capability=(
         ("code", r"\b(schreib|schreibe|schreiben)\b.{0,15}\b(programm|skript|script|code|funktion)\b"),
         ("injection", r"\b(ignoriere|vergiss|missachte)\b.{0,40}\b(anweisungen|instruktionen|regeln|prompt)\b"),

@@ -73,6 +73,10 @@ LEXICON = Lexicon(
     possessives=words("their"),
     prepositions=words("of for with from on in about into"),
     determiners=words("the my your our their a an this that"),
+    generic_nouns=words(
+        "setting settings option options menu menus feature features"
+        " function functions button buttons step steps thing things"
+    ),
     capability=(
         ("code", r"\bwrite (me )?(a |an |some |the )?(program|script|code|function|class|regex)\b"),
         ("code", r"\b(write|generate|create|build|code)\b.{0,30}\b(python|javascript|typescript|java|c\+\+|c#|"

@@ -77,6 +77,7 @@ LEXICON = Lexicon(
     possessives=words("su sus"),
     prepositions=words("de del con en sobre desde"),
     determiners=words("el la los las mi mis tu tus su sus un una"),
+    generic_nouns=words("opción opciones ajuste ajustes configuración menú función funciones botón botones paso pasos"),
     infinitive=r"\w{2,}(?:ar|er|ir)(?:se|lo|la|los|las|le|les)?",
     verb_pronouns=words("lo la los las le les se"),
     attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|ándo|iendo|iéndo)(?:lo|la|los|las|le|les)",

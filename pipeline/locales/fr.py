@@ -79,6 +79,10 @@ LEXICON = Lexicon(
     impersonal=("y a-t-il", "il y a", "faut-il", "il faut", "s'agit-il"),
     prepositions=words("de du des avec sur dans depuis"),
     determiners=words("le la les l mon ma mes ton ta tes un une"),
+    generic_nouns=words(
+        "option options réglage réglages paramètre paramètres"
+        " menu fonction fonctions bouton boutons étape étapes"
+    ),
     infinitive=r"\w{2,}(?:er|ir)|\w*(?:eindre|ettre|endre)",
     verb_pronouns=words("le la les l se"),
     capability=(

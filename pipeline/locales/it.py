@@ -79,6 +79,10 @@ LEXICON = Lexicon(
     possessives=words("suo sua suoi sue loro"),
     prepositions=words("di del della dei delle con su sul sulla in nel nella da"),
     determiners=words("il lo la gli le un uno una mio mia miei mie tuo tua questo questa quello quella"),
+    generic_nouns=words(
+        "opzione opzioni impostazione impostazioni menu funzione"
+        " funzioni tasto tasti pulsante pulsanti passaggio"
+    ),
     infinitive=r"\w{2,}(?:are|ere|ire|arsi|ersi|irsi)|\w{2,}(?:ar|er|ir)(?:lo|la|li|le|ne)",
     verb_pronouns=words("lo la li le ne gli l si"),
     attached_pronoun=r"\w{2,}(?:ar|er|ir|ando|endo)(?:lo|la|li|le)",

@@ -81,6 +81,7 @@ LEXICON = Lexicon(
     infinitive=r"(?!instellingen\b)(?:aan|uit|af|in|op|door|terug|weg|om|mee|vast|bij)\w{2,}en",
     prepositions=words("van met voor op in over uit naar"),
     determiners=words("de het een mijn je jouw uw ons onze dit dat deze die"),
+    generic_nouns=words("optie opties instelling instellingen menu functie functies knop knoppen stap stappen"),
     capability=(
         ("code", r"\bschrijf\b.{0,15}\b(programma|script|code|functie)\b"),
         ("code", r"\bgenereer\b.{0,15}\b(script|code)\b"),

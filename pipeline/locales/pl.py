@@ -77,6 +77,7 @@ LEXICON = Lexicon(
     possessives=words("jego jej ich"),
     infinitive=r"(?!(?:sieć|pamięć|część|treść)\b)\w{2,}ć(?:\s+się)?",
     determiners=words("ten ta te to mój moja moje twój twoja"),
+    generic_nouns=words("opcja opcję opcji ustawienie ustawienia menu funkcja funkcję funkcji przycisk krok"),
     capability=(
         ("code", r"\b(napisz|napiszesz)\b.{0,15}(program|skrypt|kod|funkcj)"),
         ("code", r"\b(wygeneruj|stwórz)\b.{0,15}\b(skrypt|kod)"),

@@ -80,6 +80,10 @@ LEXICON = Lexicon(
     possessives=words("dele dela deles delas"),
     prepositions=words("de do da dos das com em no na nos nas sobre"),
     determiners=words("o a os um uma meu minha meus minhas seu sua seus suas esse essa este esta"),
+    generic_nouns=words(
+        "opção opções configuração configurações ajuste ajustes"
+        " menu função funções botão botões passo passos"
+    ),
     infinitive=r"\w{2,}(?:ar|er|ir)(?:-(?:lo|la|los|las|o|a|os|as|se))?",
     verb_pronouns=words("o a os as lo la los las se"),
     attached_pronoun=r"\w{2,}-(?:lo|la|los|las|o|a|os|as)",

@@ -409,6 +409,24 @@ async def test_a_possessive_points_back_at_the_topic(language: str, earlier: str
     assert payload.context_type is ContextType.FOLLOW_UP
 
 
+@pytest.mark.parametrize(
+    ("language", "earlier", "question", "expected"),
+    [
+        ("en", "the picture is too dark", "where is that setting?", "where is the picture setting?"),
+        ("en", "how do I turn on subtitles?", "where do I find that option?", "where do I find subtitles option?"),
+        ("en", "how do I connect my laptop to the tv?", "what does that port do?", "what does that port do?"),
+    ],
+)  # fmt: skip
+async def test_a_demonstrative_before_a_noun_of_no_thing_points_back(
+    language: str, earlier: str, question: str, expected: str
+) -> None:
+    """ "where is that setting?" after "the picture is too dark" was a new question (a demonstrative before a noun
+    names that noun's thing, as "that port" does), and got the network's reset; "setting" names no thing of its own,
+    so "that setting" is the one the thread is about."""
+    payload = await asked_after(question, language, earlier)
+    assert payload.canonical_question == expected
+
+
 def test_a_japanese_phrase_holding_a_pointing_word_does_not_point_back() -> None:
     """"それとも" is "or", "それぞれ" "each": neither is "それ" ("it")."""
     assert resolve("それとも赤いですか？", "Bixby", "ja").canonical != "Bixbyとも赤いですか？"
