@@ -82,10 +82,10 @@ def voting_text(text: str) -> str:
     lingua read "Come collego le cuffie Bluetooth al televisore?" as English (0.99) because of one brand."""
     text = _CAMEL.sub(" ", without_identifiers(text))
     unnamed = without_names(text, FUNCTION_WORDS)
-    # a German noun is capitalised too: "Hat der Fernseher WLAN?" would keep only "Hat der"; in another script every
-    # Latin word is a name, however few words remain ("Orbit Voice有蓝牙吗？" is Chinese, not English)
-    # and a word or two that are all function words say more without the name beside them: lingua read "Tiene
-    # Bluetooth?" and "Tem Bluetooth?" as English (0.99) for the brand; "Tiene?" is Spanish
+    # names are left out when enough remains to tell the language: three words of the person's own, or words that
+    # are all function words (lingua read "Tiene Bluetooth?" as English at 0.99 for the brand; "Hat der Fernseher
+    # WLAN?" is German by "hat der"), since a German noun is capitalised too ("Kabellose Kopfhörer?" keeps both); in
+    # another script every Latin word is a name, however few words remain ("Orbit Voice有蓝牙吗？" is Chinese)
     enough = word_count(unnamed) >= MIN_VOTING_WORDS or _only_function_words(unnamed)
     text = unnamed if enough or written_in_another_script(unnamed) else text
     kept = [w for w in text.split() if w.strip("?!.,;:()\"'¿¡؟？。،").lower() not in PRODUCT_NAMES]
@@ -320,10 +320,12 @@ class LangAgent:
             values = [(weighted[0][0], raw[weighted[0][0]])]
             fallback = thread_language or docs_language
             # a word or two the detector cannot place takes the thread's or docs' language, unless the detector all
-            # but rules that language out ("Ela conecta no sem fio?": pt 0.48, es 0.46, en 0.04) or the words are
-            # its guess's own function words ("Tem Bluetooth?": "tem", pt 0.40, en 0.14)
+            # but rules that language out ("Ela conecta no sem fio?": pt 0.48, es 0.46, en 0.04), or, outside a
+            # thread, the words are its guess's own function words ("Tem Bluetooth?": "tem", pt 0.40, en 0.14); in
+            # a thread a word or two goes on in the thread's language ("and E-3307?" in a Spanish thread)
             guessed = values[0][0]
-            own_words = shows_its_function_words(voting, guessed, fallback) if guessed != fallback else False
+            own_words = thread_language is None and guessed != fallback
+            own_words = own_words and shows_its_function_words(voting, guessed, fallback)
             if values[0][1] < self._min_confidence and raw.get(fallback, 0.0) >= PLAUSIBLE and not own_words:
                 values = [(fallback, values[0][1])]
                 source = "thread history" if thread_language else "default"

@@ -63,6 +63,14 @@ async def test_short_text_takes_the_language_of_the_thread() -> None:
     assert "thread history" in result.decision
 
 
+async def test_a_word_or_two_of_another_language_in_a_thread_go_on_in_the_threads_language() -> None:
+    """Outside a thread a word or two keep the detector's guess when they are its own function words ("Tem WiFi?"
+    is Portuguese); in a thread they go on in its language ("and E-3307?" in a Spanish thread gets Spanish)."""
+    thread = history("¿Qué significa el error E-2041?", "¡muchas gracias!")
+    result = await AGENT.run(Payload(text="and E-3307?"), Context(history=thread, docs_language="en"))
+    assert result.payload.language == "es"
+
+
 async def test_short_text_without_history_falls_back_to_the_docs_language() -> None:
     result = await AGENT.run(Payload(text="ok"), Context(docs_language="en"))
     assert result.payload.language == "en"
