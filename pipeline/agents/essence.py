@@ -31,6 +31,7 @@ from pipeline.locales import (
     asks_in_words_without_spaces,
     asks_only_an_amount,
     content_words,
+    failure_words,
     is_korean,
     lexicon,
     only_thanks,
@@ -502,9 +503,9 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
         # "¿y cómo la elimino?" after "¿cómo instalo una aplicación?": asked together with the last question, as
         # its pronoun stands for what that question was about
         return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
-    if previous is not None and len(content) <= 2 and reports_failure(question):
-        # "what if that doesn't work?": what failed is the answer to the last question (pairing the remote, not
-        # the remote), so it is asked together with that question
+    if previous is not None and len(content) - len(failure_words(content)) <= 2 and reports_failure(question):
+        # "what if that doesn't work?", "I don't see the delete option": what failed is the answer to the last
+        # question (pairing the remote, not the remote), so it is asked together with that question
         return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     if len(content) <= MAX_POINTING_WORDS:
         replaced = _with_topic(question, topic, language)

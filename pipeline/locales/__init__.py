@@ -36,6 +36,7 @@ __all__ = [
     "asks_yes_no",
     "base_language",
     "content_words",
+    "failure_words",
     "how_many_of",
     "is_supported",
     "language_name",
@@ -118,6 +119,13 @@ BROKEN_WORDS = (
 WORKING_WORDS = (
     "work", "funciona", "funktioniert", "klappt", "marche", "работает", "funziona", "werkt", "działa", "작동", "工作",
 )  # fmt: skip
+# finding words: negated, they say the answer's step is not there ("I don't see the delete option", "no aparece",
+# "je ne le trouve pas", "找不到"); not "show", which a question asks with ("I don't know how to show subtitles")
+FINDING_WORDS = (
+    "see", "find", "found", "appear", "locate", "encuentr", "aparec", "veo", "trouv", "vois", "affich", "finde",
+    "sehe", "erschein", "angezeigt", "trov", "vedo", "compar", "encontr", "vejo", "vind", "zie", "znajd", "widz",
+    "найти", "найд", "вижу", "видн", "появ", "找不到", "看不到", "見つから", "見当たら", "안 보", "못 찾",
+)  # fmt: skip
 NEGATIONS = frozenset({
     "not", "no", "never", "nicht", "kein", "keine", "nie", "ne", "pas", "jamais", "не", "нет", "non", "não", "nunca",
     "niet", "geen", "nooit", "안", "못",
@@ -125,12 +133,17 @@ NEGATIONS = frozenset({
 
 
 def reports_failure(text: str) -> bool:
-    """Whether `text` says something does not work (in any supported language)."""
+    """Whether `text` says something does not work, or is not there to be found (in any supported language)."""
     folded = text.lower().replace("’", "'")
-    if any(w in folded for w in BROKEN_WORDS):
+    if any(w in folded for w in BROKEN_WORDS) or any(w in folded for w in FINDING_WORDS if has_cjk(w) or " " in w):
         return True
     negated = any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or any(c in folded for c in "不没沒")
-    return negated and any(w in folded for w in WORKING_WORDS)
+    return negated and any(w in folded for w in (*WORKING_WORDS, *FINDING_WORDS))
+
+
+def failure_words(words: list[str]) -> list[str]:
+    """The words of `words` that say what failed to work or to be found ("see" in "I don't see the option")."""
+    return [w for w in words if any(f in w.lower() for f in (*WORKING_WORDS, *FINDING_WORDS))]
 
 
 # a switch's two positions ("turn on" / "turn off", "einschalten" / "ausschalten", "aanzetten" / "uitzetten"), the

@@ -548,6 +548,31 @@ async def test_an_amount_asked_of_things_it_names_is_a_question_of_its_own(earli
     assert payload.canonical_question == question
 
 
+@pytest.mark.parametrize(
+    ("language", "earlier", "follow_up"),
+    [
+        ("en", "how do I delete an app?", "I don't see the delete option"),
+        ("es", "¿Cómo borro una aplicación?", "no aparece la opción de borrar"),
+        ("fr", "Comment supprimer une application ?", "je ne trouve pas l'option supprimer"),
+    ],
+)  # fmt: skip
+async def test_saying_the_step_is_not_there_is_asked_together_with_the_question(
+    language: str, earlier: str, follow_up: str
+) -> None:
+    """ "I don't see the delete option" after "how do I delete an app?" was a new question and got a quote on USB
+    files: an option not found is the answer not working, asked together with the question it answered."""
+    payload = await asked_after(follow_up, language, earlier)
+    assert payload.canonical_question == f"{earlier} {follow_up}"
+    assert payload.context_type is ContextType.FOLLOW_UP
+
+
+def test_not_knowing_how_to_show_something_is_no_failure() -> None:
+    from pipeline.locales import reports_failure
+
+    assert reports_failure("I can't find the sleep timer") and reports_failure("找不到删除选项")
+    assert not reports_failure("I don't know how to show subtitles")
+
+
 async def test_asking_how_it_works_is_not_saying_it_failed() -> None:
     result = await EssenceAgent().run(
         Payload(text="How does it work?", language="en"), Context(history=history("How do I pair the remote?"))
