@@ -496,37 +496,31 @@ async def test_saying_the_answer_failed_is_asked_together_with_the_question_it_a
 @pytest.mark.parametrize(
     ("language", "earlier", "follow_up"),
     [
-        ("en", "how do I set the sleep timer?", "how long at most?"),
-        ("en", "how do I connect a bluetooth speaker?", "how many at once?"),
-        ("en", "how do I record a program to usb?", "how much space does it need?"),
-        ("de", "Wie stelle ich den Sleep-Timer ein?", "Wie lange maximal?"),
-        ("es", "¿cómo pongo el temporizador de apagado?", "¿cuánto tiempo como máximo?"),
-        ("fr", "comment régler la minuterie de veille ?", "combien de temps au maximum ?"),
-        ("zh", "怎么设置睡眠定时器？", "最长多久？"),
+        # an amount of what the last question was about ("Wie lange maximal?" got a quote on USB recording)
+        pytest.param("en", "how do I set the sleep timer?", "how long at most?", id="amount"),
+        pytest.param("en", "how do I connect a bluetooth speaker?", "how many at once?", id="amount-many"),
+        pytest.param("en", "how do I record a program to usb?", "how much space does it need?", id="amount-much"),
+        pytest.param("de", "Wie stelle ich den Sleep-Timer ein?", "Wie lange maximal?", id="amount-de"),
+        pytest.param("es", "¿cómo pongo el temporizador de apagado?", "¿cuánto tiempo como máximo?", id="amount-es"),
+        pytest.param("fr", "comment régler la minuterie de veille ?", "combien de temps au maximum ?", id="amount-fr"),
+        pytest.param("zh", "怎么设置睡眠定时器？", "最长多久？", id="amount-zh"),
+        # which of two ways to do it ("¿por HDMI o por óptico?" got a quote on HDMI UHD Color)
+        pytest.param("en", "how do I connect a soundbar?", "hdmi or optical?", id="choice"),
+        pytest.param("es", "¿Cómo conecto una barra de sonido?", "¿por HDMI o por óptico?", id="choice-es"),
+        pytest.param("de", "Wie verbinde ich eine Soundbar?", "per HDMI oder optisch?", id="choice-de"),
+        pytest.param("zh", "怎么连接回音壁？", "HDMI还是光纤？", id="choice-zh"),
+        # the step the answer gave is not there ("I don't see the delete option" got a quote on USB files)
+        pytest.param("en", "how do I delete an app?", "I don't see the delete option", id="not-found"),
+        pytest.param("es", "¿Cómo borro una aplicación?", "no aparece la opción de borrar", id="not-found-es"),
+        pytest.param("fr", "Comment supprimer une application ?", "je ne trouve pas l'option supprimer",
+                     id="not-found-fr"),
     ],
 )  # fmt: skip
-async def test_asking_only_an_amount_asks_it_of_the_last_question(language: str, earlier: str, follow_up: str) -> None:
-    """ "Wie lange maximal?" after a question on the sleep timer was a new question of its own, and got a quote on
-    USB recording: how long, how many, how much of what the last question was about, asked together with it."""
-    payload = await asked_after(follow_up, language, earlier)
-    assert payload.canonical_question == f"{earlier} {follow_up}"
-    assert payload.context_type is ContextType.FOLLOW_UP
-
-
-@pytest.mark.parametrize(
-    ("language", "earlier", "follow_up"),
-    [
-        ("en", "how do I connect a soundbar?", "hdmi or optical?"),
-        ("es", "¿Cómo conecto una barra de sonido?", "¿por HDMI o por óptico?"),
-        ("de", "Wie verbinde ich eine Soundbar?", "per HDMI oder optisch?"),
-        ("zh", "怎么连接回音壁？", "HDMI还是光纤？"),
-    ],
-)  # fmt: skip
-async def test_a_choice_between_two_ways_asks_it_of_the_last_question(
+async def test_a_follow_up_about_the_last_answer_is_asked_together_with_its_question(
     language: str, earlier: str, follow_up: str
 ) -> None:
-    """ "¿por HDMI o por óptico?" after a question on connecting a sound bar was a question of its own and got a
-    quote on HDMI UHD Color: which way to do what the last question asked, asked together with it."""
+    """How long or how many, which of two ways, or that the step is not there: each was read as a new question of
+    its own and got an unrelated quote; each is about what the last question asked, so it is asked with it."""
     payload = await asked_after(follow_up, language, earlier)
     assert payload.canonical_question == f"{earlier} {follow_up}"
     assert payload.context_type is ContextType.FOLLOW_UP
@@ -546,24 +540,6 @@ async def test_a_word_that_offers_a_choice_in_another_language_offers_none_here(
 async def test_an_amount_asked_of_things_it_names_is_a_question_of_its_own(earlier: str, question: str) -> None:
     payload = await asked_after(question, "en", earlier)
     assert payload.canonical_question == question
-
-
-@pytest.mark.parametrize(
-    ("language", "earlier", "follow_up"),
-    [
-        ("en", "how do I delete an app?", "I don't see the delete option"),
-        ("es", "¿Cómo borro una aplicación?", "no aparece la opción de borrar"),
-        ("fr", "Comment supprimer une application ?", "je ne trouve pas l'option supprimer"),
-    ],
-)  # fmt: skip
-async def test_saying_the_step_is_not_there_is_asked_together_with_the_question(
-    language: str, earlier: str, follow_up: str
-) -> None:
-    """ "I don't see the delete option" after "how do I delete an app?" was a new question and got a quote on USB
-    files: an option not found is the answer not working, asked together with the question it answered."""
-    payload = await asked_after(follow_up, language, earlier)
-    assert payload.canonical_question == f"{earlier} {follow_up}"
-    assert payload.context_type is ContextType.FOLLOW_UP
 
 
 def test_not_knowing_how_to_show_something_is_no_failure() -> None:
