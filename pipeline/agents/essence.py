@@ -244,6 +244,7 @@ def substitute(previous: str, phrase: str, language: str | None = None) -> str:
         whole = _trailing_phrase(previous, MAX_NOUN_PHRASE)
         if target is not None and whole is not None and whole != target and _one_thing(previous, whole, language):
             target = whole  # "and for discord?" after "... set up the slack app?": the thing, not its last word
+        target = _past_subject_verb(previous, target)
     if target is None or target.lower() == phrase.lower():
         return _add_topic(previous, phrase, "en")
     # the target as whole words, its last place: "télé" of "sur la télé", not the start of "téléphone"
@@ -255,6 +256,16 @@ def substitute(previous: str, phrase: str, language: str | None = None) -> str:
     if phrase_words[0].lower() in _DETERMINERS and before and before[-1].group(0).lower() in _DETERMINERS:
         start = before[-1].start()  # "and a mouse?": its own article, not "How do I connect a a mouse?"
     return previous[:start] + phrase + previous[end:]
+
+
+def _past_subject_verb(previous: str, target: str | None) -> str | None:
+    """`target` without its first word when that is the verb after a subject pronoun: "and word files?" after "can
+    it read pdfs?" replaces "pdfs", not "read pdfs" (it was "can it word files?")."""
+    if target is None or " " not in target.strip():
+        return target
+    found = list(re.finditer(rf"(?<!\w){re.escape(target)}(?!\w)", previous, re.IGNORECASE))
+    before = _WORD.findall(previous[: found[-1].start()]) if found else []
+    return target.split(None, 1)[1] if before and before[-1].lower() in SUBJECT_PRONOUNS else target
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,9 +285,10 @@ def _code_topic(text: str, content: set[str]) -> str | None:
     return match.group(0)
 
 
-# the subject pronouns a verb follows in English and French ("how do I turn subtitles on?", "comment je connecte
-# ...?"); German and Dutch put the verb before them or last ("wie schalte ich ...", "hoe kan ik ... aanzetten")
-SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "they", "je", "nous", "on"})
+# the subject pronouns a verb follows in English and French ("how do I turn subtitles on?", "can it read pdfs?",
+# "comment je connecte ...?"); German and Dutch put the verb before them or last ("wie schalte ich ...", "hoe kan ik
+# ... aanzetten")
+SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "they", "it", "je", "nous", "on"})
 
 
 def topic_of(text: str, language: str | None = None) -> str | None:

@@ -278,6 +278,7 @@ async def test_a_complaint_inside_a_thread_clarifies_within_the_threads_topic() 
         ("how do I ingest a folder of html files?", "and pdfs?", "how do I ingest a folder of pdfs?"),
         # a verb and its bare object are no one thing: only the object gives way
         ("how do I turn subtitles off?", "and captions?", "how do I turn captions off?"),
+        ("can it read pdfs?", "and word files?", "can it read word files?"),  # was "can it word files?"
         ("what do I need to install docbot?", "and discord?", "what do I need to install discord?"),
         ("How do I set up Slack in HTTP mode?", "what about Socket Mode?", "How do I set up Slack in Socket Mode?"),
         ("What is DOCBOT_ROLE_LIMITS?", "and DOCBOT_ROLE_QUEUE_LIMIT?", "What is DOCBOT_ROLE_QUEUE_LIMIT?"),
