@@ -95,6 +95,17 @@ _CONTINUES = re.compile(
 )
 
 
+# a condition put to the last question ("and if the docs are in german too?", "what if I can't open a port?", "¿y si
+# no tengo internet?"): the words that open one, in the supported languages (a bare "si", "als", "wenn" opens other
+# things too: "si può ...?", "als Admin ...")
+_IF_OPENERS = re.compile(
+    r"^\s*[¿]?\s*(?:(?:and|but|what|so)\s+if|y\s+si|pero\s+si|qu[ée]\s+pasa\s+si|et\s+si|mais\s+si|und\s+wenn|"
+    r"aber\s+wenn|was(?:\s+ist)?,?\s+wenn|e\s+se|ma\s+se|mas\s+se|en\s+als|maar\s+als|wat\s+als|a\s+(?:co\s+)?jeśli|"
+    r"а\s+(?:что\s+)?если)\b|^\s*(?:那如果|如果|要是|もし|만약)",
+    re.IGNORECASE,
+)
+
+
 def _past_opener(question: str) -> str:
     """`question` without the word that goes on from the last question ("and off?": "off?")."""
     opener = _CONTINUES.match(question)
@@ -493,6 +504,10 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     switched = _with_switch_turned(question, previous) if asked and previous is not None else None
     if switched is not None:
         return Resolution(switched, ContextType.FOLLOW_UP)
+    if previous is not None and len(content) <= MAX_POINTING_WORDS and _IF_OPENERS.match(question):
+        # "and if the docs are in german too?" after "how do I make the bot answer in german?": the last question
+        # under a condition, so it is asked together with it (alone it was refused)
+        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
     phrase = elliptical_phrase(question, language) if asked else None
     if phrase is not None and previous is not None:
         return Resolution(substitute(previous, phrase, language), ContextType.FOLLOW_UP)

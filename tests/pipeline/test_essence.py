@@ -507,13 +507,20 @@ async def test_saying_the_answer_failed_is_asked_together_with_the_question_it_a
         pytest.param("es", "¿Cómo borro una aplicación?", "no aparece la opción de borrar", id="not-found-es"),
         pytest.param("fr", "Comment supprimer une application ?", "je ne trouve pas l'option supprimer",
                      id="not-found-fr"),
+        # the last question under a condition ("and if the docs are in german too?" was refused)
+        pytest.param("en", "how do I make the bot answer in german?", "and if the docs are in german too?",
+                     id="condition"),
+        pytest.param("en", "do I need a public url for that?", "what if I can't open a port?", id="condition-what"),
+        pytest.param("es", "¿Cómo conecto el mando?", "¿y si no tengo pilas?", id="condition-es"),
+        pytest.param("de", "Wie verbinde ich die Fernbedienung?", "und wenn sie nicht reagiert?", id="condition-de"),
     ],
 )  # fmt: skip
 async def test_a_follow_up_about_the_last_answer_is_asked_together_with_its_question(
     language: str, earlier: str, follow_up: str
 ) -> None:
-    """How long or how many, which of two ways, or that the step is not there: each was read as a new question of
-    its own and got an unrelated quote; each is about what the last question asked, so it is asked with it."""
+    """How long or how many, which of two ways, that the step is not there, or a condition: each was read as a new
+    question of its own and got an unrelated quote or a refusal; each is about what the last question asked, so it is
+    asked with it."""
     payload = await asked_after(follow_up, language, earlier)
     assert payload.canonical_question == f"{earlier} {follow_up}"
     assert payload.context_type is ContextType.FOLLOW_UP
