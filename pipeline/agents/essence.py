@@ -495,6 +495,11 @@ def _with_switch_turned(question: str, previous: str) -> str | None:
     return None
 
 
+def _with_last(previous: str, question: str) -> Resolution:
+    """`question` asked together with the last question, as a follow-up about what that question asked."""
+    return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
+
+
 def resolve(question: str, topic: str | None, language: str | None, previous: str | None = None) -> Resolution:
     """Make `question` self-contained given the thread's current topic and previous question."""
     content = content_words(question)
@@ -507,18 +512,18 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     if previous is not None and len(content) <= MAX_POINTING_WORDS and _IF_OPENERS.match(question):
         # "and if the docs are in german too?" after "how do I make the bot answer in german?": the last question
         # under a condition, so it is asked together with it (alone it was refused)
-        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
+        return _with_last(previous, question)
     phrase = elliptical_phrase(question, language) if asked else None
     if phrase is not None and previous is not None:
         return Resolution(substitute(previous, phrase, language), ContextType.FOLLOW_UP)
     if previous is not None and len(content) <= MAX_POINTING_WORDS and _offers_a_choice(question, language):
         # "¿por HDMI o por óptico?" after "¿cómo conecto una barra de sonido?": which of two ways to do what the last
         # question asked, so it is asked together with it (alone it got a quote on HDMI UHD Color)
-        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
+        return _with_last(previous, question)
     if previous is not None and asks_only_an_amount(question):
         # "how long at most?" after "how do I set the sleep timer?": the amount of what the last question was about,
         # so it is asked together with that question (alone it read as a new question and got a quote on storage)
-        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
+        return _with_last(previous, question)
     if topic is None:
         return Resolution(question, ContextType.NEW_TOPIC, vague=not content)
     if topic.lower() in question.lower():
@@ -529,11 +534,11 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     if previous is not None and carried:
         # "¿y cómo la elimino?" after "¿cómo instalo una aplicación?": asked together with the last question, as
         # its pronoun stands for what that question was about
-        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
+        return _with_last(previous, question)
     if previous is not None and len(content) - len(failure_words(content)) <= 2 and reports_failure(question):
         # "what if that doesn't work?", "I don't see the delete option": what failed is the answer to the last
         # question (pairing the remote, not the remote), so it is asked together with that question
-        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
+        return _with_last(previous, question)
     if len(content) <= MAX_POINTING_WORDS:
         replaced = _with_topic(question, topic, language)
         if replaced is not None:
@@ -547,7 +552,7 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     if previous is not None and len(content) == 1 and _CONTINUES.match(question):
         # "and how do I delete one?" after "how do I install apps?": a question of one word of its own that goes
         # on from the last one is asked together with it, so the search finds the thread's subject and the new verb
-        return Resolution(f"{previous.rstrip()} {question}", ContextType.FOLLOW_UP)
+        return _with_last(previous, question)
     return Resolution(question, ContextType.NEW_TOPIC)
 
 
