@@ -505,14 +505,17 @@ async def test_names_are_looked_up_in_any_language_and_only_names() -> None:
     assert verdict is not None and verdict.signals.unknown_names == 1 and not verdict.signals.same_language
 
 
+def number_missing(question: str, quoted: str, *, same_language: bool = True) -> bool:
+    """The decision's reading of `quoted` for a question read as asking for a measure."""
+    evidence = ans.Evidence(question, (quoted,), quoted, (), same_language, intent=QuestionIntent.MEASURE)
+    return ans.measure(evidence).number_missing
+
+
 @pytest.mark.unit
 def test_a_question_asking_for_a_number_needs_a_number_in_the_quote() -> None:
     block = "The stand attaches with the four screws supplied."
-    asks = ans.Evidence("How much does it weigh?", (block,), block, (), True, intent=QuestionIntent.MEASURE)
-    assert ans.measure(asks).number_missing
-    stated = ans.Evidence("How much does it weigh?", ("It weighs 9.5 kg.",), "It weighs 9.5 kg.", (), True,
-                          intent=QuestionIntent.MEASURE)  # fmt: skip
-    assert not ans.measure(stated).number_missing
+    assert number_missing("How much does it weigh?", block)
+    assert not number_missing("How much does it weigh?", "It weighs 9.5 kg.")
     how_to = ans.Evidence("How do I attach the stand?", (block,), block, (), True, intent=QuestionIntent.DOCS)
     assert not ans.measure(how_to).number_missing
 
@@ -537,12 +540,8 @@ def test_the_number_asked_for_must_be_in_the_passage_about_the_question() -> Non
         "Use a LAN cable shorter than 10 feet (3 m). Keep the cable straight. Use the supplied adapter. "
         "Some graphics adaptors have no HDMI ports, only DVI ports."
     )
-    asks = ans.Evidence("How many HDMI ports does it have?", (quoted,), quoted, (), True, intent=QuestionIntent.MEASURE)
-    assert ans.measure(asks).number_missing
-    stated = quoted + " The TV has 4 HDMI ports."
-    counted = ans.Evidence("How many HDMI ports does it have?", (stated,), stated, (), True,
-                           intent=QuestionIntent.MEASURE)  # fmt: skip
-    assert not ans.measure(counted).number_missing
+    assert number_missing("How many HDMI ports does it have?", quoted)
+    assert not number_missing("How many HDMI ports does it have?", quoted + " The TV has 4 HDMI ports.")
 
 
 @pytest.mark.unit
@@ -560,14 +559,9 @@ def test_a_question_in_another_language_needs_the_number_beside_the_words_both_l
     Japanese was answered with the cable's "10 feet (3 m)"; "HDMI" is written alike in both, so the number must be
     beside it. A question sharing no word with the quote still takes any number."""
     quoted = "Use a LAN cable shorter than 10 feet (3 m). Some graphics adaptors have no HDMI ports, only DVI ports."
-    asks = ans.Evidence(question, (quoted,), quoted, (), False, intent=QuestionIntent.MEASURE)
-    assert ans.measure(asks).number_missing
-    stated = quoted + " The TV has 4 HDMI ports."
-    counted = ans.Evidence(question, (stated,), stated, (), False, intent=QuestionIntent.MEASURE)
-    assert not ans.measure(counted).number_missing
-    shares_nothing = ans.Evidence("¿Cuánto pesa?", ("It weighs 9.5 kg.",), "It weighs 9.5 kg.", (), False,
-                                  intent=QuestionIntent.MEASURE)  # fmt: skip
-    assert not ans.measure(shares_nothing).number_missing
+    assert number_missing(question, quoted, same_language=False)
+    assert not number_missing(question, quoted + " The TV has 4 HDMI ports.", same_language=False)
+    assert not number_missing("¿Cuánto pesa?", "It weighs 9.5 kg.", same_language=False)  # shares no word
 
 
 @pytest.mark.unit
@@ -591,11 +585,9 @@ def test_a_question_asking_how_many_things_needs_a_count_not_a_measurement(quest
     nothing ("2 HDMI ports"), or a number word of the docs ("two HDMI ports")."""
     same = question.startswith("How")
     measured = "Use an HDMI cable of 10 feet (3 m) or shorter; it carries 3840 x 2160 at 60 Hz."
-    asks = ans.Evidence(question, (measured,), measured, (), same, intent=QuestionIntent.MEASURE)
-    assert ans.measure(asks).number_missing
+    assert number_missing(question, measured, same_language=same)
     for counted in ("The TV has 2 HDMI ports.", "The TV has two HDMI ports."):
-        stated = ans.Evidence(question, (counted,), counted, (), same, intent=QuestionIntent.MEASURE)
-        assert not ans.measure(stated).number_missing, counted
+        assert not number_missing(question, counted, same_language=same), counted
 
 
 @pytest.mark.unit
@@ -604,8 +596,7 @@ def test_a_question_asking_how_many_units_takes_a_measurement() -> None:
     it answers "how much power does it draw?"."""
     quoted = "The TV draws 95 watts of power in standard mode."
     for question in ("How many watts does it use?", "How much power does it draw?"):
-        evidence = ans.Evidence(question, (quoted,), quoted, (), True, intent=QuestionIntent.MEASURE)
-        assert not ans.measure(evidence).number_missing, question
+        assert not number_missing(question, quoted), question
     assert not ans.asks_a_count("How many watts does it use?") and ans.asks_a_count("how many apps can I install?")
 
 
