@@ -126,6 +126,7 @@ FINDING_WORDS = (
     "sehe", "erschein", "angezeigt", "trov", "vedo", "compar", "encontr", "vejo", "vind", "zie", "znajd", "widz",
     "найти", "найд", "вижу", "видн", "появ", "找不到", "看不到", "見つから", "見当たら", "안 보", "못 찾",
 )  # fmt: skip
+_WORKING_OR_FINDING = (*WORKING_WORDS, *FINDING_WORDS)  # negated: the answer did not work
 NEGATIONS = frozenset({
     "not", "no", "never", "nicht", "kein", "keine", "nie", "ne", "pas", "jamais", "не", "нет", "non", "não", "nunca",
     "niet", "geen", "nooit", "안", "못",
@@ -138,12 +139,12 @@ def reports_failure(text: str) -> bool:
     if any(w in folded for w in BROKEN_WORDS) or any(w in folded for w in FINDING_WORDS if has_cjk(w) or " " in w):
         return True
     negated = any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or any(c in folded for c in "不没沒")
-    return negated and any(w in folded for w in (*WORKING_WORDS, *FINDING_WORDS))
+    return negated and any(w in folded for w in _WORKING_OR_FINDING)
 
 
 def failure_words(words: list[str]) -> list[str]:
     """The words of `words` that say what failed to work or to be found ("see" in "I don't see the option")."""
-    return [w for w in words if any(f in w.lower() for f in (*WORKING_WORDS, *FINDING_WORDS))]
+    return [w for w in words if any(f in w.lower() for f in _WORKING_OR_FINDING)]
 
 
 # a switch's two positions ("turn on" / "turn off", "einschalten" / "ausschalten", "aanzetten" / "uitzetten"), the
