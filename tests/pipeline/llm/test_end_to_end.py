@@ -47,6 +47,15 @@ pytestmark = pytest.mark.integration
 LLM_ROLES = {Role.LANG, Role.ESSENCE, Role.GUARDRAILS, Role.RESPONSE, Role.QUALITY}
 
 
+def deciding(schema: str, decision: dict[str, object]) -> Callable[[dict[str, object]], Step]:
+    """A model that answers `schema`'s calls with `decision` and every other call plausibly."""
+
+    def respond(request: dict[str, object]) -> Step:
+        return json_reply(decision) if schema_name(request) == schema else plausible_model(request)
+
+    return respond
+
+
 def build_runner(chat: OpenAIChat, *, fast: bool, role_timeout_s: float = 10.0) -> PipelineRunner:
     llm = build_strategies(chat, fast=fast, scope="the Orbit speaker and its remote", role_timeout_s=role_timeout_s)
     agents: dict[Role, Agent] = {
@@ -223,13 +232,10 @@ async def test_a_model_that_invents_the_topic_of_a_vague_message_does_not_skip_t
     """A message such as "it doesn't work" in a new thread names nothing; a model's canonical question about the
     remote is invented, and searching it answers something the person never asked: they are asked which part."""
 
-    def inventive(request: dict[str, object]) -> Step:
-        if schema_name(request) == "essence_decision":
-            return json_reply({"canonical_question": "Why does the remote not work?", "context_type": "new_topic",
-                               "needs_clarification": False, "clarification_reason": None})  # fmt: skip
-        return plausible_model(request)
-
-    server.responder = inventive
+    server.responder = deciding("essence_decision", {
+        "canonical_question": "Why does the remote not work?", "context_type": "new_topic",
+        "needs_clarification": False, "clarification_reason": None,
+    })  # fmt: skip
     result = await ask(build_runner(chat, fast=False), "it doesn't work")
     assert result.kind is ResultKind.CLARIFICATION, (result.kind, result.reason)
     essence = next(h for h in result.envelope.hops if h.role is Role.ESSENCE)
@@ -243,13 +249,8 @@ async def test_a_model_that_calls_a_french_question_english_is_overruled_by_a_su
     """SmolLM2 answered `en` (confidence 1) for a French question; the reply then came in English and missed the
     French question's section. The detector is sure it is French, so French it is."""
 
-    def english_for_everything(request: dict[str, object]) -> Step:
-        if schema_name(request) == "language_decision":
-            return json_reply({"language": "en", "confidence": 1})
-        return plausible_model(request)
-
     french = "Comment est-ce que je nettoie le boîtier et la télécommande ?"  # the detector: fr 0.87
-    server.responder = english_for_everything
+    server.responder = deciding("language_decision", {"language": "en", "confidence": 1})  # English for everything
     result = await ask(build_runner(chat, fast=False), french)
     lang = next(h for h in result.envelope.hops if h.role is Role.LANG)
     assert lang.strategy == StrategyUsed.LLM_OVERRULED and "detector is fairly sure" in lang.decision, lang.decision
@@ -257,12 +258,8 @@ async def test_a_model_that_calls_a_french_question_english_is_overruled_by_a_su
     assert detected.language != "en" and (detected.confidence or 0) >= 0.75
     assert result.language == detected.language  # the detector's reading, not the model's "en"
 
-    def agreeing(request: dict[str, object]) -> Step:
-        if schema_name(request) == "language_decision":
-            return json_reply({"language": detected.language, "confidence": 0.9})
-        return plausible_model(request)
-
-    server.responder = agreeing  # a model that agrees with the detector is taken as it is
+    # a model that agrees with the detector is taken as it is
+    server.responder = deciding("language_decision", {"language": detected.language, "confidence": 0.9})
     agreed = await ask(build_runner(chat, fast=False), french)
     assert next(h for h in agreed.envelope.hops if h.role is Role.LANG).strategy == StrategyUsed.LLM
 
@@ -273,13 +270,10 @@ async def test_thanks_in_a_thread_is_acknowledged_whatever_the_model_reads_into_
     """ "thanks!" after an answer asks nothing: a model that makes it a question about the thread's topic is
     overruled, nothing is searched, and the acknowledgement is the language's fixed line, not a model's choices."""
 
-    def eager(request: dict[str, object]) -> Step:
-        if schema_name(request) == "essence_decision":
-            return json_reply({"canonical_question": "How do I pair the remote again?", "context_type": "follow_up",
-                               "needs_clarification": False, "clarification_reason": None})  # fmt: skip
-        return plausible_model(request)
-
-    server.responder = eager
+    server.responder = deciding("essence_decision", {
+        "canonical_question": "How do I pair the remote again?", "context_type": "follow_up",
+        "needs_clarification": False, "clarification_reason": None,
+    })  # fmt: skip
     history = (
         HistoryMessage(datetime(2026, 11, 27, tzinfo=UTC), "alice", "How do I pair the remote?"),
         HistoryMessage(datetime(2026, 11, 27, 0, 1, tzinfo=UTC), "docbot", "Hold the Link key.", from_bot=True),
