@@ -11,7 +11,10 @@ none does). A bullet list is ranked whole, then quoted as the items that alone h
 - words: the share of the question's content words found in the passage and its section's headings (stems, in the
   docs' language; a question in another language has none to share and is read by meaning alone);
 - the search's rank of its section; a numbered list for a "how do I" question and a row or item defining a name the
-  question asks about ("DOCBOT_LLM_MODEL") count extra.
+  question asks about ("DOCBOT_LLM_MODEL") count extra;
+- what the thread was already told: for a follow-up asking what else there is ("what else could it be?", "I already
+  checked the sleep timer"), a passage whose sentences an earlier reply quoted counts less by the share of them, so
+  the rest of the answer leads (a table row holding the quoted remedy and another stays, behind new ones).
 
 An exact identifier the question names (DOCBOT_LLM_MODEL, E-2041) narrows the passages to those that contain it,
 when any does. The result (`Reading`) keeps the passages best first: the response quotes the first one first, the
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import html
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 
@@ -49,6 +53,24 @@ _HOW_TO = ("how ", "steps", "set up", "setup", "install", "configure", "create",
 W_MEANING, W_WORDS, W_RANK = 0.25, 0.4, 1.0
 # a row defining the named setting leads over a source ranked up to a third higher (the table of wrong values; stop 43)
 HOW_TO_BONUS, DEFINES_BONUS = 0.08, 0.4
+# a passage the thread was already given counts this much less (by the share of its sentences given): a passage as
+# relevant that was not said yet leads, one from an unrelated section does not (it would answer "what else?" with noise)
+SAID_PENALTY = 0.3
+MIN_QUOTED_CHARS = 30  # a sentence this long found in an earlier reply was quoted there, not merely said alike
+
+
+def plain_words(text: str) -> str:
+    """`text` as its words only: a platform's escapes (`&amp;`) undone, markup and spacing gone, lower-cased; what an
+    earlier reply is compared in."""
+    return " ".join(textutil.tokens(html.unescape(text).casefold()))
+
+
+def share_said(passage: Passage, said: str) -> float:
+    """The share of `passage`'s sentences found in `said` (`plain_words` of the thread's earlier replies)."""
+    quotable = [s for s in textutil.sentences(passage.text) if len(s) >= MIN_QUOTED_CHARS]
+    if not said or not quotable:
+        return 0.0
+    return sum(plain_words(s) in said for s in quotable) / len(quotable)
 
 
 def _defines(passage: Passage, name: str) -> bool:
@@ -202,8 +224,16 @@ class Reader:
         self._max_embedded = max_embedded
 
     async def read(
-        self, question: str, language: str | None, docs_language: str, sources: tuple[SourceReference, ...]
+        self,
+        question: str,
+        language: str | None,
+        docs_language: str,
+        sources: tuple[SourceReference, ...],
+        *,
+        said: str = "",
     ) -> Reading:
+        """The passages of `sources` best first for `question`; `said` is what the thread was already told
+        (`plain_words`), for a follow-up asking what else there is."""
         codes = textutil.codes(question)
         if codes and any(codes & textutil.codes(s.text) for s in sources):
             # the question names a code the docs have: sources about other codes are not the answer
@@ -228,7 +258,7 @@ class Reader:
                 meaning = await self._meaning(question_vector, passages)
         except Exception as exc:  # any embedder failure (a timeout, an endpoint's error): read by words and rank
             failed = type(exc).__name__
-        scored = self._ranked(question, passages, words, meaning, by_number, names)
+        scored = self._ranked(question, passages, words, meaning, by_number, names, said)
         # ranked as whole lists, quoted as the items that answer (from all of a long list's items, so the one that
         # answers is found wherever it stands): cutting a list does not make it rank higher
         quoted = [within(answering_items(p, wanted, stop, docs_language)) for p in scored]
@@ -267,6 +297,7 @@ class Reader:
         meaning: list[float],
         sources: dict[int, SourceReference],
         names: set[str],
+        said: str = "",
     ) -> list[Passage]:
         top_confidence = max(s.confidence for s in sources.values()) or 1.0
         best_words = max(words, default=0.0)
@@ -285,5 +316,6 @@ class Reader:
                 DEFINES_BONUS if any(_defines(passage, n) for n in names) else 0.0
             )
             score = W_MEANING * relevance + W_WORDS * share + W_RANK * rank + bonus
+            score -= SAID_PENALTY * share_said(passage, said)
             out.append(dataclasses.replace(passage, meaning=cosine, words=round(share, 4), score=round(score, 4)))
         return sorted(out, key=lambda p: p.score, reverse=True)

@@ -2,7 +2,9 @@
 treats them as data.
 
 The sources are the best hits, read passage by passage (pipeline/reading.py) and numbered in the order of their
-best passage: [1] holds the passage that answers, for the offline quote and for the model's prompt alike."""
+best passage: [1] holds the passage that answers, for the offline quote and for the model's prompt alike. A follow-up
+asking what else there is ("what else could it be?", "I already checked the sleep timer") is read against what the
+thread's replies already quoted, so what was not said yet leads."""
 
 from __future__ import annotations
 
@@ -11,9 +13,23 @@ from typing import ClassVar
 
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import language_name
-from pipeline.reading import Reader
-from pipeline.types import Embedder, Reading, Role, SearchHit, SourceReference, is_team_answer
+from pipeline.locales import already_tried, asks_for_something_else, language_name
+from pipeline.reading import Reader, plain_words
+from pipeline.types import (
+    ContextType,
+    Embedder,
+    HistoryMessage,
+    Reading,
+    Role,
+    SearchHit,
+    SourceReference,
+    is_team_answer,
+)
+
+
+def told_before(history: tuple[HistoryMessage, ...]) -> str:
+    """What the thread's replies said so far, as `plain_words` (the bot's own messages only)."""
+    return " ".join(plain_words(m.text) for m in history if m.from_bot)
 
 
 def number_sources(hits: tuple[SearchHit, ...], *, limit: int, min_share: float) -> tuple[SourceReference, ...]:
@@ -104,7 +120,9 @@ class AugmentationAgent:
     async def _offline(self, payload: Payload, context: Context) -> AgentResult:
         found = number_sources(payload.search_results, limit=self._max_sources, min_share=self._min_share)
         question = payload.canonical_question or payload.text
-        reading = await self._reader.read(question, payload.language, context.docs_language, found)
+        wants_more = asks_for_something_else(payload.text) or already_tried(payload.text)
+        said = told_before(context.history) if payload.context_type is ContextType.FOLLOW_UP and wants_more else ""
+        reading = await self._reader.read(question, payload.language, context.docs_language, found, said=said)
         sources, reading = lead_first(found, reading)
         language = payload.language or context.docs_language
         prompt = grounded_prompt(question, language, sources, self._max_source_chars)

@@ -28,6 +28,8 @@ from pipeline.locales import (
     SWITCH_REACH,
     SWITCH_VERBS,
     all_lexicons,
+    already_tried,
+    asks_for_something_else,
     asks_in_words_without_spaces,
     asks_only_an_amount,
     content_words,
@@ -42,7 +44,7 @@ from pipeline.locales import (
     written_without_spaces,
 )
 from pipeline.locales.ko import marked_noun, particle_after
-from pipeline.text import CODE, QUESTION_WORDS, identifiers, looks_like_question, one_line, strip_mentions
+from pipeline.text import CODE, QUESTION_WORDS, identifiers, looks_like_question, one_line, sentences, strip_mentions
 from pipeline.types import ClarificationReason, ContextType, HistoryMessage, Role
 
 # a word (a Korean one apart from the Latin letters glued to it: "TV를") or a mark
@@ -509,6 +511,12 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     switched = _with_switch_turned(question, previous) if asked and previous is not None else None
     if switched is not None:
         return Resolution(switched, ContextType.FOLLOW_UP)
+    if previous is not None and (asks_for_something_else(question) or already_tried(question)):
+        # "what else could it be?" or "I already checked the sleep timer" after "my TV turns off by itself": the last
+        # question again, with what the message tells besides ("I replaced the batteries."), for what the thread was
+        # not given yet (the search puts what was already quoted last); alone it was refused or got any quote
+        told = [s for s in sentences(question) if not asks_for_something_else(s)]
+        return Resolution(" ".join([previous.rstrip(), *told]), ContextType.FOLLOW_UP)
     if previous is not None and len(content) <= MAX_POINTING_WORDS and _IF_OPENERS.match(question):
         # "and if the docs are in german too?" after "how do I make the bot answer in german?": the last question
         # under a condition, so it is asked together with it (alone it was refused)

@@ -11,7 +11,7 @@ from types import ModuleType
 from pipeline.locales import de, en, es, fr, it, ja, ko, nl, pl, pt, ru, unsupported, zh, zh_hant
 from pipeline.locales.base import Lexicon, Texts
 from pipeline.locales.chinese import TRADITIONAL_CHINESE, chinese_code
-from pipeline.text import has_cjk, tokens
+from pipeline.text import has_cjk, sentences, tokens
 
 # each module's code is its name, but Chinese in Traditional characters: "zh-Hant" (BCP 47), from `zh_hant`
 _MODULES: dict[str, ModuleType] = {
@@ -32,6 +32,8 @@ __all__ = [
     "Lexicon",
     "Texts",
     "all_lexicons",
+    "already_tried",
+    "asks_for_something_else",
     "asks_only_an_amount",
     "asks_yes_no",
     "base_language",
@@ -114,17 +116,19 @@ def all_lexicons() -> dict[str, Lexicon]:
 # work?" asks how it works, not what to do when it fails.
 BROKEN_WORDS = (
     "broken", "fail", "error", "wrong", "不行", "動かない", "使えない", "できない", "안 돼", "안돼", "안 되",
-    "не получа", "не получил",
+    "작동하지 않", "되지 않", "не получа", "не получил",
 )  # fmt: skip
 WORKING_WORDS = (
     "work", "funciona", "funktioniert", "klappt", "marche", "работает", "funziona", "werkt", "działa", "작동", "工作",
 )  # fmt: skip
 # finding words: negated, they say the answer's step is not there ("I don't see the delete option", "no aparece",
-# "je ne le trouve pas", "找不到"); not "show", which a question asks with ("I don't know how to show subtitles")
+# "je ne le trouve pas", "找不到"); not "show", which a question asks with ("I don't know how to show subtitles");
+# Italian "non compare" as a phrase: "compar" alone is English "compare"
 FINDING_WORDS = (
     "see", "find", "found", "appear", "locate", "encuentr", "aparec", "veo", "trouv", "vois", "affich", "finde",
-    "sehe", "erschein", "angezeigt", "trov", "vedo", "compar", "encontr", "vejo", "vind", "zie", "znajd", "widz",
-    "найти", "найд", "вижу", "видн", "появ", "找不到", "看不到", "見つから", "見当たら", "안 보", "못 찾",
+    "sehe", "erschein", "angezeigt", "trov", "vedo", "non compa", "encontr", "vejo", "vind", "zie", "znajd", "widz",
+    "найти", "найд", "вижу", "видн", "появ", "找不到", "看不到", "不显示", "不顯示", "没有显示", "沒有顯示", "見つから",
+    "見当たら", "表示されない", "見えない", "안 보", "못 찾", "보이지 않", "찾을 수 없",
 )  # fmt: skip
 _WORKING_OR_FINDING = (*WORKING_WORDS, *FINDING_WORDS)  # negated: the answer did not work
 NEGATIONS = frozenset({
@@ -133,18 +137,35 @@ NEGATIONS = frozenset({
 })  # fmt: skip
 
 
+MAX_ENDING = 3  # letters after a stem of Latin letters that still make a form of it: "working", "encuentran"
+
+
+def _says(word: str, stem: str) -> bool:
+    """`word` is a form of `stem`: the stem with an ending ("works", "trouvé", "появляется"), or, in a language
+    written without spaces between words, anywhere in it ("找不到"). "workspace" and "network" are not "work"."""
+    if has_cjk(stem):
+        return stem in word
+    return word.startswith(stem) and (not stem.isascii() or len(word) - len(stem) <= MAX_ENDING)
+
+
+def _word_forms(text: str) -> list[str]:
+    """The words of `text` as `_says` reads them: without punctuation, an elided article or pronoun split off
+    ("s'affiche")."""
+    return [w.strip("?!.,;:¿¡()\"") for token in text.split() for w in token.replace("'", " ").split()]
+
+
 def reports_failure(text: str) -> bool:
     """Whether `text` says something does not work, or is not there to be found (in any supported language)."""
     folded = text.lower().replace("’", "'")
     if any(w in folded for w in BROKEN_WORDS) or any(w in folded for w in FINDING_WORDS if has_cjk(w) or " " in w):
         return True
     negated = any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or any(c in folded for c in "不没沒")
-    return negated and any(w in folded for w in _WORKING_OR_FINDING)
+    return negated and any(_says(w, f) for w in _word_forms(folded) for f in _WORKING_OR_FINDING)
 
 
 def failure_words(words: list[str]) -> list[str]:
     """The words of `words` that say what failed to work or to be found ("see" in "I don't see the option")."""
-    return [w for w in words if any(f in w.lower() for f in _WORKING_OR_FINDING)]
+    return [w for w in words if any(_says(form, f) for form in _word_forms(w.lower()) for f in _WORKING_OR_FINDING)]
 
 
 # a switch's two positions ("turn on" / "turn off", "einschalten" / "ausschalten", "aanzetten" / "uitzetten"), the
@@ -233,6 +254,38 @@ def asks_only_an_amount(text: str) -> bool:
             rest = f"{text[: found.start()]} {text[found.end() :]}"
             return len([w for w in content_words(rest) if w.lower() not in EXTENT_WORDS]) <= 1
     return False
+
+
+_OTHER = tuple(re.compile(lex.other, re.IGNORECASE) for lex in _LEXICONS.values() if lex.other)
+
+
+def asks_for_something_else(text: str) -> bool:
+    """Whether `text` asks for something besides what was given ("what else could it be?", "any other way?", "I
+    replaced the batteries. what else?", "¿qué más puede ser?", "还有别的办法吗？"), naming at most one thing of its
+    own in the sentence that asks: after another question, it asks that question again for what was not said yet."""
+    for sentence in sentences(text) or [text]:
+        for pattern in _OTHER:
+            found = pattern.search(sentence)
+            if found is not None:
+                return len(content_words(f"{sentence[: found.start()]} {sentence[found.end() :]}")) <= 1
+    return False
+
+
+# words saying a step was taken before ("I already checked the sleep timer", "ya revisé", "habe ich schon", "已经"):
+# a statement with one reports what was tried, and asks for what else there is
+ALREADY_WORDS = (
+    "already", "ya", "schon", "bereits", "déjà", "già", "já", "уже", "już", "已经", "已經", "もう", "すでに", "既に",
+    "이미",
+)  # fmt: skip
+
+
+def already_tried(text: str) -> bool:
+    """Whether `text` is a statement saying what was already tried ("I already checked the sleep timer", "ya revisé
+    el temporizador", "已经换过电池了"): after a question it asks for the rest of the answer."""
+    if "?" in text or "？" in text:
+        return False
+    folded = text.casefold()
+    return any(w in folded if has_cjk(w) else w in _word_forms(folded) for w in ALREADY_WORDS)
 
 
 # every supported language's function words ("I", "Does", "der", "как"): never a name, never a topic

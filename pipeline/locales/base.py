@@ -85,6 +85,9 @@ class Lexicon:
     # regex: a question asking an amount ("how long", "how much", "wie lange", "cuánto", "多久"): after another
     # question, one that names little else asks it of what that question was about
     amount: str = ""
+    # regex: a follow-up asking for something besides what the thread was given ("what else could it be?", "any
+    # other way?", "¿qué más puede ser?", "was kann es sonst noch sein?", "还有别的办法吗？")
+    other: str = ""
     # where words are not spaced, the question words found anywhere in a message ("怎么" in "这个是怎么包装的？")
     question_words: tuple[str, ...] = ()
     # pronouns written before the verb, object or reflexive ("¿cómo los desactivo?", "¿cómo se desactivan?",

@@ -151,5 +151,6 @@ def lexicon_in_both_scripts(lexicon: Lexicon) -> Lexicon:
         yes_no=pattern_in_both_scripts(lexicon.yes_no),
         how_many=pattern_in_both_scripts(lexicon.how_many),
         amount=pattern_in_both_scripts(lexicon.amount),
+        other=pattern_in_both_scripts(lexicon.other),
         capability=tuple((kind, pattern_in_both_scripts(pattern)) for kind, pattern in lexicon.capability),
     )

@@ -63,6 +63,7 @@ LEXICON = Lexicon(
     troubleshooting="solución de problemas no funciona",
     yes_no=r"^\s*¿?\s*(?:tiene|tienen|tengo|puede|pueden|puedo|podemos|es|son|está|están|hay|se\s+puede|funciona|admite|soporta|incluye|viene|sirve|existe)\b",
     how_many=r"\bcu[áa]nt[oa]s\b",
+    other=r"\bqu[eé]\s+m[aá]s\b|\balgo\s+m[aá]s\b|\balguna\s+otra\b|\botr[ao]s?\s+(?:formas?|maneras?|opci[oó]n|opciones|raz[oó]n|razones|causas?|cosas?|soluci[oó]n|soluciones|ideas?)\b",
     amount=r"\bcu[áa]nt[oa]s?\b",
     stopwords=words(
         """el la los las un una unos unas y o pero si no sí de del al a en con por para sobre sin que qué cómo como

@@ -63,6 +63,7 @@ LEXICON = Lexicon(
     troubleshooting="dépannage problème ne fonctionne pas",
     yes_no=r"^\s*(?:est-ce|est-il|est-elle|peut-on|puis-je|peut-il|peut-elle|a-t-il|a-t-elle|y\s+a-t-il|existe-t-il|faut-il)\b|\best-ce\s+que?\b",
     how_many=r"\bcombien\s+(?:de\s+|d['’])(?!temps\b)",
+    other=r"\bquoi\s+d['’]autre\b|\bautre\s+chose\b|\bd['’]autres?\s+(?:solutions?|raisons?|causes?|moyens?|options?|idées?|pistes?)\b|\bune\s+autre\s+(?:solution|raison|cause|façon|option|idée|piste)\b",
     amount=r"\bcombien\b",
     stopwords=words(
         """le la les l un une des du de d et ou mais si ne pas non oui à au aux en dans sur sous par pour avec sans

@@ -63,6 +63,7 @@ LEXICON = Lexicon(
     troubleshooting="risoluzione dei problemi non funziona",
     yes_no=r"^\s*(?:(?:è|e')\s+possibile|si\s+può|si\s+possono|c'è|c'é|ci\s+sono|ha|hanno|ho|è|sono|può|possono|posso|funziona|supporta|include|esiste|serve|va|riesco)(?=[\s?]|$)",
     how_many=r"\bquant[ie]\b",
+    other=r"\bcos['’]\s*altro\b|\bcosa\s+altro\b|\bqualcos['’]\s*altro\b|\baltr[aeio]\s+(?:soluzion[ei]|ragion[ei]|caus[ae]|modo|modi|opzion[ei]|idea|idee)\b",
     amount=r"\bquant[oaie]\b",
     stopwords=words(
         """il lo la i gli le l un uno una e ed o ma se non sì di del dello della dei degli delle da dal dalla dai in

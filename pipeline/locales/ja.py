@@ -67,6 +67,7 @@ LEXICON = Lexicon(
     # a sentence ending in か (ますか, ですか, できますか) without a question word
     yes_no=rf"^(?!.*(?:{_ASKS_WHAT})).*[ぁ-ん]か\s*[？?]?\s*$",
     how_many=r"いくつ|何個|何本|何台",
+    other=r"他に|ほかに|別の(?:方法|原因|やり方|理由)",
     amount=r"どのくらい|どれくらい|どれぐらい|いくつ|何分|何時間|何個|何回|何台",
     question_words=("何", "どう", "どこ", "なぜ", "いつ", "どれ", "どの", "いくつ", "いくら", "誰", "ですか", "ますか"),
     object_dropped_after=("どうやって", "どう"),

@@ -70,6 +70,7 @@ LEXICON = Lexicon(
     yes_no=rf"^(?=.*[\uac00-\ud7af])(?!.*(?:{_ASKS_WHAT})).*(?:[?？]|나요|까요|니까)\s*$",
     # the question word is where the sentence needs it, not first: it counts anywhere, as in Chinese
     how_many=r"몇\s*개",
+    other=r"다른\s*(?:방법|원인|이유|해결)|또\s*(?:뭐|무엇|다른)|그\s*외에",
     amount=r"얼마나|몇",
     question_words=("어떻게", "무엇", "뭐", "왜", "언제", "어디", "누가", "누구", "몇", "얼마", "어느", "무슨"),
     object_dropped_after=("어떻게",),

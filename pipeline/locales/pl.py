@@ -62,6 +62,7 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="rozwiązywanie problemów nie działa",
     yes_no=r"^\s*(?:a\s+)?czy\b|^\s*(?:ma|mają|jest|są|można|da\s+się|działa|obsługuje|posiada|wspiera|mogę|zawiera)\b",
+    other=r"\bco\s+(?:jeszcze|innego)\b|\bcoś\s+innego\b|\binn(?:y|a|e)\s+(?:sposób|sposoby|powód|powody|przyczyna|przyczyny|rozwiązanie|rozwiązania|opcja|opcje)\b",
     amount=r"\bile\b|\bjak\s+(?:długo|często|daleko|szybko)\b",
     stopwords=words(
         """i oraz lub albo ale jeśli jeżeli że nie tak czy w we na z ze do od po przy o dla bez nad przez za jak

@@ -549,6 +549,26 @@ def test_not_knowing_how_to_show_something_is_no_failure() -> None:
     assert not reports_failure("I don't know how to show subtitles")
 
 
+@pytest.mark.parametrize("message", [
+    "ça ne s'affiche pas", "l'opzione non compare", "nie znajduję tej opcji", "не появляется кнопка",
+    "작동하지 않아요", "삭제 버튼이 보이지 않아요", "削除ボタンが表示されない", "删除按钮不显示", "still not working.",
+])  # fmt: skip
+def test_a_step_not_there_or_not_working_is_a_failure_in_its_own_words(message: str) -> None:
+    from pipeline.locales import reports_failure
+
+    assert reports_failure(message)
+
+
+@pytest.mark.parametrize("message", [
+    "I can't compare them", "we don't have a workspace yet", "the network isn't listed, what now?",
+])  # fmt: skip
+def test_a_word_that_only_begins_like_a_failure_word_is_none(message: str) -> None:
+    # "compare", "workspace" and "network" hold "compar", "work" (the Italian "non compare" is a phrase now)
+    from pipeline.locales import reports_failure
+
+    assert not reports_failure(message)
+
+
 async def test_asking_how_it_works_is_not_saying_it_failed() -> None:
     result = await EssenceAgent().run(
         Payload(text="How does it work?", language="en"), Context(history=history("How do I pair the remote?"))
@@ -603,3 +623,34 @@ async def test_a_threads_topic_is_the_thing_an_article_opens_not_what_is_said_of
     content words), so the question became "can I make too long shorter?"."""
     payload = await asked_after("can I make them shorter?", "en", "the answers are too long")
     assert payload.canonical_question == "can I make the answers shorter?"
+
+
+@pytest.mark.parametrize(("earlier", "question", "asked"), [
+    ("My TV turns off by itself", "what else could it be?", "My TV turns off by itself"),
+    ("how do I connect a soundbar?", "is there any other way?", "how do I connect a soundbar?"),
+    ("my remote doesn't work", "I replaced the batteries. what else?",
+     "my remote doesn't work I replaced the batteries."),
+    ("My TV turns off by itself", "I already checked the sleep timer",
+     "My TV turns off by itself I already checked the sleep timer"),
+    ("mi televisor se apaga solo", "¿qué más puede ser?", "mi televisor se apaga solo"),
+    ("Mein Fernseher schaltet sich von selbst aus", "Was kann es sonst noch sein?",
+     "Mein Fernseher schaltet sich von selbst aus"),
+    ("我的电视自己关机", "还有别的原因吗？", "我的电视自己关机"),
+])  # fmt: skip
+def test_asking_what_else_asks_the_last_question_again(earlier: str, question: str, asked: str) -> None:
+    """Alone, "what else could it be?" was refused or got any quote, and "Was kann es sonst noch sein?" had its "es"
+    replaced by the topic; it asks the last question again, with what the message tells besides."""
+    from pipeline.agents.essence import thread_state
+
+    language = "zh" if "电视" in earlier else None
+    topic, previous = thread_state(history(earlier), language, 10)
+    resolution = resolve(question, topic, language, previous)
+    assert (resolution.canonical, resolution.context_type) == (asked, ContextType.FOLLOW_UP)
+
+
+def test_a_question_of_its_own_about_another_thing_is_no_what_else() -> None:
+    from pipeline.locales import already_tried, asks_for_something_else
+
+    assert not asks_for_something_else("is there another way to connect headphones to the tv?")
+    assert not asks_for_something_else("what other apps can I install?")
+    assert not already_tried("I already have a soundbar, how do I connect it?")

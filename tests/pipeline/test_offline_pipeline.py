@@ -189,3 +189,25 @@ async def test_odd_input_never_fails(runner: PipelineRunner, text: str) -> None:
     result = await ask(runner, text)
     assert result.kind in (ResultKind.ANSWER, ResultKind.CLARIFICATION, ResultKind.REFUSAL), result.envelope.errors
     assert result.text.strip()
+
+
+async def test_what_else_after_an_answer_leads_with_what_the_answer_did_not_say() -> None:
+    """ "what else could it be?" was a question of its own: refused, or answered with any section. It asks the
+    thread's question again, and the remedy the first answer quoted goes behind the one it did not."""
+    from tests.pipeline.fakes import CORPUS, Section
+
+    remedies = Section(
+        "trouble", "The ring light stays dark",
+        "When the ring light stays dark, check that the power cable is firmly plugged into the wall socket.\n\n"
+        "If the ring light still stays dark, hold the power key for twenty seconds to restart the speaker.",
+    )  # fmt: skip
+    runner = make_runner(WordRetriever((*CORPUS, remedies)))
+    asked = "what can I do when the ring light stays dark?"
+    first = await ask(runner, asked)
+    assert first.kind is ResultKind.ANSWER and first.sources[0].title == remedies.title
+    told, new = ("power cable", "twenty seconds") if "power cable" in first.text else ("twenty seconds", "power cable")
+    thread = (*history(asked), dataclasses.replace(history(first.text)[0], from_bot=True))
+    again = await runner.run(conversation_id="c", message_id="m2", payload=Payload(text="what else could it be?"),
+                             context=Context(history=thread))  # fmt: skip
+    assert again.kind is ResultKind.ANSWER and again.sources[0].title == remedies.title
+    assert new in again.text and (told not in again.text or again.text.index(new) < again.text.index(told))

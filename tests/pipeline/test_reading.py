@@ -230,3 +230,20 @@ async def test_the_row_that_defines_a_setting_leads_over_a_row_that_sets_it_to_a
     sources = (source(1, "When a setting is wrong", wrong_values, 0.9), source(2, "Pipeline", defined, 0.61))
     read = await Reader().read("what does DOCBOT_ROLE_LIMITS do?", "en", "en", sources)
     assert [p.source for p in read.passages] == [2, 1]
+
+
+async def test_a_passage_the_thread_was_already_quoted_follows_one_it_was_not() -> None:
+    """ "what else could it be?" after an answer: the passage that answer quoted goes behind the section's other
+    remedy, whichever led before; a passage from an unrelated source does not overtake it (no noise for "what else")."""
+    remedies = (
+        "Move the remote within one metre of the speaker and press the Link key again.\n\n"
+        "If it still does not pair, unplug the speaker for ten seconds and pair the remote once more."
+    )
+    other = "The remote runs on two AAA batteries; the speaker itself needs none."
+    sources = (source(1, "The remote does not pair", remedies, 0.9), source(2, "Remote batteries", other, 0.4))
+    question = "the remote does not pair"
+    first = (await Reader().read(question, "en", "en", sources)).passages[0]
+    told = reading.plain_words(f"Here is what the documentation says:\n\n> {first.text} [1]")
+    again = (await Reader().read(question, "en", "en", sources, said=told)).passages
+    assert again[0].source == 1 and again[0].text != first.text
+    assert [p.text for p in again].index(first.text) < [p.source for p in again].index(2)
