@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pipeline.messages import Inbound, Reply, ReplyKind, ThreadFetcher
+from pipeline.text import without_citations
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -147,14 +148,13 @@ def load_squad(
 
 # -- metrics ----------------------------------------------------------------------------------------------------
 
-_CITATION = re.compile(r"\[\d+\]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)  # plus every Unicode punctuation character (category P)
 
 
 def normalize_answer(text: str) -> list[str]:
     """SQuAD's normalisation (lower case, no punctuation, no English articles), as tokens; markup removed."""
-    text = _CITATION.sub(" ", text).replace("**", " ")
+    text = without_citations(text).replace("**", " ")
     text = "".join(" " if ch in _PUNCTUATION or unicodedata.category(ch).startswith("P") else ch for ch in text.lower())
     return _ARTICLES.sub(" ", text).split()
 

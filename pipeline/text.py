@@ -38,6 +38,10 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])(?!\s*[”\"」』）)
 _ITEM = re.compile(r"^(?:[-*+•]\s+|\d{1,3}[.)]\s+)")  # a list item opens a new line of thought
 _CLOSED = re.compile(r"^(?:#{1,6}\s|>|\|)")  # headings, quotes, table rows: never continued by the next line
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}")
+# citations `[n]`, one or a run ("[1][2]"), not an index written onto a name in quoted code or text ("sys.argv[0]",
+# "items[2]", "f()[1]"): the quote of such a line "cited" a source 0 and failed its own check; after a digit, a mark
+# or a word in another script ("8080[1]", "配置[1]") it is a citation
+_CITATIONS = re.compile(r"(?<![A-Za-z_)\]])(?:\[\d{1,3}\])+")
 _CITATION = re.compile(r"\[(\d{1,3})\]")
 _WORDS_ONLY = re.compile(r"[^\w]+")
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
@@ -211,11 +215,11 @@ def comparable(text: str) -> str:
 
 def citations(text: str) -> list[int]:
     """The citation numbers `[n]` in order of appearance."""
-    return [int(n) for n in _CITATION.findall(text)]
+    return [int(n) for run in _CITATIONS.findall(text) for n in _CITATION.findall(run)]
 
 
 def without_citations(text: str) -> str:
-    return " ".join(_CITATION.sub(" ", text).split())
+    return " ".join(_CITATIONS.sub(" ", text).split())
 
 
 def renumber_citations(text: str, mapping: dict[int, int]) -> str:
@@ -225,7 +229,7 @@ def renumber_citations(text: str, mapping: dict[int, int]) -> str:
         new = mapping.get(int(match.group(1)))
         return f"[{new}]" if new is not None else ""
 
-    return _CITATION.sub(swap, text)
+    return _CITATIONS.sub(lambda run: _CITATION.sub(swap, run.group(0)), text)
 
 
 def shorten(text: str, limit: int) -> str:

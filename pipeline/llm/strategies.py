@@ -12,6 +12,7 @@ import logging
 import re
 from collections.abc import Sequence
 
+from pipeline import text as textutil
 from pipeline.agents.base import Strategy, StrategyFailed
 from pipeline.agents.response import no_coverage_answer
 from pipeline.envelope import AgentResult, Context, Payload, StreamCallback
@@ -53,7 +54,6 @@ log = logging.getLogger(__name__)
 DEFAULT_SCOPE = "the team's product and its documentation"
 MAX_OPTIONS = 4
 MAX_OPTION_CHARS = 75  # Slack button labels
-_CITATION = re.compile(r"\[(\d+)\]")
 _LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}$")
 MIN_CONFIDENCE = 0.3  # below it a model's language guess is not trusted; the detector decides
 MIN_QUESTION_WORDS = 2  # a "canonical question" of one word ("en") is no understanding
@@ -83,10 +83,6 @@ def language_code(raw: str) -> str:
 
 def same_language(a: str | None, b: str) -> bool:
     return a is not None and a.split("-")[0].lower() == b.split("-")[0].lower()
-
-
-def cited_numbers(text: str) -> list[int]:
-    return [int(n) for n in _CITATION.findall(text)]
 
 
 def _llm(payload: Payload, decision: str, usage: LLMUsage) -> AgentResult:
@@ -225,7 +221,7 @@ class ResponseStrategy(_LLMRole):
             return _llm(uncovered, "documents insufficient", usage)
         if not found.answer.strip():
             raise StrategyFailed("llm gave an empty answer", usage)
-        cites = sorted(set(cited_numbers(found.answer)))
+        cites = sorted(set(textutil.citations(found.answer)))
         answered = payload.evolve(response=found.answer.strip(), docs_insufficient=None)
         return _llm(answered, f"answer citing {cites}", usage)
 
@@ -255,7 +251,7 @@ class ResponseStrategy(_LLMRole):
         answer = stats.text.strip()
         if not answer:
             raise StrategyFailed("llm gave an empty answer", usage=stats.usage)
-        cites = sorted(set(cited_numbers(answer)))
+        cites = sorted(set(textutil.citations(answer)))
         answered = payload.evolve(response=answer, docs_insufficient=None)
         return _llm(answered, f"answer citing {cites} (streamed)", stats.usage)
 
@@ -283,7 +279,7 @@ class QualityStrategy(_LLMRole):
             uncovered = ("the documents found do not cover the question",)
             return _llm(self._decided(payload, decision, uncovered), f"{decision}: not covered", LLMUsage())
         known = {s.number for s in payload.source_references}
-        cited = cited_numbers(payload.response)
+        cited = textutil.citations(payload.response)
         missing = sorted(set(cited) - known)
         if missing:
             bad = (f"cites {', '.join(f'[{n}]' for n in missing)} which no source has",)

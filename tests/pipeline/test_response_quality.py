@@ -317,3 +317,31 @@ async def test_what_the_team_answered_comes_below_the_docs_and_alone_says_so() -
     alone = (await AugmentationAgent().run(asked.evolve(search_results=(team,)), Context())).payload
     only = (await ResponseAgent().run(alone, Context())).payload.response or ""
     assert only.startswith(texts("en").team_answer_lead_in) and "rechargeable" in only
+
+
+async def test_a_quote_holding_an_index_written_onto_a_name_passes_its_own_check() -> None:
+    """ "how do i get command line arguments" over the Python tutorial ended in "I couldn't put together an answer I
+    can back with the docs": the quote held `sys.argv[0]`, read as a citation of a source 0 that no source has."""
+    argv = hit(
+        "Command Line Arguments", 0.9,
+        "Common utility scripts often need to process command line arguments. These arguments are stored in the sys "
+        "module's argv attribute as a list. When no script is given, sys.argv[0] is an empty string.",
+    )  # fmt: skip
+    question = "how do i get command line arguments"
+    payload = Payload(text=question, language="en", canonical_question=question).evolve(
+        search_results=(argv,), search_quality=SearchQuality.EXCELLENT
+    )
+    payload = (await AugmentationAgent().run(payload, Context())).payload
+    payload = (await ResponseAgent().run(payload, Context())).payload
+    assert "sys.argv[0]" in (payload.response or "")
+    decision, notes = await quality_of(payload.response or "", payload)
+    assert decision is QualityDecision.APPROVE, notes
+
+
+@pytest.mark.parametrize(("text", "cited"), [
+    ("sys.argv[0] is an empty string [2]", [2]), ("items[1][2] and f()[3]", []), ("the port is 8080[1].", [1]),
+    ("端口是8080[1]", [1]), ("see both [1][2]", [1, 2]),
+])  # fmt: skip
+def test_citations_are_markers_not_indexes_written_onto_a_name(text: str, cited: list[int]) -> None:
+    assert textutil.citations(text) == cited
+    assert textutil.renumber_citations("argv[1] is the script [1]", {1: 3}) == "argv[1] is the script [3]"
