@@ -243,7 +243,7 @@ def _heading_anchor(heading: Tag) -> str:
 def main_html_to_markdown(html: str) -> str:
     """Markdown of a page's content region, through BeautifulSoup: headings as `#` lines (anchors as `{#id}`),
     tables as pipe tables with their header, ordered and bullet lists as lists, definition lists as `**term**: text`
-    items, `<pre>` as fenced code."""
+    items, `<pre>` as fenced code, inline `<code>`, `<kbd>` and `<samp>` in backticks."""
     from bs4 import BeautifulSoup, Tag
 
     soup = BeautifulSoup(html, "html.parser")
@@ -252,6 +252,12 @@ def main_html_to_markdown(html: str) -> str:
     for pre in soup.find_all("pre"):
         assert isinstance(pre, Tag)
         pre.replace_with(f"\n\n```\n{pre.get_text().strip(chr(10))}\n```\n\n")
+    for code in soup.find_all(["code", "kbd", "samp"]):
+        # inline code stays code, as in a Markdown page ("`sys.argv[0]`"); a heading keeps its plain words
+        assert isinstance(code, Tag)
+        words = " ".join(code.get_text().split())
+        if words and code.find_parent(["code", "kbd", "samp", "h1", "h2", "h3", "h4", "h5", "h6"]) is None:
+            code.replace_with(f"`{words}`")
     for table in soup.find_all("table"):
         assert isinstance(table, Tag)
         table.replace_with(f"\n\n{_html_table(table)}\n\n")

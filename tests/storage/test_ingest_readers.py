@@ -175,6 +175,21 @@ def test_html_tables_lists_definitions_and_code_become_markdown_blocks() -> None
     assert len(blocks) == 4  # table, ordered list, definitions, code: one block each
 
 
+def test_inline_code_in_html_stays_code_as_in_a_markdown_page() -> None:
+    """The Python docs' `<code>sys.argv[0]</code>` came out as plain words, so a quote of it was no code; a heading
+    keeps its plain words (they are the section's title) and a `<pre>` block stays one fenced block."""
+    _, markdown = html_to_markdown(
+        "<h2 id='m'>The <code>match</code> statement</h2><p>When no script is given, <code class='docutils'>"
+        "<span class='pre'>sys.argv[0]</span></code> is empty; press <kbd>Ctrl</kbd>.</p>"
+        "<table><tr><th>name</th></tr><tr><td><code>DOCBOT_LLM_MODEL</code></td></tr></table>"
+        "<pre><code>print(sys.argv)</code></pre>"
+    )
+    assert "## The match statement {#m}" in markdown
+    assert "When no script is given, `sys.argv[0]` is empty; press `Ctrl`." in markdown
+    assert "| `DOCBOT_LLM_MODEL` |" in markdown
+    assert "```\nprint(sys.argv)\n```" in markdown
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("mdit_py_plugins") is None,
     reason="mdit-py-plugins (definition lists) is not installed: pip install -e '.[dev]'",
