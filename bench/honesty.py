@@ -5,6 +5,7 @@
         [--layout lines]   # the manual ingested as the shared raw file lays it out (printed lines, page numbers)
     PYTHONPATH=<tree> python bench/honesty.py docbot   --out R.json                 # bench/data/docbot_newcomer.jsonl
     PYTHONPATH=<tree> python bench/honesty.py threads  --out R.json                 # bench/data/emanual_threads.jsonl
+        [--threads F]      # other threads over the e-manual (bench/data/probe_what_else_threads.jsonl)
 
 Runs on whatever tree is first on PYTHONPATH (a baseline is the same script run against an older checkout), one new
 thread per question (a `thread` record is asked turn by turn), semantic cache off, vectors cached on disk under
@@ -251,6 +252,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--docs", type=Path, default=ROOT / "docs")
     parser.add_argument("--qa", type=Path, default=DATA / "docbot_newcomer.jsonl")
+    parser.add_argument("--threads", type=Path, default=DATA / "emanual_threads.jsonl", help="e-manual threads")
     parser.add_argument("--layout", default="seed", choices=["seed", "lines"], help="how the e-manual is ingested")
     args = parser.parse_args()
     base_url = None
@@ -259,7 +261,7 @@ def main() -> None:
     elif args.which == "emanual":
         corpus, items = emanual_corpus(args.layout), emanual_items()
     elif args.which == "threads":  # follow-ups over the e-manual: the last turn is scored, read in its thread
-        threads = [{**i, "split": held_out(i["id"])} for i in load_jsonl(DATA / "emanual_threads.jsonl")]
+        threads = [{**i, "split": held_out(i["id"])} for i in load_jsonl(args.threads)]
         corpus, items = emanual_corpus(args.layout), [i for i in threads if args.split in ("all", i["split"])]
     else:
         corpus = args.docs

@@ -272,10 +272,9 @@ def asks_for_something_else(text: str) -> bool:
 
 
 # words saying a step was taken before ("I already checked the sleep timer", "ya revisé", "habe ich schon", "已经"):
-# a statement with one reports what was tried, and asks for what else there is
+# a statement with one reports what was tried, and asks for what else there is (not Japanese "もう", also "again")
 ALREADY_WORDS = (
-    "already", "ya", "schon", "bereits", "déjà", "già", "já", "уже", "już", "已经", "已經", "もう", "すでに", "既に",
-    "이미",
+    "already", "ya", "schon", "bereits", "déjà", "già", "já", "уже", "już", "已经", "已經", "すでに", "既に", "이미",
 )  # fmt: skip
 
 
