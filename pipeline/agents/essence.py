@@ -514,7 +514,7 @@ def resolve(question: str, topic: str | None, language: str | None, previous: st
     if previous is not None and (asks_for_something_else(question) or already_tried(question)):
         # "what else could it be?" or "I already checked the sleep timer" after "my TV turns off by itself": the last
         # question again, with what the message tells besides ("I replaced the batteries."), for what the thread was
-        # not given yet (the search puts what was already quoted last); alone it was refused or got any quote
+        # not given yet (the reading puts what was already quoted last); alone it was refused or got any quote
         told = [s for s in sentences(question) if not asks_for_something_else(s)]
         return Resolution(" ".join([previous.rstrip(), *told]), ContextType.FOLLOW_UP)
     if previous is not None and len(content) <= MAX_POINTING_WORDS and _IF_OPENERS.match(question):
