@@ -63,3 +63,31 @@ def test_most_specific_channel_policy_wins(tmp_path: Path) -> None:
 def test_unreadable_channel_policies_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="cannot be read as channel rules"):
         Settings(channel_policies_file=tmp_path / "missing.json")
+
+
+def test_the_channel_rule_examples_in_the_docs_do_what_the_docs_say(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/configuration.md › Channels: each example rule list, read as DOCBOT_CHANNEL_POLICIES is, behaves as the
+    sentence before it says."""
+    from markdown_it import MarkdownIt
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    section = page.split("\n## Channels\n", 1)[1].split("\n## ", 1)[0]
+    tokens = MarkdownIt().parse(section)
+    fenced = [t.content for t in tokens if t.type == "fence" and t.info == "json"]
+    spans = [child for t in tokens if t.type == "inline" for child in t.children or ()]
+    inline = [span.content for span in spans if span.type == "code_inline" and span.content.startswith("[{")]
+    support, hr = fenced
+    [mentions] = inline
+
+    def policies(rules: str) -> Settings:
+        monkeypatch.setenv("DOCBOT_CHANNEL_POLICIES", rules)
+        return load_settings()
+
+    only_support = policies(support)
+    assert only_support.channel_policy("slack", "T1", "C0123SUPPORT").allowed
+    assert not only_support.channel_policy("slack", "T1", "C0999GENERAL").allowed
+    assert only_support.channel_policy("discord", "G1", "C1").allowed  # the rules name Slack only
+    hr_only = policies(hr)
+    assert hr_only.channel_policy("slack", "T1", "C0456HR").collections == ("hr", "default")
+    assert hr_only.channel_policy("slack", "T1", "C0999GENERAL").collections == ("default",)
+    assert policies(mentions).channel_policy("discord", "G1", "C1").follow_mode is FollowMode.MENTION
