@@ -60,9 +60,9 @@ MIN_QUOTED_CHARS = 30  # a sentence this long found in an earlier reply was quot
 
 
 def plain_words(text: str) -> str:
-    """`text` as its words only: a platform's escapes (`&amp;`) undone, markup and spacing gone, lower-cased; what an
-    earlier reply is compared in."""
-    return " ".join(textutil.tokens(html.unescape(text).casefold()))
+    """`text` as `textutil.comparable` reads a quote (words only, case-folded), a platform's escapes (`&amp;`) undone
+    first: what an earlier reply is compared in."""
+    return textutil.comparable(html.unescape(text))
 
 
 def share_said(passage: Passage, said: str) -> float:

@@ -471,24 +471,13 @@ async def test_and_if_it_does_not_work_keeps_the_topic_instead_of_replacing_a_na
 
 
 @pytest.mark.parametrize(
-    ("earlier", "question"),
-    [("How do I pair the Samsung Smart Remote?", "what if that doesn't work?"),
-     ("How do I turn on Anynet+?", "it's not working, what should I check?"),
-     ("¿Cómo conecto el mando?", "¿y si no funciona?")],
-)  # fmt: skip
-async def test_saying_the_answer_failed_is_asked_together_with_the_question_it_answered(
-    earlier: str, question: str
-) -> None:
-    """What failed is the answer to the last question (pairing the remote), not the thread's topic alone ("the
-    remote"): the search needs both."""
-    result = await EssenceAgent().run(Payload(text=question, language="en"), Context(history=history(earlier)))
-    assert result.payload.canonical_question == f"{earlier} {question}"
-    assert result.payload.context_type is ContextType.FOLLOW_UP
-
-
-@pytest.mark.parametrize(
     ("language", "earlier", "follow_up"),
     [
+        # that the answer failed: what failed is the answer to the last question (pairing the remote), not the
+        # thread's topic alone ("the remote"), and the search needs both
+        pytest.param("en", "How do I pair the Samsung Smart Remote?", "what if that doesn't work?", id="failed"),
+        pytest.param("en", "How do I turn on Anynet+?", "it's not working, what should I check?", id="failed-check"),
+        pytest.param("en", "¿Cómo conecto el mando?", "¿y si no funciona?", id="failed-es"),
         # an amount of what the last question was about ("Wie lange maximal?" got a quote on USB recording)
         pytest.param("en", "how do I set the sleep timer?", "how long at most?", id="amount"),
         pytest.param("en", "how do I connect a bluetooth speaker?", "how many at once?", id="amount-many"),
@@ -518,9 +507,9 @@ async def test_saying_the_answer_failed_is_asked_together_with_the_question_it_a
 async def test_a_follow_up_about_the_last_answer_is_asked_together_with_its_question(
     language: str, earlier: str, follow_up: str
 ) -> None:
-    """How long or how many, which of two ways, that the step is not there, or a condition: each was read as a new
-    question of its own and got an unrelated quote or a refusal; each is about what the last question asked, so it is
-    asked with it."""
+    """That the answer failed, how long or how many, which of two ways, that the step is not there, or a condition:
+    each was read as a new question of its own and got an unrelated quote or a refusal; each is about what the last
+    question asked, so it is asked with it."""
     payload = await asked_after(follow_up, language, earlier)
     assert payload.canonical_question == f"{earlier} {follow_up}"
     assert payload.context_type is ContextType.FOLLOW_UP
