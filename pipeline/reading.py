@@ -14,7 +14,8 @@ none does). A bullet list is ranked whole, then quoted as the items that alone h
   question asks about ("DOCBOT_LLM_MODEL") count extra;
 - what the thread was already told: for a follow-up asking what else there is ("what else could it be?", "I already
   checked the sleep timer"), a passage whose sentences an earlier reply quoted counts less by the share of them, so
-  the rest of the answer leads (a table row holding the quoted remedy and another stays, behind new ones).
+  the rest of the answer leads (a table row holding the quoted remedy and another stays, behind new ones);
+- an example: a passage putting the question itself in quotation marks is about such questions, not their answer.
 
 An exact identifier the question names (DOCBOT_LLM_MODEL, E-2041) narrows the passages to those that contain it,
 when any does. The result (`Reading`) keeps the passages best first: the response quotes the first one first, the
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import html
+import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 
@@ -57,12 +59,32 @@ HOW_TO_BONUS, DEFINES_BONUS = 0.08, 0.4
 # relevant that was not said yet leads, one from an unrelated section does not (it would answer "what else?" with noise)
 SAID_PENALTY = 0.3
 MIN_QUOTED_CHARS = 30  # a sentence this long found in an earlier reply was quoted there, not merely said alike
+# a passage putting the question itself in quotation marks shows it as an example ("a symptom stated rather than asked,
+# "the bot doesn't answer in my channel", needs none"): it is about such questions, not their answer
+EXAMPLE_PENALTY = 0.5
+EXAMPLE_SHARE = 0.8  # of the question's words in the quoted words, and of those in the question: the same message
+MIN_EXAMPLE_WORDS = 4  # a shorter question is quoted as a name or a label ("Sleep Timer"), not as an example
+# from each quotation mark to the next (overlapping: a passage cut inside a quote leaves its marks unpaired)
+_QUOTED = re.compile(r'(?=["“«„「]([^"“”«»„「」\n]+)["”»“」])')
 
 
 def plain_words(text: str) -> str:
     """`text` as `textutil.comparable` reads a quote (words only, case-folded), a platform's escapes (`&amp;`) undone
     first: what an earlier reply is compared in."""
     return textutil.comparable(html.unescape(text))
+
+
+def quotes_the_question(text: str, question: str) -> bool:
+    """Whether `text` puts the question in quotation marks: quoted words that are the question's words (all of them,
+    function words too) and hardly any others."""
+    asked = set(textutil.comparable(question).split())
+    if len(asked) < MIN_EXAMPLE_WORDS:
+        return False
+    for match in _QUOTED.finditer(text):
+        quoted = set(textutil.comparable(match.group(1)).split())
+        if textutil.overlap(asked, quoted) >= EXAMPLE_SHARE and textutil.overlap(quoted, asked) >= EXAMPLE_SHARE:
+            return True
+    return False
 
 
 def share_said(passage: Passage, said: str) -> float:
@@ -258,7 +280,8 @@ class Reader:
                 meaning = await self._meaning(question_vector, passages)
         except Exception as exc:  # any embedder failure (a timeout, an endpoint's error): read by words and rank
             failed = type(exc).__name__
-        scored = self._ranked(question, passages, words, meaning, by_number, names, said)
+        examples = [quotes_the_question(p.text, question) for p in passages]
+        scored = self._ranked(question, passages, words, meaning, by_number, names, said, examples)
         # ranked as whole lists, quoted as the items that answer (from all of a long list's items, so the one that
         # answers is found wherever it stands): cutting a list does not make it rank higher
         quoted = [within(answering_items(p, wanted, stop, docs_language)) for p in scored]
@@ -298,6 +321,7 @@ class Reader:
         sources: dict[int, SourceReference],
         names: set[str],
         said: str = "",
+        examples: list[bool] | None = None,
     ) -> list[Passage]:
         top_confidence = max(s.confidence for s in sources.values()) or 1.0
         best_words = max(words, default=0.0)
@@ -305,7 +329,8 @@ class Reader:
         folded = question.casefold()
         how_to = folded.startswith(_HOW_TO) or any(f" {w}" in folded for w in _HOW_TO[1:])
         out: list[Passage] = []
-        for passage, share, cosine in zip(passages, words, meaning, strict=True):
+        shown = examples or [False] * len(passages)
+        for passage, share, cosine, example in zip(passages, words, meaning, shown, strict=True):
             relevance = max(0.0, 1.0 - (best_meaning - cosine) / MEANING_SPAN) if best_meaning > 0 else 0.0
             if best_meaning > 0 and cosine == 0.0:
                 relevance = 0.0  # not embedded: read by its words and rank only
@@ -316,6 +341,6 @@ class Reader:
                 DEFINES_BONUS if any(_defines(passage, n) for n in names) else 0.0
             )
             score = W_MEANING * relevance + W_WORDS * share + W_RANK * rank + bonus
-            score -= SAID_PENALTY * share_said(passage, said)
+            score -= SAID_PENALTY * share_said(passage, said) + (EXAMPLE_PENALTY if example else 0.0)
             out.append(dataclasses.replace(passage, meaning=cosine, words=round(share, 4), score=round(score, 4)))
         return sorted(out, key=lambda p: p.score, reverse=True)

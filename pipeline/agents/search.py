@@ -8,20 +8,32 @@ question with its question word or a yes/no question, however short ("what is pi
 Wi-Fi?"): the best section answers it, the others are cited beside it when nearly as good. A poor search
 does not ask either: nothing in the docs matches well, so the answer says the docs don't cover it (an off-topic
 question gets no menu of unrelated sections). A research round (quality asked for it) searches wider, adding the
-original text.
+original text. A message saying what is wrong leads with the sections about that problem (`problem_first`): the ones
+its words title, else the ones with a sentence saying the same thing fails; ranked by all its words, it finds a
+passage quoting such a message, or a section about another failure, first.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from functools import cache
 from typing import ClassVar
 
 from pipeline import text as textutil
 from pipeline.agents.base import Strategy, run_with_fallback
 from pipeline.closest import topic_words
 from pipeline.envelope import AgentResult, Context, Payload
-from pipeline.locales import asks_in_words_without_spaces, asks_yes_no, content_words, lexicon, reports_failure, texts
+from pipeline.locales import (
+    BROKEN_WORDS,
+    asks_in_words_without_spaces,
+    asks_yes_no,
+    content_words,
+    lexicon,
+    negates,
+    reports_failure,
+    texts,
+)
 from pipeline.text import QUESTION_WORDS, sentences, shorten
 from pipeline.types import (
     ActionKind,
@@ -106,6 +118,88 @@ def on_topic(hits: Sequence[SearchHit], topic: str, language: str | None, docs_l
     return [h for h, t in zip(hits, titles, strict=True) if (wanted - common) & t]
 
 
+def says_what_is_wrong(text: str, language: str | None) -> bool:
+    """A message saying something fails ("my remote doesn't work", "keeps crashing") or a statement negating
+    something ("the TV has no sound"); a question asking how or what with a "not" in it ("how do I make HR's docs
+    answerable in #hr, not in #general?") asks for a way."""
+    return reports_failure(text) or (negates(text) and not full_question(text, language))
+
+
+NAMED_SHARE = 2 / 3  # this share of a section title's words in a message names that section
+MIN_TITLE_WORDS = 2  # a one-word title ("Troubleshooting", "Channels") names no particular problem
+MAX_SYMPTOM_WORDS = 12  # a sentence stating a problem is short (a row of a table of problems), not a note in passing
+BELOW_PROBLEM = 0.9  # the other sections' scores at most this share of the problem's: they are read after it
+
+
+def named_sections(
+    hits: Sequence[SearchHit], message: str, language: str | None, docs_language: str
+) -> list[SearchHit]:
+    """The hits whose section title the message says in its own words: at least `MIN_TITLE_WORDS` title words, and
+    `NAMED_SHARE` of them in the message ("The bot does not answer in a channel" for "the bot doesn't answer in my
+    channel", "The TV Won't Connect to the Internet" for "my tv won't connect to the internet")."""
+    said = topic_words(message, language, docs_language)
+    named = []
+    for hit in hits:
+        title = topic_words(hit.title, docs_language, docs_language)
+        if len(title) >= MIN_TITLE_WORDS and len(title & said) >= NAMED_SHARE * len(title):
+            named.append(hit)
+    return named
+
+
+@cache
+def failing_words(docs_language: str) -> frozenset[str]:
+    """The words that say something fails ("stopped", "crashing"), as `topic_words` gives them: no subject."""
+    return frozenset().union(*(topic_words(w, docs_language, docs_language) for w in BROKEN_WORDS))
+
+
+def stating_sections(
+    hits: Sequence[SearchHit], message: str, language: str | None, docs_language: str
+) -> list[SearchHit]:
+    """The hits with a short sentence saying what the message says fails, of the same thing: every subject word of
+    the message, and a failure as the message reports one ("The remote control and/or voice control does not work."
+    in a table of problems, for "my remote doesn't work"), or a negation as it negates."""
+    subject = topic_words(message, language, docs_language) - failing_words(docs_language)
+    if not subject:
+        return []
+    fails = reports_failure(message)
+    stating = []
+    for hit in hits:
+        for sentence in sentences(hit.text):
+            if len(sentence.split()) > MAX_SYMPTOM_WORDS:
+                continue
+            if subject <= textutil.features(sentence, (), docs_language) and (
+                reports_failure(sentence) if fails else negates(sentence)
+            ):
+                stating.append(hit)
+                break
+    return stating
+
+
+def problem_first(
+    found: SearchResponse, message: str, language: str | None, docs_language: str
+) -> tuple[SearchResponse, tuple[SearchHit, ...]]:
+    """A message saying what is wrong, with the sections about that problem first, and those sections: the ones whose
+    titles name it (docs title their problem-solving entries by the symptom: "The bot answers twice", "My File Won't
+    Play"), else the ones with a sentence stating it (a row of a table of problems). Ranked by all their words, a
+    passage that merely mentions the problem (an example in a design note) or a section about another failure ("...
+    Isn't Working") comes first."""
+    first = named_sections(found.hits, message, language, docs_language) or stating_sections(
+        found.hits, message, language, docs_language
+    )
+    if not first:
+        return found, ()
+    if first[0] is found.hits[0]:
+        return found, tuple(first)  # the search put the problem first already
+    ids = {h.chunk_id for h in first}
+    top = found.hits[0].score
+    # those sections at the best score, the rest a step below in their order: the sources are numbered and read
+    # best score first
+    lead = tuple(dataclasses.replace(h, score=max(h.score, top)) for h in first)
+    below = top * BELOW_PROBLEM
+    rest = [dataclasses.replace(h, score=min(h.score, below)) for h in found.hits if h.chunk_id not in ids]
+    return dataclasses.replace(found, hits=(*lead, *rest)), lead
+
+
 class SearchAgent:
     role: ClassVar[Role] = Role.SEARCH
 
@@ -171,6 +265,9 @@ class SearchAgent:
         found = await self._retriever.search(request)
         if failed:
             found = await self._troubleshooting_first(found, request, payload.language, context.docs_language)
+        problem: tuple[SearchHit, ...] = ()
+        if not failed and says_what_is_wrong(payload.text, payload.language):
+            found, problem = problem_first(found, payload.text, payload.language, context.docs_language)
         hits, quality = found.hits, found.quality
         chosen = payload.chosen_action
         if chosen is not None and chosen.kind is ActionKind.SEARCH and chosen.value:
@@ -194,7 +291,8 @@ class SearchAgent:
         clear = found.quality in (SearchQuality.GOOD, SearchQuality.EXCELLENT)  # a poor search asks nothing
         if clear and terse and payload.chosen_action is None and not research:
             floor = max(self._moderate_score, top * self._ambiguity_share)
-            options = section_actions(found.hits, floor=floor, limit=self._max_options)
+            # a problem some sections name or state: the choice is among those (one answers, without asking)
+            options = section_actions(problem or found.hits, floor=floor, limit=self._max_options)
             if len(options) >= 2:
                 result = result.evolve(
                     needs_clarification=True,

@@ -43,6 +43,7 @@ __all__ = [
     "is_supported",
     "language_name",
     "lexicon",
+    "negates",
     "reports_failure",
     "texts",
     "unsupported_line",
@@ -112,11 +113,12 @@ def all_lexicons() -> dict[str, Lexicon]:
 
 
 # A message saying something failed, in every supported language: a word that says so on its own ("broken",
-# "不行"), or a word for working said with a negation ("doesn't work", "no funciona", "не работает"); "how does it
-# work?" asks how it works, not what to do when it fails.
+# "keeps crashing", "stopped working", "dejó de funcionar", "不行"), or a word for working said with a negation
+# ("doesn't work", "no funciona", "не работает"); "how does it work?" asks how it works, not what to do when it fails.
 BROKEN_WORDS = (
-    "broken", "fail", "error", "wrong", "不行", "動かない", "使えない", "できない", "안 돼", "안돼", "안 되",
-    "작동하지 않", "되지 않", "не получа", "не получил",
+    "broken", "fail", "error", "wrong", "crash", "freez", "froze", "stopped work", "stops work", "dejó de func",
+    "parou de func", "smesso di funz", "cessé de fonc", "перестал", "不行", "動かない", "使えない", "できない", "안 돼",
+    "안돼", "안 되", "작동하지 않", "되지 않", "не получа", "не получил",
 )  # fmt: skip
 WORKING_WORDS = (
     "work", "funciona", "funktioniert", "klappt", "marche", "работает", "funziona", "werkt", "działa", "작동", "工作",
@@ -132,8 +134,8 @@ FINDING_WORDS = (
 )  # fmt: skip
 _WORKING_OR_FINDING = (*WORKING_WORDS, *FINDING_WORDS)  # negated: the answer did not work
 NEGATIONS = frozenset({
-    "not", "no", "never", "nicht", "kein", "keine", "nie", "ne", "pas", "jamais", "не", "нет", "non", "não", "nunca",
-    "niet", "geen", "nooit", "안", "못",
+    "not", "no", "never", "nicht", "kein", "keine", "keinen", "nie", "ne", "pas", "jamais", "не", "нет", "non", "não",
+    "nunca", "niet", "geen", "nooit", "안", "못",
 })  # fmt: skip
 
 
@@ -154,13 +156,18 @@ def _word_forms(text: str) -> list[str]:
     return [w.strip("?!.,;:¿¡()\"") for token in text.split() for w in token.replace("'", " ").split()]
 
 
+def negates(text: str) -> bool:
+    """Whether `text` holds a negation ("doesn't", "no", "nicht", "не", "不") in any supported language."""
+    folded = text.lower().replace("’", "'")
+    return any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or any(c in folded for c in "不没沒")
+
+
 def reports_failure(text: str) -> bool:
     """Whether `text` says something does not work, or is not there to be found (in any supported language)."""
     folded = text.lower().replace("’", "'")
     if any(w in folded for w in BROKEN_WORDS) or any(w in folded for w in FINDING_WORDS if has_cjk(w) or " " in w):
         return True
-    negated = any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or any(c in folded for c in "不没沒")
-    return negated and any(_says(w, f) for w in _word_forms(folded) for f in _WORKING_OR_FINDING)
+    return negates(folded) and any(_says(w, f) for w in _word_forms(folded) for f in _WORKING_OR_FINDING)
 
 
 def failure_words(words: list[str]) -> list[str]:

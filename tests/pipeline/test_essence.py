@@ -541,6 +541,8 @@ def test_not_knowing_how_to_show_something_is_no_failure() -> None:
 @pytest.mark.parametrize("message", [
     "ça ne s'affiche pas", "l'opzione non compare", "nie znajduję tej opcji", "не появляется кнопка",
     "작동하지 않아요", "삭제 버튼이 보이지 않아요", "削除ボタンが表示されない", "删除按钮不显示", "still not working.",
+    "the remote stopped working", "the app keeps crashing", "the picture freezes", "el mando dejó de funcionar",
+    "пульт перестал работать",
 ])  # fmt: skip
 def test_a_step_not_there_or_not_working_is_a_failure_in_its_own_words(message: str) -> None:
     from pipeline.locales import reports_failure
@@ -643,3 +645,4 @@ def test_a_question_of_its_own_about_another_thing_is_no_what_else() -> None:
     assert not asks_for_something_else("is there another way to connect headphones to the tv?")
     assert not asks_for_something_else("what other apps can I install?")
     assert not already_tried("I already have a soundbar, how do I connect it?")
+

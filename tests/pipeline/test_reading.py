@@ -247,3 +247,34 @@ async def test_a_passage_the_thread_was_already_quoted_follows_one_it_was_not() 
     again = (await Reader().read(question, "en", "en", sources, said=told)).passages
     assert again[0].source == 1 and again[0].text != first.text
     assert [p.text for p in again].index(first.text) < [p.source for p in again].index(2)
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        'A symptom stated rather than asked, "the bot doesn\'t answer in my channel", needs no negation.',
+        # cut inside an earlier quote, as a window of sentences is: its marks are not paired
+        'off"; a symptom stated rather than asked, “the bot doesn\'t answer in my channel”, needs no negation.',
+    ],
+)
+async def test_a_passage_quoting_the_question_as_an_example_follows_the_one_that_answers_it(note: str) -> None:
+    """A design note showing the very message as an example shares all its words; the troubleshooting entry that
+    answers it, ranked a little lower by the search, shares fewer."""
+    fix = "When the bot replies in direct messages but stays silent in a channel, invite it: /invite @docbot."
+    sources = (source(1, "When the docs do not answer", note, 0.9), source(2, "The bot does not answer", fix, 0.8))
+    read = await Reader().read("the bot doesn't answer in my channel", "en", "en", sources)
+    assert read.passages[0].source == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "example"),
+    [
+        ('Select "Sleep Timer" to turn it off.', "sleep timer", False),  # a label, too short to be an example
+        ('Its "without" is a condition ("how do I add workspaces without setups?"), not', "how do I add workspaces "
+         "without setups?", True),
+        ('It said "the bot does not answer in a channel of the workspace after the upgrade" twice.',
+         "the bot doesn't answer", False),  # the quote says far more than the question
+    ],
+)
+def test_a_question_is_an_example_only_where_quoted_word_for_word(text: str, question: str, example: bool) -> None:
+    assert reading.quotes_the_question(text, question) is example

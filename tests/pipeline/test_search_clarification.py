@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.agents.augmentation import number_sources
 from pipeline.agents.clarification import ClarificationAgent
-from pipeline.agents.search import MAX_LABEL_CHARS, SearchAgent, section_actions, section_key
+from pipeline.agents.search import MAX_LABEL_CHARS, SearchAgent, says_what_is_wrong, section_actions, section_key
 from pipeline.envelope import Context, Payload
 from pipeline.locales import SUPPORTED, texts
 from pipeline.types import (
@@ -292,3 +292,82 @@ async def test_a_follow_up_saying_it_failed_leads_with_the_topics_troubleshootin
         plain = TroubleshootingRetriever(pairing, SearchResponse(hits=(on_topic,), quality=SearchQuality.GOOD))
         await SearchAgent(plain).run(payload, Context())
         assert ["troubleshooting" in r.text for r in plain.requests] == [False]
+
+
+# A message saying what is wrong, searched as typed: a design note quoting it as an example ranks first on keywords,
+# a general "... Isn't Working" entry on the failure words; the docs' entry for that problem is further down.
+EXAMPLE = hit("When the docs do not answer", 0.92, 'A symptom, "the bot doesn\'t answer in my channel", negates.')
+CHANNEL = hit("The bot does not answer in a channel", 0.66, "Invite the bot to the channel: /invite @docbot.")
+OTHER = hit("Clarifying questions", 0.65)
+
+
+@pytest.mark.parametrize("text", ["the bot doesn't answer in my channel", "my bot does not answer in the channel!"])
+async def test_a_problem_the_message_states_leads_with_the_section_titled_by_it(text: str) -> None:
+    found = SearchResponse(hits=(EXAMPLE, CHANNEL, OTHER), quality=SearchQuality.GOOD)
+    result = await SearchAgent(ScriptedRetriever(found)).run(Payload(text=text, language="en"), Context())
+    payload = result.payload
+    assert [h.title for h in payload.search_results] == [CHANNEL.title, EXAMPLE.title, OTHER.title]
+    assert not payload.needs_clarification  # one section names the problem: it answers, nothing is asked
+    # numbered and read best score first: the named section is source 1, the others a step below it
+    sources = number_sources(payload.search_results, limit=5, min_share=0.5)
+    assert sources[0].title == CHANNEL.title and sources[1].confidence < sources[0].confidence
+
+
+@pytest.mark.parametrize("text", ["my remote doesn't work", "the remote stopped working"])
+async def test_a_problem_stated_in_a_table_row_is_offered_instead_of_other_failures(text: str) -> None:
+    """"my remote doesn't work" over a manual whose "... Isn't Working" sections lead on the failure words: the
+    choices are the sections with a short sentence saying the remote does not work (not a long one in passing)."""
+    found = SearchResponse(hits=(
+        hit("Anynet+ (HDMI-CEC) Isn't Working", 0.77, "Anynet+ does not work. Check the HDMI cable."),
+        hit("My File Won't Play", 0.72, "Some files can't be played."),
+        hit("Other Issues", 0.68, "The TV is hot. The remote control and/or voice control does not work. Remove the "
+                                  "protective stickers."),
+        hit("Anynet+ devices", 0.59, "The TV remote control may not work under certain circumstances."),
+        hit("Using the remote", 0.58, "Point the remote at the TV. External speakers may not be controlled."),
+        hit("Discord", 0.57, "If the intent is not turned on in the portal, the remote bot notices it at start and "
+                             "does not work in threads without a mention."),
+    ), quality=SearchQuality.GOOD)  # fmt: skip
+    result = await SearchAgent(ScriptedRetriever(found)).run(Payload(text=text), Context())
+    payload = result.payload
+    assert payload.needs_clarification
+    assert [a.value for a in payload.suggested_actions] == ["Guide › Other Issues", "Guide › Anynet+ devices"]
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("how do I reset the remote?", "Misc"),  # asks, says nothing is wrong: searched as asked
+        ("the remote doesn't reset", "Reset the remote"),  # a section named by the problem leads
+        ("the remote doesn't pair", "Misc"),  # no section names or states it: unchanged
+        ("how do I reset the remote, not the network?", "Misc"),  # a "not" in a question asking how: a way wanted
+    ],
+)
+async def test_only_a_stated_problem_reorders_and_only_by_a_section_about_it(text: str, first: str) -> None:
+    found = SearchResponse(hits=(hit("Misc", 0.8), hit("Reset the remote", 0.7), hit("Network reset", 0.6)),
+                           quality=SearchQuality.EXCELLENT)  # fmt: skip
+    result = await SearchAgent(ScriptedRetriever(found)).run(Payload(text=text, language="en"), Context())
+    assert result.payload.search_results[0].title == first
+
+
+@pytest.mark.parametrize(("message", "wrong"), [
+    ("the bot doesn't answer in my channel", True), ("the TV has no sound", True), ("my pdf won't ingest", True),
+    ("der Fernseher hat keinen Ton", True), ("el bot no responde en mi canal", True), ("遥控器不工作", True),
+    ("the app keeps crashing", True), ("why is it broken?", True),
+    ("how do I reset Smart Hub?", False), ("HR docs should be answerable in #hr, not #general. how do I set that up?",
+                                            False),
+])  # fmt: skip
+def test_a_message_says_what_is_wrong_when_something_fails_or_a_statement_negates(message: str, wrong: bool) -> None:
+    assert says_what_is_wrong(message, None) is wrong
+
+
+async def test_a_bare_problem_whose_section_the_search_put_first_is_answered_not_asked_back() -> None:
+    """"remote won't pair" is a bare topic, and "Remote buttons and keys" scores within 10% of the best; the best is
+    the one section whose title says the problem, so there is nothing to choose between."""
+    found = SearchResponse(hits=(hit("The remote does not pair", 0.9), hit("Remote buttons and keys", 0.88)),
+                           quality=SearchQuality.EXCELLENT)  # fmt: skip
+    result = await SearchAgent(ScriptedRetriever(found)).run(Payload(text="remote won't pair"), Context())
+    assert not result.payload.needs_clarification
+    assert [h.title for h in result.payload.search_results] == ["The remote does not pair", "Remote buttons and keys"]
+    # without a problem in it, a bare topic asks which one is meant
+    result = await SearchAgent(ScriptedRetriever(found)).run(Payload(text="remote pairing"), Context())
+    assert result.payload.needs_clarification
