@@ -5,7 +5,8 @@
         [--layout lines]   # the manual ingested as the shared raw file lays it out (printed lines, page numbers)
     PYTHONPATH=<tree> python bench/honesty.py docbot   --out R.json                 # bench/data/docbot_newcomer.jsonl
     PYTHONPATH=<tree> python bench/honesty.py threads  --out R.json                 # bench/data/emanual_threads.jsonl
-        [--threads F]      # other threads over the e-manual (bench/data/probe_what_else_threads.jsonl)
+        [--threads F]      # other threads or messages over the e-manual (bench/data/probe_what_else_threads.jsonl,
+                           # probe_failure_reports_emanual.jsonl; over docbot's docs: docbot --qa F)
 
 Runs on whatever tree is first on PYTHONPATH (a baseline is the same script run against an older checkout), one new
 thread per question (a `thread` record is asked turn by turn), semantic cache off, vectors cached on disk under
