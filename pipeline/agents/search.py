@@ -27,6 +27,7 @@ from pipeline.envelope import AgentResult, Context, Payload
 from pipeline.locales import (
     BROKEN_WORDS,
     asks_in_words_without_spaces,
+    asks_why,
     asks_yes_no,
     content_words,
     lexicon,
@@ -119,10 +120,11 @@ def on_topic(hits: Sequence[SearchHit], topic: str, language: str | None, docs_l
 
 
 def says_what_is_wrong(text: str, language: str | None) -> bool:
-    """A message saying something fails ("my remote doesn't work", "keeps crashing") or a statement negating
-    something ("the TV has no sound"); a question asking how or what with a "not" in it ("how do I make HR's docs
-    answerable in #hr, not in #general?") asks for a way."""
-    return reports_failure(text) or (negates(text) and not full_question(text, language))
+    """A message saying something fails ("my remote doesn't work", "keeps crashing"), a statement negating something
+    ("the TV has no sound") or a question asking why something is not so ("why doesn't the remote pair?"); a question
+    asking how or what with a "not" in it ("how do I make HR's docs answerable in #hr, not in #general?") asks for a
+    way."""
+    return reports_failure(text) or (negates(text) and (asks_why(text) or not full_question(text, language)))
 
 
 NAMED_SHARE = 2 / 3  # this share of a section title's words in a message names that section

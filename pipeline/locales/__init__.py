@@ -35,6 +35,7 @@ __all__ = [
     "already_tried",
     "asks_for_something_else",
     "asks_only_an_amount",
+    "asks_why",
     "asks_yes_no",
     "base_language",
     "content_words",
@@ -154,6 +155,20 @@ def _word_forms(text: str) -> list[str]:
     """The words of `text` as `_says` reads them: without punctuation, an elided article or pronoun split off
     ("s'affiche")."""
     return [w.strip("?!.,;:¿¡()\"") for token in text.split() for w in token.replace("'", " ").split()]
+
+
+# "why", opening a question in every supported language ("¿por qué no ...?", "warum ...", "为什么 ..."): with a negation
+# it asks about a fault ("why doesn't the remote pair?"), not for a way to do something
+WHY_WORDS = (
+    "why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "почему", "perché", "perche", "por que",
+    "waarom", "dlaczego", "为什么", "為什麼", "为啥", "なぜ", "どうして", "왜",
+)  # fmt: skip
+
+
+def asks_why(text: str) -> bool:
+    """Whether `text` asks why: it opens with a "why" word (anywhere in it where words are not spaced)."""
+    folded = text.lower().strip().lstrip("¿¡").replace("’", "'")
+    return any(folded.startswith(w) if not has_cjk(w) else w in folded for w in WHY_WORDS)
 
 
 def negates(text: str) -> bool:
