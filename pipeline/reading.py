@@ -89,8 +89,10 @@ def quotes_the_question(text: str, question: str) -> bool:
 
 def share_said(passage: Passage, said: str) -> float:
     """The share of `passage`'s sentences found in `said` (`plain_words` of the thread's earlier replies)."""
+    if not said:
+        return 0.0  # most readings: nothing was said before, and every passage is read
     quotable = [s for s in textutil.sentences(passage.text) if len(s) >= MIN_QUOTED_CHARS]
-    if not said or not quotable:
+    if not quotable:
         return 0.0
     return sum(plain_words(s) in said for s in quotable) / len(quotable)
 
@@ -320,8 +322,8 @@ class Reader:
         meaning: list[float],
         sources: dict[int, SourceReference],
         names: set[str],
-        said: str = "",
-        examples: list[bool] | None = None,
+        said: str,
+        examples: list[bool],
     ) -> list[Passage]:
         top_confidence = max(s.confidence for s in sources.values()) or 1.0
         best_words = max(words, default=0.0)
@@ -329,8 +331,7 @@ class Reader:
         folded = question.casefold()
         how_to = folded.startswith(_HOW_TO) or any(f" {w}" in folded for w in _HOW_TO[1:])
         out: list[Passage] = []
-        shown = examples or [False] * len(passages)
-        for passage, share, cosine, example in zip(passages, words, meaning, shown, strict=True):
+        for passage, share, cosine, example in zip(passages, words, meaning, examples, strict=True):
             relevance = max(0.0, 1.0 - (best_meaning - cosine) / MEANING_SPAN) if best_meaning > 0 else 0.0
             if best_meaning > 0 and cosine == 0.0:
                 relevance = 0.0  # not embedded: read by its words and rank only

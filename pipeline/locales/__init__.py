@@ -306,7 +306,8 @@ def already_tried(text: str) -> bool:
     if "?" in text or "？" in text:
         return False
     folded = text.casefold()
-    return any(w in folded if has_cjk(w) else w in _word_forms(folded) for w in ALREADY_WORDS)
+    forms = set(_word_forms(folded))
+    return any(w in folded if has_cjk(w) else w in forms for w in ALREADY_WORDS)
 
 
 # every supported language's function words ("I", "Does", "der", "как"): never a name, never a topic
