@@ -8,9 +8,9 @@ in docs/benchmarks.md):
 - meaning: the bundled multilingual model's cosine between the question and the best passage of the sources the
   answer cites (pipeline/reading.py), in any language: the strongest signal, and the only one a question in
   another language than the docs has besides names and numbers;
-- distinguishing terms: the question's names (capitalised words), numbers (with their unit when they have one:
-  "40 inch" is not a page marker "- 40 -", "100 Mbps" is not "100 MB") and product/error codes must appear in the
-  quoted block (the sources the answer cites), not merely somewhere in the corpus;
+- distinguishing terms: the names (capitalised words), numbers (with their unit when they have one: "40 inch" is
+  not a page marker "- 40 -", "100 Mbps" is not "100 MB") and product/error codes of the sentences that ask must
+  appear in the quoted block (the sources the answer cites), not merely somewhere in the corpus;
 - unknown names: names the question writes like names (in Latin script in any language: "Roku", "AirPlay", "PS5";
   every Latin-script word of a Russian or Chinese question) that no document uses: a product or service the docs
   never mention;
@@ -22,7 +22,8 @@ in docs/benchmarks.md):
 - a number asked for: a question that wants a size, weight, count or rate (pipeline/intent.py, read for meaning in
   any language) needs a number in a sentence holding the question's words ("how many HDMI ports?" is not answered
   by a sentence on HDMI ports beside one on a cable of "10 feet (3 m)"), and a question asking how many things
-  there are ("how many", "cuántos", "几个": `Lexicon.how_many`) a count, not a measurement;
+  there are ("how many", "cuántos", "几个": `Lexicon.how_many`) a count, not a measurement; a yes/no question
+  whether something is there ("does it have a LAN port?": `locales.asks_presence`) wants the thing, not a number;
 - a shop's question: price, shipping, warranty, what comes in the box (pipeline/intent.py) is rarely in the docs;
 - negation: a question asking what is *not* / *never* so, or the opposite of what the passage says ("last" where
   it says "first", "turn on" where it says "turn off"), needs a passage that says so too (a passage's "without"
@@ -65,7 +66,7 @@ from rapidfuzz.distance import OSA
 from pipeline import text as textutil
 from pipeline.closest import section_label
 from pipeline.envelope import Payload
-from pipeline.locales import FUNCTION_WORDS, SWITCH_REACH, how_many_of, lexicon, texts
+from pipeline.locales import FUNCTION_WORDS, SWITCH_REACH, asks_presence, how_many_of, lexicon, texts
 from pipeline.locales.base import words
 from pipeline.types import (
     Answerability,
@@ -176,17 +177,27 @@ def measurements(text: str) -> set[str]:
 
 def distinguishing_terms(question: str, *, same_language: bool, language: str = "en") -> set[str]:
     """Names (capitalised words after the first word), numbers (with their unit when they have one: "40 inch") and
-    codes of the question, as written."""
-    measured = measurements(question)
-    numbers = set(_NUMBER.findall(question)) - {m.split()[0] for m in measured}
-    codes = {c for c in textutil.codes(question) if not any(c.startswith(m.split()[0]) for m in measured)}
+    codes of the sentences of the question that ask (`asking_sentences`), as written."""
+    asked = asking_sentences(question)
+    measured = measurements(asked)
+    numbers = set(_NUMBER.findall(asked)) - {m.split()[0] for m in measured}
+    codes = {c for c in textutil.codes(asked) if not any(c.startswith(m.split()[0]) for m in measured)}
     terms = numbers | codes | measured
     if same_language:
         stop = lexicon(language).stopwords
-        first = question.split()[:1]
-        names = (_bare(w) for w in _WORD.findall(question) if w[:1].isupper() and [w] != first)
+        first = asked.split()[:1]
+        names = (_bare(w) for w in _WORD.findall(asked) if w[:1].isupper() and [w] != first)
         terms |= {w for w in names if w.lower() not in stop}
     return terms
+
+
+def asking_sentences(question: str) -> str:
+    """The sentences of `question` that ask, when some ask and others only tell: "someone pasted a 3 page stack
+    trace. can i cap how long a question can be?" asks nothing about a 3, "Spectrum does have 4k cable. will this tv
+    work on hd cable only?" nothing about Spectrum; the whole question when none asks or every sentence does."""
+    said = textutil.sentences(question)
+    asking = [s for s in said if textutil.looks_like_question(s)]
+    return " ".join(asking) if asking and len(asking) < len(said) else question
 
 
 def missing_terms(terms: set[str], block: str) -> set[str]:
@@ -427,8 +438,10 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
         meaning=round(evidence.meaning, 4),
         unknown_names=len(evidence.unknown_names),
         unknown_shift=round(evidence.unknown_shift, 4),
-        # "how many ...?" asks for a number in so many words, whatever its meaning reads as ("有几个HDMI接口？")
-        number_missing=(evidence.intent is QuestionIntent.MEASURE or asks_a_count(evidence.question))
+        # "how many ...?" asks for a number in so many words, whatever its meaning reads as ("有几个HDMI接口？");
+        # "does it have ...?" asks whether the thing is there, however near "how many ... does it have?" it reads
+        number_missing=((evidence.intent is QuestionIntent.MEASURE and not asks_presence(evidence.question))
+                        or asks_a_count(evidence.question))
         and not states_a_number(evidence.question, evidence.quoted or block, language, same_language=same),
         purchase=evidence.intent_margin if evidence.intent is QuestionIntent.PURCHASE else 0.0,
         opinion=evidence.intent_margin if evidence.intent is QuestionIntent.OPINION else 0.0,

@@ -241,6 +241,17 @@ def asks_yes_no(text: str, lang: str | None = None) -> bool:
     return any(p.search(text) for p in patterns)
 
 
+_PRESENCE = {lang: (_YES_NO[lang], re.compile(lex.presence, re.IGNORECASE)) for lang, lex in _LEXICONS.items()
+             if lex.presence and lang in _YES_NO}  # fmt: skip
+
+
+def asks_presence(text: str) -> bool:
+    """Whether `text` asks yes or no whether something is there ("does it have Bluetooth?", "hat er WLAN?", "有蓝牙
+    吗？", "리모컨이 있나요?"), in any supported language, by that language's two patterns together: it asks for the
+    thing, not for a number."""
+    return any(yes_no.search(text) and has.search(text) for yes_no, has in _PRESENCE.values())
+
+
 _HOW_MANY = tuple(re.compile(lex.how_many, re.IGNORECASE) for lex in _LEXICONS.values() if lex.how_many)
 
 

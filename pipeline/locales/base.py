@@ -82,6 +82,9 @@ class Lexicon:
     # regex: a question asking how many things there are ("how many", "wie viele", "cuántos", "几个"), where the
     # same words do not also ask how much ("сколько", "hoeveel", "ile" ask both, so those languages have none)
     how_many: str = ""
+    # regex: a yes/no question asking whether something is there ("does it have Wi-Fi?", "hat er WLAN?", "有蓝牙吗？"):
+    # it asks for the thing, not a number, however near "how many ports does it have?" its meaning reads
+    presence: str = ""
     # regex: a question asking an amount ("how long", "how much", "wie lange", "cuánto", "多久"): after another
     # question, one that names little else asks it of what that question was about
     amount: str = ""

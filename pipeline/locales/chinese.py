@@ -149,6 +149,7 @@ def lexicon_in_both_scripts(lexicon: Lexicon) -> Lexicon:
         object_dropped_after=in_both_scripts(lexicon.object_dropped_after),
         troubleshooting=" ".join(in_both_scripts(tuple(lexicon.troubleshooting.split()))),
         yes_no=pattern_in_both_scripts(lexicon.yes_no),
+        presence=pattern_in_both_scripts(lexicon.presence),
         how_many=pattern_in_both_scripts(lexicon.how_many),
         amount=pattern_in_both_scripts(lexicon.amount),
         other=pattern_in_both_scripts(lexicon.other),

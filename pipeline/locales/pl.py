@@ -62,6 +62,7 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="rozwiązywanie problemów nie działa",
     yes_no=r"^\s*(?:a\s+)?czy\b|^\s*(?:ma|mają|jest|są|można|da\s+się|działa|obsługuje|posiada|wspiera|mogę|zawiera)\b",
+    presence=r"\b(?:ma|mają|posiada|zawiera)\b|\bw\s+zestawie\b",
     other=r"\bco\s+(?:jeszcze|innego)\b|\bcoś\s+innego\b|\binn(?:y|a|e)\s+(?:sposób|sposoby|powód|powody|przyczyna|przyczyny|rozwiązanie|rozwiązania|opcja|opcje)\b",
     amount=r"\bile\b|\bjak\s+(?:długo|często|daleko|szybko)\b",
     stopwords=words(

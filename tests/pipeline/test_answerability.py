@@ -56,6 +56,20 @@ def test_distinguishing_terms_are_names_numbers_and_codes_not_the_first_word() -
 
 
 @pytest.mark.unit
+def test_what_a_message_tells_before_it_asks_is_not_what_it_asks_about() -> None:
+    """"someone pasted a 3 page stack trace into /ask lol. can i cap how long a question can be?" was refused: the 3
+    was missing from the section on the question length limit. Only the sentences that ask give the terms; a
+    question of one sentence, or of several that all ask, keeps every term."""
+    told = "someone pasted a 3 page stack trace into /ask lol. can i cap how long a question can be?"
+    assert ans.distinguishing_terms(told, same_language=True) == set()
+    cable = "Spectrum does have 4k cable. Will this TV work on HD cable only?"
+    assert ans.distinguishing_terms(cable, same_language=True) == {"TV", "HD"}
+    assert ans.distinguishing_terms("I have 3 remotes. How many can I pair?", same_language=True) == set()
+    assert ans.distinguishing_terms("Is it 55 inch? Does it have Roku?", same_language=True) == {"55 inch", "Roku"}
+    assert ans.distinguishing_terms("My TV is 2019, how do I update it?", same_language=True) == {"TV", "2019"}
+
+
+@pytest.mark.unit
 def test_a_name_must_be_in_the_block_written_the_same_way() -> None:
     block = "Invite the bot to a team channel. Pair the remote in 2003; error E-2041 means the link dropped."
     assert ans.missing_terms({"Teams"}, block) == {"Teams"}  # "team" is not the product "Teams"
@@ -518,6 +532,34 @@ def test_a_question_asking_for_a_number_needs_a_number_in_the_quote() -> None:
     assert not number_missing("How much does it weigh?", "It weighs 9.5 kg.")
     how_to = ans.Evidence("How do I attach the stand?", (block,), block, (), True, intent=QuestionIntent.DOCS)
     assert not ans.measure(how_to).number_missing
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("question", "same_language"),
+    [
+        ("Have lan port ?", True),
+        ("Does it come with a remote?", True),
+        ("Hat dieser Fernseher Bildschirmfreigabe oder Screen Mirroring?", False),
+        ("このテレビはオーディオスピーカー用のBluetoothがありますか？", False),
+        ("이 TV는 오디오 스피커용 블루투스가 있나요?", False),
+    ],
+)
+def test_a_question_whether_something_is_there_needs_no_number(question: str, same_language: bool) -> None:
+    """"Have lan port ?" and its kind in German, Japanese and Korean read nearest "how many ports does it have?"
+    and were refused for want of a number, though the section that describes the port answers them."""
+    block = "Connect a LAN cable to the LAN port on the back of the TV."
+    assert not number_missing(question, block, same_language=same_language)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "question", ["How many HDMI ports does it have?", "Is the screen big?", "有几个HDMI接口？", "屏幕有多大？"]
+)
+def test_a_question_for_a_count_or_a_size_still_needs_a_number(question: str) -> None:
+    """A count asked in so many words, or a yes/no question about a size (which asks for no thing there), still
+    needs a number: "有" is there in "有几个" and "有多大", but neither asks yes or no."""
+    assert number_missing(question, "The HDMI ports and the screen are on the back and the front.")
 
 
 @pytest.mark.unit

@@ -13,6 +13,7 @@ from pipeline.locales import (
     SUPPORTED,
     UNSUPPORTED_LANGUAGE,
     asks_in_words_without_spaces,
+    asks_presence,
     asks_yes_no,
     content_words,
     is_supported,
@@ -163,3 +164,37 @@ def test_a_message_that_only_thanks_is_told_from_one_that_asks(text: str, thanks
 
 def test_every_language_can_be_thanked_in() -> None:
     assert all(lexicon(code).thanks for code in SUPPORTED)
+
+
+# (asks whether something is there, asks something else): a yes/no question about a thing asks for the thing, where a
+# count, a size or a how-question asks for more (pipeline/agents/answerability.py reads the first as needing no number)
+PRESENCE = {
+    "en": (["Does it have Bluetooth?", "Have lan port ?", "Does it come with a remote?"],
+           ["How many ports does it have?", "Is the screen big?", "Can I mount it?"]),
+    "de": (["Hat der Fernseher WLAN?", "Gibt es eine Sleep-Timer-Funktion?"], ["Wie viele HDMI-Anschlüsse hat er?"]),
+    "es": (["¿Tiene WiFi?", "¿Viene con control remoto?"], ["¿Cuántos puertos HDMI tiene?"]),
+    "fr": (["Est-ce qu'elle a le WiFi ?", "Y a-t-il une fonction de mise en veille ?"],
+           ["Combien de ports HDMI a-t-elle ?"]),
+    "it": (["Ha il WiFi?", "C'è la funzione di spegnimento programmato?"], ["Quante porte HDMI ha?"]),
+    "pt": (["Tem WiFi?", "Vem com controle remoto?"], ["Quantas entradas HDMI ela tem?"]),
+    "nl": (["Heeft hij wifi?"], ["Hoeveel USB-poorten heeft de tv?"]),
+    "pl": (["Czy ma WiFi?"], ["Ile portów USB ma ten telewizor?"]),
+    "ru": (["Есть ли у него Wi-Fi?", "Есть ли пульт в комплекте?"], ["Сколько у него HDMI-портов?"]),
+    "zh": (["这台电视有WiFi吗？", "有没有蓝牙？", "這台電視有藍牙嗎？"], ["有几个HDMI接口？", "屏幕有多大？"]),
+    "ja": (["WiFiはありますか？"], ["HDMI端子はいくつありますか？"]),
+    "ko": (["와이파이가 있나요?", "이 제품에 리모컨이 포함되어 있나요?"], ["HDMI 포트가 몇 개인가요?"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "presence"),
+    [(q, True) for yes, _ in PRESENCE.values() for q in yes] + [(q, False) for _, no in PRESENCE.values() for q in no],
+)
+def test_questions_whether_something_is_there_in_each_language(question: str, presence: bool) -> None:
+    assert asks_presence(question) is presence
+
+
+def test_every_language_that_asks_yes_or_no_says_how_it_asks_whether_something_is_there() -> None:
+    asking = {code for code in SUPPORTED if lexicon(code).yes_no}
+    assert asking == {code for code in SUPPORTED if lexicon(code).presence}
+    assert set(PRESENCE) == {code.split("-")[0] for code in SUPPORTED if lexicon(code).presence}
