@@ -246,9 +246,9 @@ _PRESENCE = {lang: (_YES_NO[lang], re.compile(lex.presence, re.IGNORECASE)) for 
 
 
 def asks_presence(text: str) -> bool:
-    """Whether `text` asks yes or no whether something is there ("does it have Bluetooth?", "hat er WLAN?", "有蓝牙
-    吗？", "리모컨이 있나요?"), in any supported language, by that language's two patterns together: it asks for the
-    thing, not for a number."""
+    """Whether `text` asks yes or no whether something is there ("does it have Bluetooth?", "hat er WLAN?",
+    "有蓝牙吗？", "리모컨이 있나요?"), in any supported language, by that language's two patterns together: it asks
+    for the thing, not for a number."""
     return any(yes_no.search(text) and has.search(text) for yes_no, has in _PRESENCE.values())
 
 
