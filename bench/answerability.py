@@ -439,7 +439,8 @@ def rescored(path: Path, *, remeasure: bool = False, before: bool = False, older
 # -- fitting the regression -------------------------------------------------------------------------------------
 
 NEVER_RAISES = (  # a failed check: coefficient <= 0
-    "missing", "negation", "answer_type", "unknown_name", "unknown_word", "no_number", "purchase", "opinion",
+    "missing", "negation", "answer_type", "unknown_name", "unknown_word", "no_number", "no_thing", "purchase",
+    "opinion",
 )
 NEVER_LOWERS = ("coverage", "agree", "margin", "meaning")  # coefficient >= 0
 

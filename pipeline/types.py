@@ -150,6 +150,7 @@ class AnswerabilitySignals:
     # is what it asks about ("does it support hulu?"); near, and it is context ("legal is asking how long ...")
     unknown_shift: float = 0.0
     number_missing: bool = False  # the question asks for a number (a size, a count) and the quoted block has none
+    thing_missing: bool = False  # it asks whether the product has a thing ("a headphone port?") the quote never names
     purchase: float = 0.0  # how much nearer the question is to a shop's questions than to a docs question
     opinion: float = 0.0  # how much nearer it is to asking for people's opinions than to a docs question
     same_language: bool = True  # the question is in the docs' language (its words can be compared with theirs)

@@ -24,6 +24,10 @@ in docs/benchmarks.md):
   by a sentence on HDMI ports beside one on a cable of "10 feet (3 m)"), and a question asking how many things
   there are ("how many", "cuántos", "几个": `Lexicon.how_many`) a count, not a measurement; a yes/no question
   whether something is there ("does it have a LAN port?": `locales.asks_presence`) wants the thing, not a number;
+- the thing asked about: a yes/no question whether the product has something ("does it have a headphone port?",
+  "does it support Dolby Atmos?": `locales.after_presence`) needs every word naming that thing in the quote
+  (`thing_missing`), not a quote that shares "headphone" with it ("A Mobile exclusive headphone may not be
+  available") or an equalizer's settings for Dolby Atmos; read in the docs' language only;
 - a shop's question: price, shipping, warranty, what comes in the box (pipeline/intent.py) is rarely in the docs;
 - negation: a question asking what is *not* / *never* so, or the opposite of what the passage says ("last" where
   it says "first", "turn on" where it says "turn off"), needs a passage that says so too (a passage's "without"
@@ -55,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -66,7 +71,15 @@ from rapidfuzz.distance import OSA
 from pipeline import text as textutil
 from pipeline.closest import section_label
 from pipeline.envelope import Payload
-from pipeline.locales import FUNCTION_WORDS, SWITCH_REACH, asks_presence, how_many_of, lexicon, texts
+from pipeline.locales import (
+    FUNCTION_WORDS,
+    SWITCH_REACH,
+    after_presence,
+    asks_presence,
+    how_many_of,
+    lexicon,
+    texts,
+)
 from pipeline.locales.base import words
 from pipeline.types import (
     Answerability,
@@ -198,6 +211,45 @@ def asking_sentences(question: str) -> str:
     said = textutil.sentences(question)
     asking = [s for s in said if textutil.looks_like_question(s)]
     return " ".join(asking) if asking and len(asking) < len(said) else question
+
+
+# the languages whose yes/no questions name the thing right after the verb ("does it have X?", "¿tiene X?", "есть
+# ли X?"); German and Dutch put the subject there ("Hat der Fernseher X?"), Japanese and Korean the thing before it
+THING_AFTER_VERB = frozenset({"en", "es", "fr", "it", "pt", "pl", "ru", "zh"})
+
+
+def asked_thing(question: str, language: str = "en") -> list[str]:
+    """The words naming what a yes/no question asks whether the product has: the first run of content words after
+    its verb ("headphone port" of "Does it have a headphone port?", "google play app" of "Does it come with the
+    google play app?"); [] when it asks nothing of the kind in `language`."""
+    rest = after_presence(asking_sentences(question), language) if language in THING_AFTER_VERB else None
+    if rest is None:
+        return []
+    stop = lexicon(language).stopwords
+    thing: list[str] = []
+    for word in textutil.tokens(rest):
+        if word in stop or not word.isalnum():
+            if thing:
+                break
+            continue
+        thing.append(word)
+    return thing
+
+
+def thing_missing(question: str, quoted: str, language: str = "en") -> bool:
+    """A yes/no question whether something is there ("does it have a headphone port?") over a quote that never
+    names every word of that thing: the quote is about something else ("A Mobile exclusive headphone may not be
+    available"), whatever else it shares with the question. A word spelt a letter apart counts as named, and so
+    does one the quote writes as two ("tvplus" where it says "TV PLUS")."""
+    thing = asked_thing(question, language)
+    if not thing:
+        return False
+    stop = lexicon(language).stopwords
+    wanted = textutil.features(" ".join(thing), stop, language, asked=True)
+    said = textutil.tokens(quoted)
+    joined = " ".join(a + b for a, b in itertools.pairwise(said))
+    named = textutil.features(quoted, stop, language) | textutil.features(joined, stop, language)
+    return bool(wanted) and typo_tolerant_overlap(wanted, named) < 1.0
 
 
 def missing_terms(terms: set[str], block: str) -> set[str]:
@@ -421,7 +473,8 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
     else:
         heading = "\n".join(evidence.titles)
         passage, coverage = best_passage(evidence.question, evidence.quoted or block, language, heading=heading)
-    missing = missing_terms(terms, evidence.quoted or block)  # in what is quoted, not only nearby
+    quoted = evidence.quoted or block
+    missing = missing_terms(terms, quoted)  # in what is quoted, not only nearby
     found = "\n\n".join(h.text for h in evidence.hits[:SEEN_HITS])
     return AnswerabilitySignals(
         term_coverage=round(coverage, 4) if same else 1.0,
@@ -442,7 +495,8 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
         # "does it have ...?" asks whether the thing is there, however near "how many ... does it have?" it reads
         number_missing=((evidence.intent is QuestionIntent.MEASURE and not asks_presence(evidence.question))
                         or asks_a_count(evidence.question))
-        and not states_a_number(evidence.question, evidence.quoted or block, language, same_language=same),
+        and not states_a_number(evidence.question, quoted, language, same_language=same),
+        thing_missing=same and thing_missing(evidence.question, "\n".join((*evidence.titles, quoted)), language),
         purchase=evidence.intent_margin if evidence.intent is QuestionIntent.PURCHASE else 0.0,
         opinion=evidence.intent_margin if evidence.intent is QuestionIntent.OPINION else 0.0,
         same_language=same,
@@ -464,41 +518,44 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
 # asked for had to be beside the question's words, "turn on" met "turn off" and words were read whole (stop 42), and
 # when a question in another language had to find its number beside the words both languages write (stop 43), and
 # when "how many" came to want a count, not a measurement (stop 44), and when only the sentences that ask gave the
-# terms and a question whether something is there stopped wanting a number (stop 47).
+# terms and a question whether something is there stopped wanting a number (stop 47), and when such a question came to
+# need the thing it asks about in the quote (`no_thing`, stop 48).
 COEFFICIENTS: dict[str, float] = {
-    "bias": -2.22,
-    "coverage": 1.34,
-    "missing": -1.1,
-    "negation": -2.81,
+    "bias": -2.07,
+    "coverage": 1.23,
+    "missing": -1.13,
+    "negation": -2.8,
     "answer_type": 0.0,
     "agree": 0.0,
     "margin": 0.0,
-    "meaning": 3.12,
-    "unknown_name": -2.64,
+    "meaning": 3.09,
+    "unknown_name": -2.61,
     "unknown_word": 0.0,
-    "no_number": -1.37,
-    "purchase": -1.13,
+    "no_number": -1.42,
+    "no_thing": -1.45,
+    "purchase": -1.18,
     "opinion": 0.0,
-    "other_language": 0.58,
-    "meaning_across": -1.0,
+    "other_language": 0.56,
+    "meaning_across": -1.02,
 }
 # The same fit without the meaning feature (`--fit` prints both): the decision when the passages could not be read for
 # meaning (no embedder, or it failed: `Reading.unread`), so a failing model never refuses every question.
 WORDS_ONLY_COEFFICIENTS: dict[str, float] = {
-    "bias": 0.04,
-    "coverage": 1.72,
-    "missing": -1.09,
-    "negation": -2.93,
+    "bias": 0.16,
+    "coverage": 1.6,
+    "missing": -1.12,
+    "negation": -2.92,
     "answer_type": 0.0,
     "agree": 0.0,
     "margin": 0.0,
     "meaning": 0.0,
-    "unknown_name": -2.7,
+    "unknown_name": -2.66,
     "unknown_word": 0.0,
-    "no_number": -1.46,
-    "purchase": -1.43,
+    "no_number": -1.51,
+    "no_thing": -1.53,
+    "purchase": -1.48,
     "opinion": -0.11,
-    "other_language": -0.81,
+    "other_language": -0.83,
     "meaning_across": 0.0,
 }
 
@@ -544,6 +601,7 @@ def features(signals: AnswerabilitySignals) -> dict[str, float]:
         "unknown_name": float(signals.unknown_names > 0 or central_unknown(signals)),
         "unknown_word": float(signals.unknown_terms > 0),
         "no_number": float(signals.number_missing),
+        "no_thing": float(signals.thing_missing),
         "purchase": min(max(signals.purchase, 0.0) / INTENT_SCALE, 1.0),
         "opinion": min(max(signals.opinion, 0.0) / INTENT_SCALE, 1.0),
         "other_language": float(not signals.same_language),

@@ -31,6 +31,7 @@ __all__ = [
     "UNSUPPORTED_LANGUAGE",
     "Lexicon",
     "Texts",
+    "after_presence",
     "all_lexicons",
     "already_tried",
     "asks_for_something_else",
@@ -250,6 +251,16 @@ def asks_presence(text: str) -> bool:
     "有蓝牙吗？", "리모컨이 있나요?"), in any supported language, by that language's two patterns together: it asks
     for the thing, not for a number."""
     return any(yes_no.search(text) and has.search(text) for yes_no, has in _PRESENCE.values())
+
+
+def after_presence(text: str, lang: str) -> str | None:
+    """What follows the verb of a yes/no question in `lang` whether something is there ("a headphone port?" of "Does
+    it have a headphone port?"), or None when `text` does not ask that in `lang`."""
+    patterns = _PRESENCE.get(base_language(lang))
+    if patterns is None or not patterns[0].search(text):
+        return None
+    found = patterns[1].search(text)
+    return text[found.end() :] if found else None
 
 
 _HOW_MANY = tuple(re.compile(lex.how_many, re.IGNORECASE) for lex in _LEXICONS.values() if lex.how_many)

@@ -54,12 +54,12 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="troubleshooting problem not working",
     yes_no=r"^\s*(?:do|does|did|is|are|was|were|can|could|will|would|has|have|had|should|may|might|must)\b",
-    presence=r"\b(?:have|has|got|comes?\s+with|includes?)\b",
+    presence=r"\b(?:have|has|got|comes?\s+with|includes?|supports?|compatible\s+with)\b",
     how_many=r"\bhow\s+many\b",
     other=r"\b(?:what|anything|something|where|how)\s+else\b|\b(?:any|some)\s*(?:other|another)\b|\b(?:other|another|different)\s+(?:ways?|reasons?|options?|causes?|things?|ideas?|solutions?|fix(?:es)?|suggestions?)\b",
     amount=r"\bhow\s+(?:long|much|many|often|far|big|large|old|high|tall|wide|heavy|deep|loud|fast)\b",
     stopwords=words(
-        """a an the and or but if then so to of in on at by for with about from into over under up down out off
+        """a an the and or but if then than so to of in on at by for with about from into over under up down out off
         is are was were be been being am do does did done doing have has had can could will would shall should may
         might must i me my mine we us our you your yours he him his she her they them their it its this that these
         those there here what which who whom whose when where why how not no yes don't doesn't didn't isn't aren't

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -550,6 +550,50 @@ def test_a_question_whether_something_is_there_needs_no_number(question: str, sa
     and were refused for want of a number, though the section that describes the port answers them."""
     block = "Connect a LAN cable to the LAN port on the back of the TV."
     assert not number_missing(question, block, same_language=same_language)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("question", "quoted", "missing"),
+    [
+        # the quote shares "headphone" with the question, never the thing it asks about
+        ("Does it have a headphone port ?",
+         "A Mobile exclusive headphone may not be available, depending on the environment.", True),
+        ("¿Tiene puerto para auriculares?", "Conecte los auriculares Bluetooth al televisor.", True),
+        ("Does this tv support Dolby atmos", "You can personalize the sound quality with the Equalizer.", True),
+        ("Does it have the youtube tv app", "Download and run various apps from Smart Hub.", True),
+        ("Does it have a LAN port?", "Connect a LAN cable to the LAN port on the back of the TV.", False),
+        ("Does it have wifi?", "To use Wi-Fi Direct, the mobile device must support it.", False),  # "Wi-Fi" whole
+        ("Does this tv have the tvplus app?", "Samsung TV PLUS is a free app.", False),  # written as two words
+        ("Does it have blutooth?", "Connect Bluetooth audio devices to the TV.", False),  # a letter apart
+        ("How do I pair a headphone?", "Pair the remote control first.", False),  # asks no yes/no of a thing
+    ],
+)  # fmt: skip
+def test_a_question_whether_something_is_there_needs_that_thing_in_the_quote(
+    question: str, quoted: str, missing: bool
+) -> None:
+    """Shoppers' "does it have X?" was answered with a quote that shares a word or two with X but is about something
+    else (a headphone that may not be available, an equalizer for Dolby Atmos): it scores lower for it."""
+    evidence = ans.Evidence(question, (quoted,), quoted, (), True, meaning=0.9)
+    signals = ans.measure(evidence, "es" if question.startswith("¿") else "en")  # Spanish docs, Spanish question
+    assert signals.thing_missing is missing
+    named = replace(signals, thing_missing=False)
+    assert (ans.score(signals) < ans.score(named)) is missing
+
+
+@pytest.mark.unit
+def test_the_thing_asked_about_is_named_before_its_qualifiers() -> None:
+    assert ans.asked_thing("Does this tv have Bluetooth for audio speakers?") == ["bluetooth"]
+    assert ans.asked_thing("Does it come with the google play app?") == ["google", "play", "app"]
+    assert ans.asked_thing("¿Tiene Bluetooth para altavoces?", "es") == ["bluetooth"]
+    # German and Dutch name the subject between the verb and the thing, Japanese and Korean the thing before the
+    # verb: no thing is read there rather than the wrong one
+    assert ans.asked_thing("Hat der Fernseher einen Kopfhöreranschluss?", "de") == []
+    assert ans.asked_thing("ヘッドホン端子はありますか？", "ja") == []
+    assert ans.asked_thing("How do I connect headphones?") == []
+    # words of another language than the docs' are not compared: the check is for the docs' own language
+    signals = ans.measure(ans.Evidence("Hat er Dolby Atmos?", ("The Equalizer.",), "The Equalizer.", (), False))
+    assert not signals.thing_missing
 
 
 @pytest.mark.unit
