@@ -12,20 +12,25 @@ embedding blurs). So the keyword level is weighted by how much of the query's vo
 (idf-weighted coverage; squared for a question in another language, whose few shared words are names and codes)
 and by how sharply its best score stands out (dispersion).
 
-Measured with `python -m bench.retrieval` (hit@1 / MRR): on the public e-manual QA (50 English questions, 259
-sections) this matches a fixed dense+BM25 blend (0.72 / 0.82; BM25 alone 0.64 / 0.75, dense alone 0.58 / 0.72),
-and on the fixture manual's ru/es/de/zh questions it matches dense alone (0.82 / 0.90) where the fixed blend drops
-to 0.72 / 0.84. The crumbs/title and summary levels are computed, reported and used to gather candidates, but weigh
-nothing by default: every weight tried (0.05-0.5) lowered e-manual hit@1 (to 0.64-0.68) and changed nothing on the
-fixture.
+Measured with `python -m bench.retrieval` (hit@1 / MRR): on the public e-manual QA (50 English questions, 259 sections)
+this matches a fixed dense+BM25 blend (0.72 / 0.82; BM25 alone 0.64 / 0.75, dense alone 0.58 / 0.72), and on the fixture
+manual's ru/es/de/zh questions it matches dense alone (0.82 / 0.90) where the fixed blend drops to 0.72 / 0.84. The
+keyword level of the candidates also counts pairs of the question's terms that a chunk has side by side (`with_phrases`:
+"sleep timer", "picture in picture"); on the e-manual's 665 questions that raised the gold section at rank 1 on both
+halves (docs/benchmarks.md, stop 48). The crumbs/title and summary levels are computed, reported and used to gather
+candidates, but weigh nothing by default: every weight tried (0.05-0.5) lowered e-manual hit@1 (to 0.64-0.68) and
+changed nothing on the fixture.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from storage.search.keyword import KeywordLevel
 
 # Cosine similarities of multilingual-e5-small cluster high; a band maps them onto [0, 1]. On the fixture manual
 # (bench/retrieval.py) a passage answering an English question scores 0.83-0.92 and the best passage for an
@@ -79,6 +84,22 @@ MAX_UNITS = 5000
 # keyword tokens (title included). Both chosen on the tune halves (docs/benchmarks.md, stop 40).
 SHORT_TEXT_TOKENS = 25
 SHORT_TEXT_PENALTY = 0.03
+
+
+# how much a pair of the question's terms found adjacent in a text adds to its keyword score, per unit of the pair's
+# idf (the terms' own BM25 scores are added as they are): chosen on the tune half of the e-manual's questions
+PHRASE_WEIGHT = 0.5
+
+
+def with_phrases(
+    level: KeywordLevel, tokens: Sequence[str], scores: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32]:
+    """`scores` (`level`'s BM25 scores of `tokens`) with `PHRASE_WEIGHT` times the phrase scores of the texts `rows`
+    added (`KeywordLevel.phrase_scores`): of the candidates, a text that names the question's "sleep timer" ranks
+    above one with "sleep" and "timer" apart."""
+    raised = scores.copy()
+    raised[rows] += np.float32(PHRASE_WEIGHT) * level.phrase_scores(tokens, rows)
+    return raised
 
 
 def short_text_lowered(cosine: npt.NDArray[np.float32], tokens: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:

@@ -7,6 +7,7 @@ texts that changed and re-indexes from ids; `save`/`load` persist both (the matr
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 import os
@@ -295,6 +296,27 @@ class KeywordLevel:
         if self._bm25 is None or not known:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+
+    def phrase_scores(self, tokens: Sequence[str], rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """For each of the texts `rows` (ascending), the summed idf of the pairs of `tokens` adjacent in the query
+        (in order) that the text also has adjacent: "picture in picture" and "sleep timer" name a thing that
+        "picture" and "timer" scattered over a page do not. A pair is weighed by the idf of its rarer term (no more
+        texts can have the pair); only the texts `rows` are read, so the cost follows the candidates, not the
+        corpus."""
+        out = np.zeros(rows.size, dtype=np.float32)
+        if rows.size == 0:
+            return out
+        ids, offsets = gather_rows(self.table.ids, self.table.offsets, rows)
+        vocab = self.table.vocab
+        for left, right in dict.fromkeys(itertools.pairwise(tokens)):
+            if not (self.df(left) and self.df(right)):
+                continue
+            at = np.flatnonzero((ids[:-1] == vocab[left]) & (ids[1:] == vocab[right]))
+            row = np.searchsorted(offsets, at, side="right") - 1
+            within = row == np.searchsorted(offsets, at + 1, side="right") - 1  # not a text's end and the next's start
+            out[np.unique(row[within])] += max(self.idf(left), self.idf(right))
+        return out
+
 
 
 if __name__ == "__main__":  # the child of `build_levels`

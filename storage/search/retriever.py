@@ -37,6 +37,7 @@ from storage.search.fusion import (
     is_cross_language,
     short_text_lowered,
     title_path,
+    with_phrases,
     with_titles,
     with_units,
 )
@@ -441,6 +442,7 @@ class HybridRetriever:
         candidates = np.array(sorted(r for r in rows if mask[r]), dtype=np.int64)  # strict even if an index is not
         if candidates.size == 0:
             return SearchResponse(hits=(), quality=SearchQuality.POOR, timings_ms=timer.done())
+        text_scores = with_phrases(corpus.text_level, tokens, text_scores, candidates)
         cosine = self._cosines(corpus, candidates, vectors, dense_hits)
         if dense_hits is not None and cross_language:
             cosine = with_titles(cosine, self._title_cosines(corpus, candidates, vectors))

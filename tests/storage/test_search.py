@@ -146,6 +146,27 @@ async def test_keyword_only_answer_when_the_vector_index_is_down(e5_corpus: Corp
 
 
 @pytest.mark.integration
+async def test_a_section_naming_the_questions_pair_of_words_leads_the_keyword_level(tmp_path: Path) -> None:
+    """Two sections with the same words score alike by BM25; the one that says "sleep timer" is what the question
+    names (`fusion.with_phrases`)."""
+    db = await make_database("sqlite", tmp_path)
+    try:
+        embedder, index = HashingEmbedder(), LocalVectorIndex(64)
+        retriever = HybridRetriever(db, embedder, index)
+        page = tmp_path / "tv.md"
+        page.write_text(
+            "# TV\n\n## Night\n\nThe sleep timer turns the screen off after an hour.\n\n"
+            "## Standby\n\nSleep turns the screen off after an hour on the timer.\n"
+        )
+        await Ingestor(db, embedder, index, on_change=retriever.reload).ingest([str(page)])
+        response = await retriever.search(SearchRequest(text="how do I set the sleep timer?"))
+        keywords = {h.title: h.level_scores["keywords"] for h in response.hits}
+        assert keywords["Night"] == 1.0 and keywords["Standby"] < 0.9
+    finally:
+        await drop_database(db)
+
+
+@pytest.mark.integration
 async def test_collections_are_strict(tmp_path: Path) -> None:
     db = await make_database("sqlite", tmp_path)
     try:

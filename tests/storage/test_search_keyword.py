@@ -71,3 +71,33 @@ def test_words_with_combining_marks_are_searched_whole() -> None:
     scores = level.scores(tokenize("हिंदी"))
     assert scores[0] > 0 and scores[1] == 0
     assert tokenize("कैसे करें") == ["कैसे", "करें"]
+
+
+def test_a_pair_of_query_terms_counts_where_a_text_has_them_side_by_side() -> None:
+    """"sleep timer" is named by the text that says "Sleep Timer", not by one with "sleep" and "timer" apart, nor
+    by two texts one of which ends with "sleep" and the next begins with "timer"."""
+    texts = [
+        "Set the Sleep Timer to turn the TV off.",  # the pair, adjacent
+        "Sleep mode dims the screen. The timer counts down.",  # both words, apart
+        "Put the remote to sleep",  # ends with the first word ...
+        "Timer settings are under General.",  # ... the next text begins with the second
+        "The timer and the sleep timer share a menu.",  # the pair once, in another order too
+    ]
+    level = KeywordLevel(texts)
+    every = np.arange(len(texts))
+    phrases = level.phrase_scores(tokenize("how do I use the sleep timer?"), every)
+    assert phrases[0] > 0 and phrases[4] == phrases[0]
+    assert phrases[1] == phrases[2] == phrases[3] == 0
+    assert level.phrase_scores(tokenize("timer"), every).sum() == 0  # one term: no pair
+    assert level.phrase_scores(tokenize("mode sleep"), every).sum() == 0  # the pair in the other order
+    # only the texts asked about are read, and scored in their order
+    some = level.phrase_scores(tokenize("sleep timer"), np.array([1, 4]))
+    assert some[0] == 0 and some[1] == phrases[4]
+
+
+def test_a_pair_of_rarer_terms_weighs_more() -> None:
+    level = KeywordLevel(["picture mode", "picture mode", "picture mode", "sound mode", "picture size"])
+    every = np.arange(5)
+    common = level.phrase_scores(tokenize("picture mode"), every)
+    rare = level.phrase_scores(tokenize("picture size"), every)
+    assert rare[4] > common[0] > 0
