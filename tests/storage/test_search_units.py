@@ -159,12 +159,12 @@ async def test_only_a_question_in_another_language_than_the_docs_reads_as_cross_
 async def test_a_question_in_the_docs_language_is_ordered_by_its_best_unit_and_graded_without_it(
     db: Database, tmp_path: Path
 ) -> None:
-    # the same words in both pages, so the keyword levels and a bag-of-words chunk vector tie; only b.md has the
-    # asked sentence as one sentence
+    # the same words in the same order in both pages, so the keyword levels (pairs of adjacent words too) and a
+    # bag-of-words chunk vector tie; only b.md has the asked sentence as one sentence
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text(
-        "# Remote\n\n## Pairing\n\nHold for five seconds when it is done. The pairing button: the light blinks twice.\n"
+        "# Remote\n\n## Pairing\n\nHold the pairing button. For five seconds the light blinks twice when it is done.\n"
     )
     (docs / "b.md").write_text(
         "# Remote\n\n## Pairing\n\nHold the pairing button for five seconds. The light blinks twice when it is done.\n"
