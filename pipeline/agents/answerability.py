@@ -630,7 +630,7 @@ def score(signals: AnswerabilitySignals, coefficients: dict[str, float] | None =
 def _reason(signals: AnswerabilitySignals) -> AnswerabilityReason:
     if signals.unknown_terms >= UNKNOWN_WORDS:
         return AnswerabilityReason.UNKNOWN_TERMS
-    if signals.missing_terms:
+    if signals.missing_terms or signals.thing_missing:
         return AnswerabilityReason.MISSING_TERMS
     if central_unknown(signals):
         return AnswerabilityReason.UNKNOWN_TERMS

@@ -86,8 +86,8 @@ SHORT_TEXT_TOKENS = 25
 SHORT_TEXT_PENALTY = 0.03
 
 
-# how much a pair of the question's terms found adjacent in a text adds to its keyword score, per unit of the pair's
-# idf (the terms' own BM25 scores are added as they are): chosen on the tune half of the e-manual's questions
+# how much a pair of the question's terms found adjacent in a text adds to its keyword score, per unit of the idf of
+# the pair's rarer term (on top of the terms' own BM25 scores): chosen on the tune half of the e-manual's questions
 PHRASE_WEIGHT = 0.5
 
 

@@ -1,7 +1,8 @@
 """One BM25 keyword level over a list of texts (bm25s), with the vocabulary kept for query-coverage estimates.
 
 A level keeps its texts' token ids (`TokenTable`) next to the BM25 matrix, so an update re-tokenises only the
-texts that changed and re-indexes from ids; `save`/`load` persist both (the matrix memory-mapped on load).
+texts that changed and re-indexes from ids; `save`/`load` persist both (the matrix memory-mapped on load). The same
+ids tell which texts have two of a query's terms side by side (`phrase_scores`).
 """
 
 from __future__ import annotations
@@ -316,7 +317,6 @@ class KeywordLevel:
             within = row == np.searchsorted(offsets, at + 1, side="right") - 1  # not a text's end and the next's start
             out[np.unique(row[within])] += max(self.idf(left), self.idf(right))
         return out
-
 
 
 if __name__ == "__main__":  # the child of `build_levels`

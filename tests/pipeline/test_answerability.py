@@ -582,6 +582,14 @@ def test_a_question_whether_something_is_there_needs_that_thing_in_the_quote(
 
 
 @pytest.mark.unit
+def test_a_refusal_for_a_thing_the_quote_never_names_says_a_term_is_missing() -> None:
+    quoted = "You can personalize the sound quality with the Equalizer."
+    signals = ans.measure(ans.Evidence("Does this tv support Dolby atmos", (quoted,), quoted, (), True, meaning=0.9))
+    verdict = ans.decide(signals, OPERATING_POINT)
+    assert not verdict.answerable and verdict.reason is AnswerabilityReason.MISSING_TERMS
+
+
+@pytest.mark.unit
 def test_the_thing_asked_about_is_named_before_its_qualifiers() -> None:
     assert ans.asked_thing("Does this tv have Bluetooth for audio speakers?") == ["bluetooth"]
     assert ans.asked_thing("Does it come with the google play app?") == ["google", "play", "app"]
