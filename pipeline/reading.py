@@ -37,7 +37,7 @@ import numpy as np
 from pipeline import text as textutil
 from pipeline.agents.guardrails import beyond_capability
 from pipeline.intent import IntentReader
-from pipeline.locales import lexicon
+from pipeline.locales import asks_how_to, lexicon
 from pipeline.types import Embedder, Passage, PassageKind, QuestionIntent, Reading, SourceReference, Vector
 
 MIN_SENTENCE_WORDS = 3
@@ -50,7 +50,6 @@ MAX_EMBEDDED = 24  # passages embedded per question (the first sources' first): 
 EMBED_CHARS = 600
 READ_DEADLINE_S = 10.0  # the embeddings of one reading; past it the passages are read by words and rank only
 MEANING_SPAN = 0.15  # a passage this far below the best cosine counts as not about the question at all
-_HOW_TO = ("how ", "steps", "set up", "setup", "install", "configure", "create", "connect", "enable", "add ")
 # weights of the ranking (chosen on the tune halves of the e-manual and the labelled shoppers' questions)
 W_MEANING, W_WORDS, W_RANK = 0.25, 0.4, 1.0
 # a row defining the named setting leads over a source ranked up to a third higher (the table of wrong values; stop 43)
@@ -283,7 +282,7 @@ class Reader:
         except Exception as exc:  # any embedder failure (a timeout, an endpoint's error): read by words and rank
             failed = type(exc).__name__
         examples = [quotes_the_question(p.text, question) for p in passages]
-        scored = self._ranked(question, passages, words, meaning, by_number, names, said, examples)
+        scored = self._ranked(question, language, passages, words, meaning, by_number, names, said, examples)
         # ranked as whole lists, quoted as the items that answer (from all of a long list's items, so the one that
         # answers is found wherever it stands): cutting a list does not make it rank higher
         quoted = [within(answering_items(p, wanted, stop, docs_language)) for p in scored]
@@ -317,6 +316,7 @@ class Reader:
     @staticmethod
     def _ranked(
         question: str,
+        language: str | None,
         passages: list[Passage],
         words: list[float],
         meaning: list[float],
@@ -328,8 +328,7 @@ class Reader:
         top_confidence = max(s.confidence for s in sources.values()) or 1.0
         best_words = max(words, default=0.0)
         best_meaning = max(meaning, default=0.0)
-        folded = question.casefold()
-        how_to = folded.startswith(_HOW_TO) or any(f" {w}" in folded for w in _HOW_TO[1:])
+        how_to = asks_how_to(question, language)
         out: list[Passage] = []
         for passage, share, cosine, example in zip(passages, words, meaning, examples, strict=True):
             relevance = max(0.0, 1.0 - (best_meaning - cosine) / MEANING_SPAN) if best_meaning > 0 else 0.0

@@ -35,6 +35,7 @@ __all__ = [
     "all_lexicons",
     "already_tried",
     "asks_for_something_else",
+    "asks_how_to",
     "asks_only_an_amount",
     "asks_why",
     "asks_yes_no",
@@ -261,6 +262,16 @@ def after_presence(text: str, lang: str) -> str | None:
         return None
     found = patterns[1].search(text)
     return text[found.end() :] if found else None
+
+
+_HOW_TO = {lang: re.compile(lex.how_to) for lang, lex in _LEXICONS.items() if lex.how_to}
+
+
+def asks_how_to(text: str, lang: str | None) -> bool:
+    """Whether `text` asks how to do something in `lang` (English when unknown): "how do I pair the remote?",
+    "¿cómo emparejo el mando?", "遥控器怎么配对？", "steps to set up the hub"."""
+    pattern = _HOW_TO.get(base_language(lang or "en"))
+    return pattern is not None and pattern.search(text.casefold()) is not None
 
 
 _HOW_MANY = tuple(re.compile(lex.how_many, re.IGNORECASE) for lex in _LEXICONS.values() if lex.how_many)

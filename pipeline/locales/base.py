@@ -82,6 +82,9 @@ class Lexicon:
     # regex: a question asking how many things there are ("how many", "wie viele", "cuántos", "几个"), where the
     # same words do not also ask how much ("сколько", "hoeveel", "ile" ask both, so those languages have none)
     how_many: str = ""
+    # regex on the case-folded question: one asking how to do something ("how do I ...", "¿cómo ...?", "怎么 ...",
+    # "steps to ..."), whose answer is a procedure: a numbered list of steps leads among passages as good
+    how_to: str = ""
     # regex: a yes/no question asking whether something is there ("does it have Wi-Fi?", "hat er WLAN?", "有蓝牙吗？"):
     # it asks for the thing, not a number, however near "how many ports does it have?" its meaning reads
     presence: str = ""

@@ -151,6 +151,7 @@ def lexicon_in_both_scripts(lexicon: Lexicon) -> Lexicon:
         yes_no=pattern_in_both_scripts(lexicon.yes_no),
         presence=pattern_in_both_scripts(lexicon.presence),
         how_many=pattern_in_both_scripts(lexicon.how_many),
+        how_to=pattern_in_both_scripts(lexicon.how_to),
         amount=pattern_in_both_scripts(lexicon.amount),
         other=pattern_in_both_scripts(lexicon.other),
         capability=tuple((kind, pattern_in_both_scripts(pattern)) for kind, pattern in lexicon.capability),

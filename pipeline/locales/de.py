@@ -64,6 +64,7 @@ LEXICON = Lexicon(
     troubleshooting="Fehlerbehebung Problem funktioniert nicht",
     yes_no=r"^\s*(?:hat|haben|kann|können|kannst|ist|sind|gibt\s+es|unterstützt|funktioniert|lässt\s+sich|darf|muss|soll|wird)\b",
     presence=r"\b(?:hat|haben|gibt\s+es|enthält|dabei|unterstützt|unterstützen|kompatibel\s+mit)\b",
+    how_to=r"^\W*wie\b|\bschritte\b",
     how_many=r"\bwie\s*viele\b",
     other=r"\bsonst\b|\bnoch\s+(?:etwas|was)\b|\bwas\s+(?:kann|könnte)\s+(?:es|das)\s+noch\b|\b(?:andere|anderer|anderen|anderes)\s+(?:Wege?|Möglichkeit(?:en)?|Gründe?|Ursachen?|Lösung(?:en)?|Ideen?)\b",
     amount=r"\bwie\s*(?:lange?|viele?|oft|weit|groß|gross|alt|hoch|breit|schwer|tief|laut|schnell)\b",

@@ -55,6 +55,7 @@ LEXICON = Lexicon(
     troubleshooting="troubleshooting problem not working",
     yes_no=r"^\s*(?:do|does|did|is|are|was|were|can|could|will|would|has|have|had|should|may|might|must)\b",
     presence=r"\b(?:have|has|got|comes?\s+with|includes?|supports?|compatible\s+with)\b",
+    how_to=r"^how |(?:^| )(?:steps|set up|setup|install|configure|create|connect|enable|add )",
     how_many=r"\bhow\s+many\b",
     other=r"\b(?:what|anything|something|where|how)\s+else\b|\b(?:any|some)\s*(?:other|another)\b|\b(?:other|another|different)\s+(?:ways?|reasons?|options?|causes?|things?|ideas?|solutions?|fix(?:es)?|suggestions?)\b",
     amount=r"\bhow\s+(?:long|much|many|often|far|big|large|old|high|tall|wide|heavy|deep|loud|fast)\b",

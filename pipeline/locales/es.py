@@ -63,6 +63,7 @@ LEXICON = Lexicon(
     troubleshooting="solución de problemas no funciona",
     yes_no=r"^\s*¿?\s*(?:tiene|tienen|tengo|puede|pueden|puedo|podemos|es|son|está|están|hay|se\s+puede|funciona|admite|soporta|incluye|viene|sirve|existe)\b",
     presence=r"\b(?:tiene|tienen|hay|trae|traen|vienen?\s+con|incluye|soporta|admite|compatible\s+con)\b",
+    how_to=r"^\W*c[oó]mo\b|\bpasos\b",
     how_many=r"\bcu[áa]nt[oa]s\b",
     other=r"\bqu[eé]\s+m[aá]s\b|\balgo\s+m[aá]s\b|\balguna\s+otra\b|\botr[ao]s?\s+(?:formas?|maneras?|opci[oó]n|opciones|raz[oó]n|razones|causas?|cosas?|soluci[oó]n|soluciones|ideas?)\b",
     amount=r"\bcu[áa]nt[oa]s?\b",

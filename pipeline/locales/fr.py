@@ -63,6 +63,7 @@ LEXICON = Lexicon(
     troubleshooting="dépannage problème ne fonctionne pas",
     yes_no=r"^\s*(?:est-ce|est-il|est-elle|peut-on|puis-je|peut-il|peut-elle|a-t-il|a-t-elle|y\s+a-t-il|existe-t-il|faut-il)\b|\best-ce\s+que?\b",
     presence=r"\b(?:a-t-il|a-t-elle|ont-ils|ont-elles|y\s+a-t-il|possède|comporte|(?:il|elle)\s+a|prend\s+en\s+charge|supporte|compatible\s+avec)\b|\blivrée?\s+avec\b",
+    how_to=r"^\W*comment\b|\bétapes\b",
     how_many=r"\bcombien\s+(?:de\s+|d['’])(?!temps\b)",
     other=r"\bquoi\s+d['’]autre\b|\bautre\s+chose\b|\bd['’]autres?\s+(?:solutions?|raisons?|causes?|moyens?|options?|idées?|pistes?)\b|\bune\s+autre\s+(?:solution|raison|cause|façon|option|idée|piste)\b",
     amount=r"\bcombien\b",

@@ -63,6 +63,7 @@ LEXICON = Lexicon(
     troubleshooting="risoluzione dei problemi non funziona",
     yes_no=r"^\s*(?:(?:è|e')\s+possibile|si\s+può|si\s+possono|c'è|c'é|ci\s+sono|ha|hanno|ho|è|sono|può|possono|posso|funziona|supporta|include|esiste|serve|va|riesco)(?=[\s?]|$)",
     presence=r"\b(?:ha|hanno|c'è|ci\s+sono|include|supporta|viene\s+(?:venduto|venduta|fornito|fornita)\s+con)(?=[\s?]|$)|\bcompatibile\s+con\b",
+    how_to=r"^\W*come\b|\bpassaggi\b",
     how_many=r"\bquant[ie]\b",
     other=r"\bcos['’]\s*altro\b|\bcosa\s+altro\b|\bqualcos['’]\s*altro\b|\baltr[aeio]\s+(?:soluzion[ei]|ragion[ei]|caus[ae]|modo|modi|opzion[ei]|idea|idee)\b",
     amount=r"\bquant[oaie]\b",

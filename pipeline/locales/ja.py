@@ -67,6 +67,7 @@ LEXICON = Lexicon(
     # a sentence ending in か (ますか, ですか, できますか) without a question word
     yes_no=rf"^(?!.*(?:{_ASKS_WHAT})).*[ぁ-ん]か\s*[？?]?\s*$",
     presence=r"あります|ある|付いて|ついて|付属|対応|サポート",
+    how_to=r"どうやって|どうすれば|方法|手順",
     how_many=r"いくつ|何個|何本|何台",
     other=r"他に|ほかに|別の(?:方法|原因|やり方|理由)",
     amount=r"どのくらい|どれくらい|どれぐらい|いくつ|何分|何時間|何個|何回|何台",

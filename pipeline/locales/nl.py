@@ -63,6 +63,7 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="probleemoplossing probleem werkt niet",
     yes_no=r"^\s*(?:heeft|hebben|heb|hebt|kan|kun|kunt|kunnen|is|zijn|werkt|ondersteunt|bestaat|zit|zitten|moet|mag|wordt|gaat|doet|past|klopt|bevat)\b",
+    how_to=r"^\W*hoe\b|\bstappen\b",
     presence=r"\b(?:heeft|hebben|is\s+er|zit\s+er|bevat|ondersteunt|compatibel\s+met)\b",
     other=r"\bwat\s+(?:nog\s+)?meer\b|\bwat\s+anders\b|\biets\s+anders\b|\bwat\s+kan\s+het\s+(?:nog|anders)\b|\bandere\s+(?:manier|oorzaak|reden|oplossing|optie)(?:en|s)?\b",
     amount=r"\bhoeveel\b|\bhoe\s+(?:lang|vaak|ver|groot|oud|hoog|breed|zwaar|diep|snel)\b",

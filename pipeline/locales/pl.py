@@ -62,6 +62,7 @@ TEXTS = Texts(
 LEXICON = Lexicon(
     troubleshooting="rozwiązywanie problemów nie działa",
     yes_no=r"^\s*(?:a\s+)?czy\b|^\s*(?:ma|mają|jest|są|można|da\s+się|działa|obsługuje|posiada|wspiera|mogę|zawiera)\b",
+    how_to=r"^\W*jak\b|\bkroki\b",
     presence=r"\b(?:ma|mają|posiada|zawiera|obsługuje)\b|\bw\s+zestawie\b|\bkompatybiln\w*\s+z\b",
     other=r"\bco\s+(?:jeszcze|innego)\b|\bcoś\s+innego\b|\binn(?:y|a|e)\s+(?:sposób|sposoby|powód|powody|przyczyna|przyczyny|rozwiązanie|rozwiązania|opcja|opcje)\b",
     amount=r"\bile\b|\bjak\s+(?:długo|często|daleko|szybko)\b",

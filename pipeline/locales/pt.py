@@ -64,6 +64,7 @@ LEXICON = Lexicon(
     troubleshooting="solução de problemas não funciona",
     yes_no=r"^\s*(?:(?:ela|ele|eles|elas|isso|você|vocês)\s+)?(?:tem|têm|possui|pode|podem|posso|dá\s+pra|dá\s+para|é|são|está|estão|há|existe|funciona|suporta|aceita|inclui|vem|serve|consigo|consegue|será\s+que)\b",
     presence=r"\b(?:tem|têm|há|vem\s+com|possui|inclui|suporta|compatível\s+com)\b",
+    how_to=r"^\W*como\b|\bpassos\b",
     how_many=r"\bquant[oa]s\b",
     other=r"\b(?:o\s+)?que\s+mais\b|\balgo\s+mais\b|\boutr[ao]s?\s+(?:formas?|maneiras?|opção|opções|razão|razões|causas?|coisas?|solução|soluções|ideias?)\b",
     amount=r"\bquant[oa]s?\b",

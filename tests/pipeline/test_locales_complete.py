@@ -12,6 +12,7 @@ import pytest
 from pipeline.locales import (
     SUPPORTED,
     UNSUPPORTED_LANGUAGE,
+    asks_how_to,
     asks_in_words_without_spaces,
     asks_presence,
     asks_yes_no,
@@ -206,3 +207,35 @@ def test_every_language_that_asks_yes_or_no_says_how_it_asks_whether_something_i
     asking = {code for code in SUPPORTED if lexicon(code).yes_no}
     assert asking == {code for code in SUPPORTED if lexicon(code).presence}
     assert set(PRESENCE) == {code.split("-")[0] for code in SUPPORTED if lexicon(code).presence}
+
+
+# per language: questions asking how to do something (a procedure answers them), and questions that do not
+HOW_TO = {
+    "en": (["How do I pair the remote?", "what are the steps to set up the hub"], ["Is it wifi?", "What is HDR?"]),
+    "es": (["¿Cómo emparejo el mando?", "Pasos para configurar el hub"], ["¿Qué es HDR?", "¿Tiene wifi?"]),
+    "de": (["Wie verbinde ich die Fernbedienung?"], ["Was ist HDR?", "Hat er WLAN?"]),
+    "fr": (["Comment connecter la télécommande ?", "Les étapes pour créer un profil"], ["Qu'est-ce que le HDR ?"]),
+    "it": (["Come collego il telecomando?"], ["Che cos'è l'HDR?", "Ha il wifi?"]),
+    "pt": (["Como conecto o controle?"], ["O que é HDR?", "Tem wifi?"]),
+    "nl": (["Hoe koppel ik de afstandsbediening?"], ["Wat is HDR?", "Heeft hij wifi?"]),
+    "pl": (["Jak podłączyć pilota?"], ["Co to jest HDR?", "Czy ma WiFi?"]),
+    "ru": (["Как подключить пульт?"], ["Что такое HDR?", "Есть ли у него Wi-Fi?"]),
+    "zh": (["遥控器怎么配对？", "遙控器怎麼配對？", "如何设置睡眠定时器？"], ["HDR是什么？", "这台电视有WiFi吗？"]),
+    "ja": (["リモコンの設定方法は？", "どうやって接続しますか？"], ["HDRとは何ですか？"]),
+    "ko": (["리모컨을 어떻게 연결하나요?"], ["HDR이 뭔가요?", "와이파이가 있나요?"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "question", "how_to"),
+    [(lang, q, True) for lang, (yes, _) in HOW_TO.items() for q in yes]
+    + [(lang, q, False) for lang, (_, no) in HOW_TO.items() for q in no],
+)
+def test_questions_asking_how_to_do_something_in_each_language(language: str, question: str, how_to: bool) -> None:
+    assert asks_how_to(question, language) is how_to
+
+
+def test_every_language_says_how_it_asks_how_to_do_something() -> None:
+    assert set(HOW_TO) == {code.split("-")[0] for code in SUPPORTED}
+    assert all(lexicon(code).how_to for code in SUPPORTED)
+    assert asks_how_to("How do I pair the remote?", None)  # the language not known: read as English

@@ -278,3 +278,21 @@ async def test_a_passage_quoting_the_question_as_an_example_follows_the_one_that
 )
 def test_a_question_is_an_example_only_where_quoted_word_for_word(text: str, question: str, example: bool) -> None:
     assert reading.quotes_the_question(text, question) is example
+
+
+@pytest.mark.parametrize(
+    ("language", "how_to", "what_is"),
+    [("es", "¿Cómo emparejo el mando?", "¿Qué significa emparejar el mando?"), ("zh", "遥控器怎么配对？", "配对是什么？")],
+)
+async def test_a_question_asking_how_reads_the_numbered_steps_first_in_any_language(
+    language: str, how_to: str, what_is: str
+) -> None:
+    """The steps a "how do I ...?" gets first, as its English twin does, when asked in the person's language; asked
+    what pairing is, the paragraph of the section ranked higher leads."""
+    about = source(1, "Pairing", "Pairing connects the remote to the speaker so the TV plays through it.", 0.8)
+    steps = source(2, "Pairing steps", "1. Hold the Link key to pair the remote.\n2. Wait for the chime.", 0.77)
+    asked = await Reader(TopicEmbedder()).read(how_to, language, "en", (about, steps))
+    lead = asked.lead()
+    assert lead is not None and lead.kind is PassageKind.LIST and lead.source == 2
+    told = (await Reader(TopicEmbedder()).read(what_is, language, "en", (about, steps))).lead()
+    assert told is not None and told.source == 1
