@@ -4,6 +4,7 @@
     PYTHONPATH=<tree> python bench/honesty.py emanual  --out R.json [--limit N]     # the 684 expert QA pairs
         [--layout lines]   # the manual ingested as the shared raw file lays it out (printed lines, page numbers)
     PYTHONPATH=<tree> python bench/honesty.py docbot   --out R.json                 # bench/data/docbot_newcomer.jsonl
+    PYTHONPATH=<tree> python bench/honesty.py crosslang --out R.json                # e-manual questions translated
     PYTHONPATH=<tree> python bench/honesty.py threads  --out R.json                 # bench/data/emanual_threads.jsonl
         [--threads F]      # other threads or messages over the e-manual (bench/data/probe_what_else_threads.jsonl,
                            # probe_failure_reports_emanual.jsonl; over docbot's docs: docbot --qa F)
@@ -117,6 +118,26 @@ def shoppers_items(split: str, langs: set[str]) -> list[dict[str, Any]]:
     for path in sorted(DATA.glob("shoppers_translated_*.jsonl")):
         items.extend(load_jsonl(path))
     return [i for i in items if (split == "all" or i["split"] == split) and i.get("lang", "en") in langs]
+
+
+def crosslang_items(split: str) -> list[dict[str, Any]]:
+    """The e-manual questions translated by hand (bench/data/crosslang_emanual_<lang>.jsonl, split as the files
+    say) and their English originals, each with the expert's answer as its reference: the same questions through
+    the whole bot in six languages, so a language's replies are read against its English twins'."""
+    from bench.crosslang import LANGUAGES
+
+    answers = {row["id"]: row["answer"] for row in load_jsonl(SHARED / "emanual" / "smart_tv_remote_qa.cleaned.jsonl")}
+    english: dict[str, dict[str, Any]] = {}
+    translated = []
+    for lang in LANGUAGES:
+        for row in load_jsonl(DATA / f"crosslang_emanual_{lang}.jsonl"):
+            if split not in ("all", row["split"]):
+                continue
+            shared = {"id": row["id"], "gold": golds(row["gold"]), "answerable": True, "split": row["split"],
+                      "reference": answers[row["id"]]}  # fmt: skip
+            translated.append({**shared, "question": row["question"], "lang": lang})
+            english[row["id"]] = {**shared, "question": row["english"], "lang": "en"}
+    return [*english.values(), *translated]
 
 
 def held_out(key: str) -> str:
@@ -246,7 +267,7 @@ def environment() -> dict[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("which", choices=["shoppers", "emanual", "docbot", "threads"])
+    parser.add_argument("which", choices=["shoppers", "emanual", "docbot", "threads", "crosslang"])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--split", default="all", choices=["test", "tune", "all"])
     parser.add_argument("--langs", default="en,es,de,ru,zh,fr")
@@ -261,6 +282,8 @@ def main() -> None:
         corpus, items = emanual_corpus(args.layout), shoppers_items(args.split, set(args.langs.split(",")))
     elif args.which == "emanual":
         corpus, items = emanual_corpus(args.layout), emanual_items()
+    elif args.which == "crosslang":
+        corpus, items = emanual_corpus(args.layout), crosslang_items(args.split)
     elif args.which == "threads":  # follow-ups over the e-manual: the last turn is scored, read in its thread
         threads = [{**i, "split": held_out(i["id"])} for i in load_jsonl(args.threads)]
         corpus, items = emanual_corpus(args.layout), [i for i in threads if args.split in ("all", i["split"])]

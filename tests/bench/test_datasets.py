@@ -112,3 +112,21 @@ def test_each_thread_of_the_follow_up_set_cites_sections_of_the_shared_emanual_t
         for gold in thread["gold"]:
             section = sections[gold.removeprefix("emanual/")]
             assert "".join(section["text"]).strip(), (thread["id"], gold)
+
+
+def test_the_translated_manual_questions_come_with_their_english_twins_and_the_experts_answer() -> None:
+    """`bench.honesty crosslang`: each translated e-manual question and its English original share the id, gold and
+    reference (the expert's answer in the shared QA file), so a language's replies are read against its twins'."""
+    from bench.honesty import crosslang_items
+
+    qa = {json.loads(line)["id"]: json.loads(line)["answer"]
+          for line in shared_path("emanual", "smart_tv_remote_qa.cleaned.jsonl").read_text().splitlines()}  # fmt: skip
+    items = crosslang_items("test")
+    english = {i["id"]: i for i in items if i["lang"] == "en"}
+    translated = [i for i in items if i["lang"] != "en"]
+    assert Counter(i["lang"] for i in translated) == {lang: len(english) for lang in crosslang.LANGUAGES}
+    for item in translated:
+        twin = english[item["id"]]
+        assert item["question"] != twin["question"] and item["gold"] == twin["gold"] and item["gold"]
+        assert item["reference"] == twin["reference"] == qa[item["id"]] and item["split"] == "test"
+    assert {i["id"] for i in crosslang_items("tune")}.isdisjoint(english)

@@ -282,7 +282,10 @@ def test_a_question_is_an_example_only_where_quoted_word_for_word(text: str, que
 
 @pytest.mark.parametrize(
     ("language", "how_to", "what_is"),
-    [("es", "¿Cómo emparejo el mando?", "¿Qué significa emparejar el mando?"), ("zh", "遥控器怎么配对？", "配对是什么？")],
+    [
+        ("es", "¿Cómo emparejo el mando?", "¿Qué significa emparejar el mando?"),
+        ("zh", "遥控器怎么配对？", "配对是什么？"),
+    ],
 )
 async def test_a_question_asking_how_reads_the_numbered_steps_first_in_any_language(
     language: str, how_to: str, what_is: str
