@@ -69,8 +69,8 @@ LEXICON = Lexicon(
     # a question without a question word: "와이파이 되나요?", "블루투스 있어요?"
     yes_no=rf"^(?=.*[\uac00-\ud7af])(?!.*(?:{_ASKS_WHAT})).*(?:[?？]|나요|까요|니까)\s*$",
     presence=r"있나요|있어요|있습니까|있니|있을까요|있는지|포함|지원|호환",
-    # the question word is where the sentence needs it, not first: it counts anywhere, as in Chinese
     how_to=r"어떻게|방법|단계",
+    # the question word is where the sentence needs it, not first: it counts anywhere, as in Chinese
     how_many=r"몇\s*개",
     other=r"다른\s*(?:방법|원인|이유|해결)|또\s*(?:뭐|무엇|다른)|그\s*외에",
     amount=r"얼마나|몇",
