@@ -173,10 +173,20 @@ def asks_why(text: str) -> bool:
     return any(folded.startswith(w) if not has_cjk(w) else w in folded for w in WHY_WORDS)
 
 
+# English contractions as chat is typed, without the apostrophe ("bot doesnt reply", "what if that doesnt work")
+UNAPOSTROPHED_NEGATIONS = frozenset({
+    "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "wont", "cant", "couldnt", "wouldnt", "shouldnt",
+    "hasnt", "havent", "hadnt", "aint",
+})  # fmt: skip
+
+
 def negates(text: str) -> bool:
-    """Whether `text` holds a negation ("doesn't", "no", "nicht", "не", "不") in any supported language."""
+    """Whether `text` holds a negation ("doesn't", "doesnt", "no", "nicht", "не", "不") in any supported language."""
     folded = text.lower().replace("’", "'")
-    return any(w in NEGATIONS or w.endswith("n't") for w in folded.split()) or any(c in folded for c in "不没沒")
+    words = [w.strip("?!.,;:()\"") for w in folded.split()]
+    return any(w in NEGATIONS or w in UNAPOSTROPHED_NEGATIONS or w.endswith("n't") for w in words) or any(
+        c in folded for c in "不没沒"
+    )
 
 
 def reports_failure(text: str) -> bool:
