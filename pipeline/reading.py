@@ -11,8 +11,8 @@ none does). A bullet list is ranked whole, then quoted as the items that alone h
 - words: the share of the question's content words found in the passage and its section's headings (stems, in the
   docs' language; a question in another language has none to share and is read by meaning alone);
 - the search's rank of its section; a numbered list for a question asking how to do something (in its own
-  language: `locales.asks_how_to`) and a row or item defining a name the
-  question asks about ("DOCBOT_LLM_MODEL") count extra;
+  language: `locales.asks_how_to`) and a row or item defining a name the question asks about ("DOCBOT_LLM_MODEL")
+  count extra;
 - what the thread was already told: for a follow-up asking what else there is ("what else could it be?", "I already
   checked the sleep timer"), a passage whose sentences an earlier reply quoted counts less by the share of them, so
   the rest of the answer leads (a table row holding the quoted remedy and another stays, behind new ones);

@@ -465,6 +465,7 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
     block = "\n\n".join(evidence.blocks)
     same = evidence.same_language
     terms = distinguishing_terms(evidence.question, same_language=same, language=language)
+    quoted = evidence.quoted or block
     if evidence.headed:  # each source's quote under its own headings: words of two sections never add up
         passage, coverage = max(
             (best_passage(evidence.question, quoted, language, heading=heading) for heading, quoted in evidence.headed),
@@ -472,8 +473,7 @@ def measure(evidence: Evidence, language: str = "en") -> AnswerabilitySignals:
         )
     else:
         heading = "\n".join(evidence.titles)
-        passage, coverage = best_passage(evidence.question, evidence.quoted or block, language, heading=heading)
-    quoted = evidence.quoted or block
+        passage, coverage = best_passage(evidence.question, quoted, language, heading=heading)
     missing = missing_terms(terms, quoted)  # in what is quoted, not only nearby
     found = "\n\n".join(h.text for h in evidence.hits[:SEEN_HITS])
     return AnswerabilitySignals(

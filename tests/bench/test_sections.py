@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pytest
@@ -31,7 +32,7 @@ async def test_overhead_runs_the_whole_answer_path_through_the_runner() -> None:
         "lang", "translation", "essence", "guardrails", "search", "guardrails#2", "augmentation", "response",
         "quality", "finish",
     ]  # fmt: skip
-    assert all(v >= 0 for v in result.per_role_p50_ms.values())
+    assert all(math.isfinite(v) for v in result.per_role_p50_ms.values())  # figures for the report, no timing bound
     assert set(result.figures()) == {k for k in result.figures() if k.startswith("overhead_")}
 
 

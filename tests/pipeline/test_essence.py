@@ -542,7 +542,8 @@ def test_not_knowing_how_to_show_something_is_no_failure() -> None:
     "ça ne s'affiche pas", "l'opzione non compare", "nie znajduję tej opcji", "не появляется кнопка",
     "작동하지 않아요", "삭제 버튼이 보이지 않아요", "削除ボタンが表示されない", "删除按钮不显示", "still not working.",
     "the remote stopped working", "the app keeps crashing", "the picture freezes", "el mando dejó de funcionar",
-    "пульт перестал работать", "what if that doesnt work either", "i cant find the delete option", "still not working",
+    "пульт перестал работать", "what if that doesnt work either", "i cant find the delete option",
+    "works on the tv, on the remote not.",
 ])  # fmt: skip
 def test_a_step_not_there_or_not_working_is_a_failure_in_its_own_words(message: str) -> None:
     from pipeline.locales import reports_failure
